@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests for elfsyms: fixture processes resolve their own functions via maps and symbols. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "flamed/elfsyms.h"
+#include "flamed/procmaps.h"
+
+#define MAX_FNS 32
+#define MAX_MAPS 512
+
+/* A fixture process that printed "name 0xaddr" lines and now waits on stdin. */
+struct child {
+	pid_t pid;
+	int to_child;
+	FILE *from_child;
+	struct {
+		char name[64];
+		uint64_t addr;
+	} fns[MAX_FNS];
+	size_t nr_fns;
+	struct {
+		uint64_t start, end, pgoff;
+		char *path;
+	} maps[MAX_MAPS];
+	size_t nr_maps;
+};
+
+static void fixture_path(char *buf, size_t size, const char *name)
+{
+	int n = snprintf(buf, size, "%s/%s", FIXTURE_DIR, name);
+
+	assert_true(n > 0 && (size_t)n < size);
+}
+
+static int save_map(const struct fl_procmap *m, void *ctx)
+{
+	struct child *c = ctx;
+
+	if (c->nr_maps == MAX_MAPS)
+		return -ENOSPC;
+	c->maps[c->nr_maps].start = m->start;
+	c->maps[c->nr_maps].end = m->end;
+	c->maps[c->nr_maps].pgoff = m->pgoff;
+	c->maps[c->nr_maps].path = strdup(m->path);
+	assert_non_null(c->maps[c->nr_maps].path);
+	c->nr_maps++;
+	return 0;
+}
+
+/* Starts a fixture, reads its report up to "ready", and captures its maps while it waits. */
+static void child_start(struct child *c, const char *fixture)
+{
+	char path[PATH_MAX], line[256];
+	int in[2], out[2];
+
+	memset(c, 0, sizeof(*c));
+	fixture_path(path, sizeof(path), fixture);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (c->pid == 0) {
+		dup2(in[0], STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->to_child = in[1];
+	c->from_child = fdopen(out[0], "r");
+	assert_non_null(c->from_child);
+	while (fgets(line, sizeof(line), c->from_child)) {
+		char name[64];
+		uint64_t addr;
+
+		if (!strcmp(line, "ready\n"))
+			break;
+		assert_int_equal(sscanf(line, "%63s %" SCNx64, name, &addr), 2);
+		assert_true(c->nr_fns < MAX_FNS);
+		strcpy(c->fns[c->nr_fns].name, name);
+		c->fns[c->nr_fns].addr = addr;
+		c->nr_fns++;
+	}
+	assert_true(c->nr_fns > 0);
+	assert_int_equal(fl_procmaps__read(c->pid, save_map, c), 0);
+}
+
+static void child_stop(struct child *c)
+{
+	int status;
+	size_t i;
+
+	close(c->to_child);
+	fclose(c->from_child);
+	assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	for (i = 0; i < c->nr_maps; i++)
+		free(c->maps[i].path);
+}
+
+static uint64_t child_addr(const struct child *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_fns; i++)
+		if (!strcmp(c->fns[i].name, name))
+			return c->fns[i].addr;
+	fail_msg("fixture did not report %s", name);
+	return 0;
+}
+
+/*
+ * What the symbolizer will do with a sampled ip: find its mapping, turn it
+ * into a file offset, open the mapped file, convert to an ELF vaddr and look
+ * the symbol up. The caller frees *e.
+ */
+static const struct fl_elfsym *resolve(const struct child *c, uint64_t ip, struct fl_elfsyms **e,
+				       uint64_t *vaddr, const char **path)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_maps; i++) {
+		if (ip < c->maps[i].start || ip >= c->maps[i].end)
+			continue;
+		assert_true(c->maps[i].path[0] == '/');
+		*path = c->maps[i].path;
+		assert_int_equal(fl_elfsyms__open(c->maps[i].path, e), 0);
+		assert_int_equal(fl_elfsyms__offset_to_vaddr(
+					 *e, ip - c->maps[i].start + c->maps[i].pgoff, vaddr),
+				 0);
+		return fl_elfsyms__find(*e, *vaddr);
+	}
+	fail_msg("no mapping holds %#" PRIx64, ip);
+	return NULL;
+}
+
+/* The reported function, and an ip a few bytes into it, both resolve to want. */
+static void check_resolves(const struct child *c, const char *reported, const char *want,
+			   const char *file_suffix)
+{
+	uint64_t addr = child_addr(c, reported);
+	uint64_t deltas[] = { 0, 1, 3 };
+	size_t i;
+
+	for (i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++) {
+		const struct fl_elfsym *s;
+		struct fl_elfsyms *e = NULL;
+		const char *path = NULL;
+		uint64_t vaddr;
+
+		s = resolve(c, addr + deltas[i], &e, &vaddr, &path);
+		assert_non_null(s);
+		assert_string_equal(s->name, want);
+		assert_true(s->addr <= vaddr && vaddr - s->addr < s->size);
+		assert_int_equal(vaddr - s->addr, deltas[i]);
+		if (file_suffix) {
+			size_t pl = strlen(path), sl = strlen(file_suffix);
+
+			assert_true(pl >= sl && !strcmp(path + pl - sl, file_suffix));
+		}
+		fl_elfsyms__free(e);
+	}
+}
+
+static void test_pie(void **state)
+{
+	struct child c;
+
+	(void)state;
+	child_start(&c, "elf_pie");
+	check_resolves(&c, "fx_alpha", "fx_alpha", "/elf_pie");
+	check_resolves(&c, "fx_beta", "fx_beta", "/elf_pie");
+	check_resolves(&c, "fx_gamma", "fx_gamma", "/elf_pie");
+	/* A LOCAL function: found because .symtab is read. */
+	check_resolves(&c, "fx_local_delta", "fx_local_delta", "/elf_pie");
+	child_stop(&c);
+}
+
+static void test_nopie(void **state)
+{
+	const char *names[] = { "fx_alpha", "fx_beta", "fx_gamma", "fx_local_delta" };
+	struct child c;
+	size_t i;
+
+	(void)state;
+	child_start(&c, "elf_nopie");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct fl_elfsyms *e = NULL;
+		const struct fl_elfsym *s;
+		const char *path;
+		uint64_t vaddr, addr = child_addr(&c, names[i]);
+
+		check_resolves(&c, names[i], names[i], "/elf_nopie");
+		/* Not relocated: the runtime address is the link-time address. */
+		s = resolve(&c, addr, &e, &vaddr, &path);
+		assert_int_equal(vaddr, addr);
+		assert_non_null(s);
+		assert_int_equal(s->addr, addr);
+		fl_elfsyms__free(e);
+	}
+	child_stop(&c);
+}
+
+static void test_stripped_dynsym_only(void **state)
+{
+	struct fl_elfsyms *full = NULL, *stripped = NULL, *e = NULL;
+	char path[PATH_MAX];
+	const char *mpath;
+	struct child c;
+	uint64_t vaddr;
+
+	(void)state;
+	child_start(&c, "elf_stripped");
+	/* Exported with -rdynamic, so .dynsym names them after strip --strip-all. */
+	check_resolves(&c, "fx_alpha", "fx_alpha", "/elf_stripped");
+	check_resolves(&c, "fx_beta", "fx_beta", "/elf_stripped");
+	check_resolves(&c, "fx_gamma", "fx_gamma", "/elf_stripped");
+	/* The static function went with .symtab: nothing holds its address. */
+	assert_null(resolve(&c, child_addr(&c, "fx_local_delta"), &e, &vaddr, &mpath));
+	fl_elfsyms__free(e);
+	child_stop(&c);
+
+	fixture_path(path, sizeof(path), "elf_rdynamic");
+	assert_int_equal(fl_elfsyms__open(path, &full), 0);
+	fixture_path(path, sizeof(path), "elf_stripped");
+	assert_int_equal(fl_elfsyms__open(path, &stripped), 0);
+	assert_true(fl_elfsyms__count(stripped) > 0);
+	assert_true(fl_elfsyms__count(stripped) < fl_elfsyms__count(full));
+	fl_elfsyms__free(full);
+	fl_elfsyms__free(stripped);
+}
+
+static void test_shared_lib(void **state)
+{
+	struct fl_elfsyms *e = NULL;
+	const struct fl_elfsym *s;
+	uint64_t nosize;
+	const char *path;
+	struct child c;
+
+	(void)state;
+	child_start(&c, "elf_uselib");
+	check_resolves(&c, "fx_alpha", "fx_alpha", "/elf_uselib");
+	check_resolves(&c, "fx_lib_one", "fx_lib_one", "/libfx_elf.so");
+	check_resolves(&c, "fx_lib_two", "fx_lib_two", "/libfx_elf.so");
+	check_resolves(&c, "fx_lib_local", "fx_lib_local", "/libfx_elf.so");
+	/* Aliases at one address: GLOBAL beats the shorter WEAK fx_w1 and underscored __fx_g. */
+	check_resolves(&c, "fx_w1", "fx_lib_one", "/libfx_elf.so");
+	check_resolves(&c, "__fx_g", "fx_lib_one", "/libfx_elf.so");
+
+	/* No .size: the first assembly function reaches exactly to the second. */
+	check_resolves(&c, "fx_asm_nosize", "fx_asm_nosize", "/libfx_elf.so");
+	s = resolve(&c, child_addr(&c, "fx_asm_nosize"), &e, &nosize, &path);
+	assert_non_null(s);
+	assert_int_equal(s->size, child_addr(&c, "fx_asm_next") - child_addr(&c, "fx_asm_nosize"));
+	s = fl_elfsyms__find(e, nosize + s->size);
+	assert_non_null(s);
+	assert_string_equal(s->name, "fx_asm_next");
+	assert_true(s->size > 0);
+	fl_elfsyms__free(e);
+	child_stop(&c);
+}
+
+static void write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "we");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_not_elf(void **state)
+{
+	char dir[] = "/tmp/fl-elfsyms-XXXXXX", path[PATH_MAX];
+	struct fl_elfsyms *e = NULL;
+	const char *text = "#!/bin/sh\necho not an ELF file\n";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/script", dir);
+	write_file(path, text, strlen(text));
+	assert_int_equal(fl_elfsyms__open(path, &e), -EINVAL);
+	assert_null(e);
+	write_file(path, "", 0);
+	assert_int_equal(fl_elfsyms__open(path, &e), -EINVAL);
+	assert_null(e);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* Every prefix of a real ELF file either fails cleanly or loads: never a crash. */
+static void test_truncated(void **state)
+{
+	char dir[] = "/tmp/fl-elfsyms-XXXXXX", path[PATH_MAX], src[PATH_MAX];
+	struct fl_elfsyms *e;
+	size_t size, cut;
+	char *buf;
+	FILE *f;
+
+	(void)state;
+	fixture_path(src, sizeof(src), "libfx_elf.so");
+	f = fopen(src, "re");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	size = (size_t)ftell(f);
+	rewind(f);
+	buf = malloc(size);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, size, f), size);
+	fclose(f);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cut.so", dir);
+	for (cut = 0; cut < size; cut += cut < 256 ? 7 : 97) {
+		int err;
+
+		write_file(path, buf, cut);
+		e = NULL;
+		err = fl_elfsyms__open(path, &e);
+		assert_true(err == 0 || err == -EINVAL);
+		if (!err)
+			(void)fl_elfsyms__find(e, 0x1110);
+		fl_elfsyms__free(e);
+
+		e = NULL;
+		err = fl_elfsyms__from_memory(buf, cut ? cut : 1, &e);
+		assert_true(err == 0 || err == -EINVAL);
+		fl_elfsyms__free(e);
+	}
+	free(buf);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_not_regular(void **state)
+{
+	char dir[] = "/tmp/fl-elfsyms-XXXXXX", path[PATH_MAX];
+	struct fl_elfsyms *e = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	/* Nobody writes the FIFO: a blocking open or read would hang here. */
+	alarm(10);
+	assert_int_equal(fl_elfsyms__open(path, &e), -EINVAL);
+	assert_int_equal(fl_elfsyms__open("/dev/null", &e), -EINVAL);
+	assert_int_equal(fl_elfsyms__open("/dev/zero", &e), -EINVAL);
+	alarm(0);
+	assert_int_equal(fl_elfsyms__open(dir, &e), -EISDIR);
+	assert_null(e);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_missing(void **state)
+{
+	struct fl_elfsyms *e = NULL;
+
+	(void)state;
+	assert_int_equal(fl_elfsyms__open("/nonexistent/flamed/no-such-file", &e), -ENOENT);
+	assert_null(e);
+	assert_int_equal(fl_elfsyms__open(NULL, &e), -EINVAL);
+	fl_elfsyms__free(NULL);
+	assert_null(fl_elfsyms__find(NULL, 0x1000));
+	assert_int_equal(fl_elfsyms__count(NULL), 0);
+}
+
+/* The vdso image's size, from its own headers: sections end the file. */
+static size_t vdso_size(const void *base)
+{
+	const ElfW(Ehdr) *eh = base;
+	size_t end = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	size_t ph_end = eh->e_phoff + (size_t)eh->e_phnum * eh->e_phentsize;
+
+	assert_memory_equal(eh->e_ident, ELFMAG, SELFMAG);
+	return end > ph_end ? end : ph_end;
+}
+
+static void test_vdso(void **state)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	const char *names[] = { "__vdso_clock_gettime", "clock_gettime" };
+	const char *versions[] = { "LINUX_2.6", "LINUX_2.6.39" };
+	const struct fl_elfsym *s;
+	struct fl_elfsyms *e = NULL;
+	void *h, *fn = NULL;
+	uint64_t vaddr;
+	size_t i, j;
+
+	(void)state;
+	if (!base) {
+		skip();
+		return;
+	}
+	assert_int_equal(fl_elfsyms__from_memory((const void *)base, vdso_size((void *)base), &e),
+			 0);
+	assert_true(fl_elfsyms__count(e) > 0);
+
+	/* Ask the dynamic linker, not our parser, where clock_gettime of the vdso is. */
+	h = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		h = dlopen("linux-vdso64.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		h = dlopen("linux-gate.so.1", RTLD_NOW | RTLD_NOLOAD);
+	for (i = 0; h && !fn && i < sizeof(names) / sizeof(names[0]); i++)
+		for (j = 0; !fn && j < sizeof(versions) / sizeof(versions[0]); j++)
+			fn = dlvsym(h, names[i], versions[j]);
+	if (!fn) {
+		fl_elfsyms__free(e);
+		if (h)
+			dlclose(h);
+		skip();
+		return;
+	}
+	/* The vdso is one mapping from file offset 0 at base. */
+	assert_int_equal(fl_elfsyms__offset_to_vaddr(e, (uintptr_t)fn - base, &vaddr), 0);
+	s = fl_elfsyms__find(e, vaddr);
+	assert_non_null(s);
+	assert_non_null(strstr(s->name, "clock_gettime"));
+	assert_int_equal(s->addr, vaddr);
+	dlclose(h);
+	fl_elfsyms__free(e);
+}
+
+static void test_mapping_symbols(void **state)
+{
+	const char *yes[] = { "$a",	"$d",	"$t",	     "$x",
+			      "$x.foo", "$d.1", "$a.rodata", "$xrv64i2p1_m2p0" };
+	const char *no[] = { "",       "$",   "$b",	"$ab",	"$x1", "x",
+			     "$dummy", "a$x", "$t_foo", "main", "$xr", "$$x" };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		assert_true(fl_elfsym__is_mapping_symbol(yes[i]));
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		assert_false(fl_elfsym__is_mapping_symbol(no[i]));
+	assert_false(fl_elfsym__is_mapping_symbol(NULL));
+}
+
+/* Sizes and lookups hold together on a real library: sorted, one per address, find agrees. */
+static void test_consistency(void **state)
+{
+	const char *libs[] = { "libfx_elf.so", "elf_pie", "elf_nopie", "elf_stripped" };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		char path[PATH_MAX];
+		struct fl_elfsyms *e = NULL;
+
+		fixture_path(path, sizeof(path), libs[i]);
+		assert_int_equal(fl_elfsyms__open(path, &e), 0);
+		assert_true(fl_elfsyms__count(e) > 0);
+		assert_null(fl_elfsyms__find(e, 0));
+		assert_null(fl_elfsyms__find(e, UINT64_MAX));
+		fl_elfsyms__free(e);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pie),
+		cmocka_unit_test(test_nopie),
+		cmocka_unit_test(test_stripped_dynsym_only),
+		cmocka_unit_test(test_shared_lib),
+		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_not_regular),
+		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_mapping_symbols),
+		cmocka_unit_test(test_consistency),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Counts distinct (process, thread, kernel stack, user stack) samples in the kernel. */
+#include <stdbool.h>
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "flamed/profile_abi.h"
+
+/* Kernel errno values; the BPF target has no libc headers. */
+#define E2BIG 7
+#define ENOMEM 12
+#define EFAULT 14
+#define EEXIST 17
+
+/* Set by user space before load (the skeleton's rodata). */
+const volatile bool keep_idle = false;
+const volatile bool filter_pids = false;
+const volatile bool per_thread = false;
+const volatile bool want_kernel = true;
+const volatile bool want_user = true;
+
+/* Sizes are set by user space before load: these are placeholders. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, FL_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct fl_stack_key);
+	__type(value, __u64);
+	__uint(max_entries, 40960);
+} counts SEC(".maps");
+
+/* Processes to keep when filter_pids is set (value unused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, FL_CNT_MAX);
+} counters SEC(".maps");
+
+/* Samples the maps could not hold travel whole through here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} overflow SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	/* Per-CPU slot: no other CPU writes it, and a perf_event program does not nest on one CPU. */
+	if (c)
+		*c += 1;
+}
+
+static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+{
+	struct fl_overflow_rec *rec;
+	long n;
+
+	rec = bpf_ringbuf_reserve(&overflow, sizeof(*rec), 0);
+	if (!rec) {
+		count(FL_CNT_OVERFLOW_LOST);
+		return;
+	}
+	rec->tgid = tgid;
+	rec->tid = tid;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->nr_kernel = 0;
+	rec->nr_user = 0;
+	rec->kerr = FL_STACK_NONE;
+	rec->uerr = FL_STACK_NONE;
+	if (want_kernel) {
+		n = bpf_get_stack(ctx, rec->ips, FL_MAX_STACK_DEPTH * sizeof(__u64), 0);
+		if (n > 0) {
+			rec->nr_kernel = (__u32)n / sizeof(__u64);
+			rec->kerr = 0;
+		} else {
+			rec->kerr = n < 0 ? (__s32)n : -EFAULT;
+		}
+	}
+	if (want_user) {
+		n = bpf_get_stack(ctx, &rec->ips[FL_MAX_STACK_DEPTH],
+				  FL_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
+		if (n > 0) {
+			rec->nr_user = (__u32)n / sizeof(__u64);
+			rec->uerr = 0;
+		} else {
+			rec->uerr = n < 0 ? (__s32)n : -EFAULT;
+		}
+	}
+	bpf_ringbuf_submit(rec, 0);
+	count(FL_CNT_OVERFLOW_SENT);
+}
+
+/* A stack id, or the reason there is none; true when the sample must travel whole. */
+static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, __u64 flags, __s32 *id,
+				     __u32 none_counter)
+{
+	long ret = bpf_get_stackid(ctx, &stacks, flags);
+
+	*id = (__s32)ret;
+	if (ret >= 0)
+		return false;
+	if (ret == -EEXIST) {
+		count(FL_CNT_COLLISION);
+		return true;
+	}
+	if (ret == -ENOMEM) {
+		count(FL_CNT_STACKMAP_FULL);
+		return true;
+	}
+	count(none_counter);
+	return false;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	struct fl_stack_key key = {};
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	__u32 tid = (__u32)pid_tgid;
+	bool whole = false;
+	__u64 one = 1, *val;
+	long err;
+
+	count(FL_CNT_SAMPLES);
+	/* With targets, idle time is just another process we were not asked for. */
+	if (filter_pids && !bpf_map_lookup_elem(&targets, &tgid)) {
+		count(FL_CNT_FILTERED);
+		return 0;
+	}
+	if (tid == 0 && !keep_idle) {
+		count(FL_CNT_IDLE);
+		return 0;
+	}
+
+	key.tgid = tgid;
+	key.tid = per_thread ? tid : 0;
+	key.kstack = FL_STACK_NONE;
+	key.ustack = FL_STACK_NONE;
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	if (want_kernel)
+		whole |= stack_id(ctx, 0, &key.kstack, FL_CNT_KSTACK_NONE);
+	if (want_user)
+		whole |= stack_id(ctx, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
+	if (whole) {
+		send_whole(ctx, tgid, key.tid);
+		return 0;
+	}
+
+	val = bpf_map_lookup_elem(&counts, &key);
+	if (val) {
+		__sync_fetch_and_add(val, 1);
+		return 0;
+	}
+	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* Another CPU inserted the same key first. */
+		val = bpf_map_lookup_elem(&counts, &key);
+		if (val)
+			__sync_fetch_and_add(val, 1);
+		return 0;
+	}
+	if (err) {
+		count(FL_CNT_COUNTS_FULL);
+		send_whole(ctx, tgid, key.tid);
+	}
+	return 0;
+}
+
+/* Just enough of task_struct for CO-RE to relocate against the kernel's BTF. */
+struct task_struct {
+	int tgid;
+} __attribute__((preserve_access_index));
+
+/* With follow_children, a process forked by a kept process is kept too. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid;
+	__u32 ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What bpf/profile.bpf.c and lib/sampler_bpf.c share: map layouts and records. */
+#ifndef FLAMED_PROFILE_ABI_H
+#define FLAMED_PROFILE_ABI_H
+
+#include <linux/types.h>
+
+/* Frames per stack: the kernel's default kernel.perf_event_max_stack. */
+#define FL_MAX_STACK_DEPTH 127
+#define FL_TASK_COMM_LEN 16
+
+/*
+ * Stack ids below zero are not ids: FL_STACK_NONE when that half of the
+ * stack was not asked for, else the negative errno bpf_get_stackid()
+ * returned (-EFAULT: no stack, e.g. a kernel thread's user half).
+ */
+#define FL_STACK_NONE (-1000)
+
+/* Key of the counts map: one entry per distinct (process, thread, stacks). */
+struct fl_stack_key {
+	__u32 tgid;
+	__u32 tid; /* 0 unless per-thread counts were asked for */
+	__s32 kstack;
+	__s32 ustack;
+	char comm[FL_TASK_COMM_LEN];
+};
+
+/* Indexes of the per-CPU counters array. */
+enum fl_counter {
+	FL_CNT_SAMPLES,        /* every sample the program saw */
+	FL_CNT_IDLE,           /* idle-task samples dropped */
+	FL_CNT_FILTERED,       /* samples of other processes (-p) */
+	FL_CNT_KSTACK_NONE,    /* kernel stack: bpf_get_stackid -EFAULT */
+	FL_CNT_USTACK_NONE,    /* user stack: -EFAULT */
+	FL_CNT_COLLISION,      /* stack map hash collision (-EEXIST) */
+	FL_CNT_STACKMAP_FULL,  /* stack map had no free bucket (-ENOMEM) */
+	FL_CNT_COUNTS_FULL,    /* counts map full (-E2BIG/-ENOMEM) */
+	FL_CNT_OVERFLOW_SENT,  /* samples sent whole through the ring buffer */
+	FL_CNT_OVERFLOW_LOST,  /* ... and those the full ring buffer dropped */
+	FL_CNT_MAX,
+};
+
+/*
+ * A sample that could not be counted in the kernel (a stack-id collision, a
+ * full map) is not dropped: its stacks travel whole through the ring buffer
+ * and user space counts it. nr_* are frame counts in ips[]: kernel frames
+ * first (leaf first), then user frames from ips[FL_MAX_STACK_DEPTH].
+ */
+struct fl_overflow_rec {
+	__u32 tgid;
+	__u32 tid;
+	char comm[FL_TASK_COMM_LEN];
+	__s32 kerr; /* 0, FL_STACK_NONE, or -errno from bpf_get_stack */
+	__s32 uerr;
+	__u32 nr_kernel;
+	__u32 nr_user;
+	__u64 ips[2 * FL_MAX_STACK_DEPTH];
+};
+
+#endif

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The sampler: per-CPU cpu-clock sampling, stacks counted by a BPF program or from the perf ring. */
+#ifndef FLAMED_SAMPLER_H
+#define FLAMED_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Two backends behind one interface. BPF (the default) counts distinct
+ * stacks in the kernel; user space drains the maps at the end. The ring
+ * backend asks for PERF_SAMPLE_CALLCHAIN and counts in user space; it is the
+ * fallback when BPF cannot be loaded. Both give the same fl_raw_stack
+ * records at drain time.
+ */
+struct fl_sampler;
+
+enum fl_sampler_backend {
+	FL_SAMPLER_BPF,
+	FL_SAMPLER_RING,
+};
+
+struct fl_sampler_opts {
+	size_t sz;      /* sizeof(struct fl_sampler_opts) */
+	uint64_t freq;  /* samples per second per CPU, > 0 */
+	const int *pids; /* processes (tgids) to keep; NULL/0: every process */
+	size_t nr_pids;
+	bool follow_children; /* also keep processes forked by kept ones */
+	bool per_thread;      /* count per thread (fl_raw_stack.tid is set) */
+	bool idle;            /* keep idle-task (pid 0) samples */
+	bool kernel;          /* record kernel stacks */
+	bool user;            /* record user stacks */
+	/* BPF: stack-map entries (0: default) and counts-map entries (0: default). */
+	uint32_t stack_storage_size;
+	uint32_t max_stacks;
+	/* Ring: data pages per CPU ring, a power of two (0: default). */
+	size_t ring_pages;
+};
+
+/* One aggregated stack at drain time. */
+struct fl_raw_stack {
+	uint32_t pid; /* tgid; 0 for the idle task */
+	uint32_t tid; /* 0 unless per_thread */
+	const char *comm; /* the thread's name, NUL-terminated */
+	const uint64_t *kips; /* kernel frames, leaf first */
+	size_t nr_kips;
+	const uint64_t *uips; /* user frames, leaf first */
+	size_t nr_uips;
+	/* 0, or why a half is empty: -ENOENT not asked for, -EFAULT none. */
+	int kerr, uerr;
+	uint64_t count;
+};
+
+struct fl_sampler_stats {
+	uint64_t samples;   /* every sample taken (kept, idle, filtered) */
+	uint64_t idle;      /* idle-task samples dropped */
+	uint64_t filtered;  /* samples of processes not asked for */
+	uint64_t kstack_none, ustack_none; /* samples with no kernel/user stack */
+	uint64_t collisions;  /* BPF: stack-id hash collisions (recovered) */
+	uint64_t map_full;    /* BPF: a full map (recovered) */
+	uint64_t recovered;   /* BPF: samples counted through the ring buffer */
+	uint64_t lost;        /* samples lost for good (full ring buffers) */
+	uint64_t lost_records; /* ring: PERF_RECORD_LOST* (records, not samples) */
+	uint64_t throttled;   /* ring: PERF_RECORD_THROTTLE events */
+	uint64_t truncated;   /* stacks at FL_MAX_STACK_DEPTH frames */
+};
+
+/*
+ * Opens the events on every online CPU (disabled) and, for BPF, loads and
+ * attaches the program. Returns 0, or -errno: -EACCES/-EPERM when not
+ * permitted, -EINVAL for a frequency the kernel refuses; for the BPF
+ * backend any libbpf error (the caller may then try the ring backend).
+ */
+int fl_sampler__new(enum fl_sampler_backend backend, const struct fl_sampler_opts *opts,
+		    struct fl_sampler **ret);
+/* Accepts NULL. Detaches and closes everything. */
+void fl_sampler__free(struct fl_sampler *s);
+
+enum fl_sampler_backend fl_sampler__backend(const struct fl_sampler *s);
+
+/* Adds a process to keep (the -- CMD child, after fork, before exec). */
+int fl_sampler__add_pid(struct fl_sampler *s, int pid);
+
+int fl_sampler__start(struct fl_sampler *s);
+int fl_sampler__stop(struct fl_sampler *s);
+
+/*
+ * Fds to watch for readability (the BPF overflow ring buffer, the perf
+ * rings), and the call that consumes what they hold. Call poll after stop
+ * too, before drain.
+ */
+size_t fl_sampler__nr_fds(const struct fl_sampler *s);
+int fl_sampler__fd(const struct fl_sampler *s, size_t i);
+int fl_sampler__poll(struct fl_sampler *s);
+
+/*
+ * Calls fn for every distinct stack recorded so far. The record and the
+ * arrays it points to are valid during the call only. A non-zero return
+ * from fn stops the walk and is returned.
+ */
+typedef int (*fl_raw_stack_fn)(const struct fl_raw_stack *st, void *ctx);
+int fl_sampler__drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
+
+/* Counters so far (cheap: reads the per-CPU counters). */
+int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st);
+
+#endif

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The BPF sampler backend: loads bpf/profile.bpf.c, attaches it per CPU, drains its maps. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+
+#include "flamed/cleanup.h"
+#include "flamed/log.h"
+#include "flamed/perfbuf.h"
+#include "flamed/profile_abi.h"
+#include "flamed/stackagg.h"
+#include "profile.skel.h"
+#include "sampler_impl.h"
+
+/* Defaults sized for a busy 2-CPU machine at 999 Hz for 60 s (see README). */
+#define DEFAULT_STACK_STORAGE 32768
+#define DEFAULT_MAX_STACKS 65536
+
+/* A stack fetched from the stack map once, shared by every key naming it. */
+struct cached_stack {
+	uint32_t nr;
+	uint64_t ips[];
+};
+
+struct fl_sampler_bpf {
+	struct fl_sampler base;
+	struct profile_bpf *skel;
+	int *cpus;
+	int nr_cpus;
+	int *pfds;
+	struct bpf_link **links;
+	struct bpf_link *fork_link;
+	struct ring_buffer *rb;
+	struct fl_stackagg *overflow; /* samples counted in user space */
+	uint32_t depth;               /* frames per stack-map entry */
+	uint32_t stack_slots;         /* stack ids are below this */
+	int nr_possible;
+	uint64_t truncated; /* samples whose stack filled a whole stack-map entry */
+	bool follow_children;
+	bool started;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	(void)level;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fl_pr_debug("libbpf: %s", buf);
+	return 0;
+}
+
+static int read_sysctl_u32(const char *path, uint32_t *val)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	unsigned long v;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%lu", &v) != 1 || v > UINT32_MAX)
+		return -EINVAL;
+	*val = (uint32_t)v;
+	return 0;
+}
+
+static void bpf_free(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	if (s->links)
+		for (int i = 0; i < s->nr_cpus; i++)
+			bpf_link__destroy(s->links[i]);
+	bpf_link__destroy(s->fork_link);
+	if (s->pfds)
+		for (int i = 0; i < s->nr_cpus; i++)
+			if (s->pfds[i] >= 0)
+				close(s->pfds[i]);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	fl_stackagg__free(s->overflow);
+	free(s->links);
+	free(s->pfds);
+	free(s->cpus);
+	free(s);
+}
+
+static int on_overflow(void *ctx, void *data, size_t size)
+{
+	struct fl_sampler_bpf *s = ctx;
+	const struct fl_overflow_rec *rec = data;
+	char comm[FL_TASK_COMM_LEN + 1];
+	struct fl_raw_stack st = {};
+
+	if (size < sizeof(*rec))
+		return 0;
+	memcpy(comm, rec->comm, FL_TASK_COMM_LEN);
+	comm[FL_TASK_COMM_LEN] = '\0';
+	st.pid = rec->tgid;
+	st.tid = rec->tid;
+	st.comm = comm;
+	st.kips = (const uint64_t *)rec->ips;
+	st.nr_kips = rec->nr_kernel <= FL_MAX_STACK_DEPTH ? rec->nr_kernel : FL_MAX_STACK_DEPTH;
+	st.uips = (const uint64_t *)&rec->ips[FL_MAX_STACK_DEPTH];
+	st.nr_uips = rec->nr_user <= FL_MAX_STACK_DEPTH ? rec->nr_user : FL_MAX_STACK_DEPTH;
+	st.kerr = rec->kerr == FL_STACK_NONE ? -ENOENT : rec->kerr;
+	st.uerr = rec->uerr == FL_STACK_NONE ? -ENOENT : rec->uerr;
+	/* An error here leaves the sample uncounted; the ring callback has no way to report it. */
+	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
+		fl_pr_debug("sampler_bpf: out of memory counting an overflow sample\n");
+	return 0;
+}
+
+static int open_events(struct fl_sampler_bpf *s, uint64_t freq)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = freq,
+		.disabled = 1,
+	};
+
+	for (int i = 0; i < s->nr_cpus; i++) {
+		int fd = fl_perf_event_open(&attr, -1, s->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			fl_pr_debug("sampler_bpf: perf_event_open on CPU %d: %s\n", s->cpus[i],
+				    strerror(-fd));
+			return fd;
+		}
+		s->pfds[i] = fd;
+	}
+	return 0;
+}
+
+static const struct fl_sampler_ops ops;
+
+int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
+{
+	struct fl_sampler_bpf *s;
+	uint32_t max_stack = FL_MAX_STACK_DEPTH;
+	uint32_t storage, nr_stacks;
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->base.ops = &ops;
+	s->base.backend = FL_SAMPLER_BPF;
+	s->follow_children = opts->follow_children;
+
+	err = fl_online_cpus(&s->cpus);
+	if (err < 0)
+		goto out_free;
+	s->nr_cpus = err;
+	s->pfds = malloc(sizeof(*s->pfds) * (size_t)s->nr_cpus);
+	s->links = calloc((size_t)s->nr_cpus, sizeof(*s->links));
+	err = -ENOMEM;
+	if (!s->pfds || !s->links)
+		goto out_free;
+	for (int i = 0; i < s->nr_cpus; i++)
+		s->pfds[i] = -1;
+	err = fl_stackagg__new(&s->overflow);
+	if (err)
+		goto out_free;
+
+	/* Opening the events first gives a plain EACCES when perf events are not permitted. */
+	err = open_events(s, opts->freq);
+	if (err)
+		goto out_free;
+
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		err = -errno ?: -EINVAL;
+		goto out_free;
+	}
+	s->skel->rodata->keep_idle = opts->idle;
+	s->skel->rodata->filter_pids = opts->nr_pids > 0 || opts->follow_children;
+	s->skel->rodata->per_thread = opts->per_thread;
+	s->skel->rodata->want_kernel = opts->kernel;
+	s->skel->rodata->want_user = opts->user;
+
+	/* A stack-map value may not hold more frames than kernel.perf_event_max_stack. */
+	if (read_sysctl_u32("/proc/sys/kernel/perf_event_max_stack", &max_stack) == 0 &&
+	    max_stack > FL_MAX_STACK_DEPTH)
+		max_stack = FL_MAX_STACK_DEPTH;
+	if (max_stack == 0)
+		max_stack = 1;
+	s->depth = max_stack;
+	storage = opts->stack_storage_size ?: DEFAULT_STACK_STORAGE;
+	nr_stacks = opts->max_stacks ?: DEFAULT_MAX_STACKS;
+	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks, storage)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts, nr_stacks)))
+		goto out_free;
+	/* The kernel rounds the stack map up to a power of two buckets. */
+	s->stack_slots = 1;
+	while (s->stack_slots < storage)
+		s->stack_slots <<= 1;
+	if (!opts->follow_children)
+		bpf_program__set_autoload(s->skel->progs.on_fork, false);
+
+	err = profile_bpf__load(s->skel);
+	if (err)
+		goto out_free;
+	for (size_t i = 0; i < opts->nr_pids; i++) {
+		err = s->base.ops->add_pid(&s->base, opts->pids[i]);
+		if (err)
+			goto out_free;
+	}
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.overflow), on_overflow, s, NULL);
+	if (!s->rb) {
+		err = -errno ?: -ENOMEM;
+		goto out_free;
+	}
+	err = libbpf_num_possible_cpus();
+	if (err < 0)
+		goto out_free;
+	s->nr_possible = err;
+	*ret = &s->base;
+	return 0;
+
+out_free:
+	bpf_free(&s->base);
+	return err;
+}
+
+static int bpf_add_pid(struct fl_sampler *base, int pid)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int bpf_start(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	if (s->started)
+		return 0;
+	if (s->follow_children) {
+		s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
+		if (!s->fork_link)
+			return -errno ?: -EINVAL;
+	}
+	/* Attaching enables each event: sampling starts here. */
+	for (int i = 0; i < s->nr_cpus; i++) {
+		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, s->pfds[i]);
+		if (!s->links[i])
+			return -errno ?: -EINVAL;
+	}
+	s->started = true;
+	return 0;
+}
+
+static int bpf_stop(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	int err = 0;
+
+	for (int i = 0; i < s->nr_cpus; i++)
+		if (s->pfds[i] >= 0 && ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
+			err = -errno;
+	return err;
+}
+
+static size_t bpf_nr_fds(const struct fl_sampler *base)
+{
+	(void)base;
+	return 1;
+}
+
+static int bpf_fd(const struct fl_sampler *base, size_t i)
+{
+	const struct fl_sampler_bpf *s = (const struct fl_sampler_bpf *)base;
+
+	(void)i;
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+static int bpf_poll(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	int n = ring_buffer__consume(s->rb);
+
+	return n < 0 ? n : 0;
+}
+
+/* Stack map lookups, each at most once per drain: many keys share a stack. */
+struct stack_cache {
+	struct fl_sampler_bpf *s;
+	int fd;
+	struct cached_stack **slots;
+	uint64_t *buf;
+};
+
+static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
+{
+	struct cached_stack *cs;
+	uint32_t nr = 0;
+
+	if (id < 0 || (uint32_t)id >= c->s->stack_slots)
+		return NULL;
+	if (c->slots[id])
+		return c->slots[id];
+	memset(c->buf, 0, c->s->depth * sizeof(uint64_t));
+	if (bpf_map_lookup_elem(c->fd, &id, c->buf))
+		return NULL;
+	while (nr < c->s->depth && c->buf[nr])
+		nr++;
+	cs = malloc(sizeof(*cs) + nr * sizeof(uint64_t));
+	if (!cs)
+		return NULL;
+	cs->nr = nr;
+	memcpy(cs->ips, c->buf, nr * sizeof(uint64_t));
+	c->slots[id] = cs;
+	return cs;
+}
+
+static int stack_err(int32_t id)
+{
+	if (id >= 0)
+		return 0;
+	if (id == FL_STACK_NONE)
+		return -ENOENT;
+	return id;
+}
+
+static int emit_key(struct stack_cache *c, const struct fl_stack_key *key, uint64_t count,
+		    fl_raw_stack_fn fn, void *ctx)
+{
+	const struct cached_stack *ks = NULL, *us = NULL;
+	char comm[FL_TASK_COMM_LEN + 1];
+	struct fl_raw_stack st = {
+		.pid = key->tgid,
+		.tid = key->tid,
+		.comm = comm,
+		.kerr = stack_err(key->kstack),
+		.uerr = stack_err(key->ustack),
+		.count = count,
+	};
+
+	memcpy(comm, key->comm, FL_TASK_COMM_LEN);
+	comm[FL_TASK_COMM_LEN] = '\0';
+	if (st.kerr == 0) {
+		ks = stack_get(c, key->kstack);
+		if (ks) {
+			st.kips = ks->ips;
+			st.nr_kips = ks->nr;
+		} else {
+			st.kerr = -EFAULT;
+		}
+	}
+	if (st.uerr == 0) {
+		us = stack_get(c, key->ustack);
+		if (us) {
+			st.uips = us->ips;
+			st.nr_uips = us->nr;
+		} else {
+			st.uerr = -EFAULT;
+		}
+	}
+	if ((ks && ks->nr == c->s->depth) || (us && us->nr == c->s->depth))
+		c->s->truncated += count;
+	return fn(&st, ctx);
+}
+
+static int drain_counts(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_stack_fn fn,
+			void *ctx)
+{
+	int fd = bpf_map__fd(s->skel->maps.counts);
+	struct fl_stack_key key, next;
+	bool first = true;
+	uint64_t count;
+	int err;
+
+	for (;;) {
+		if (bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+			if (errno == ENOENT)
+				return 0;
+			return -errno;
+		}
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &count))
+			continue; /* deleted meanwhile */
+		err = emit_key(c, &key, count, fn, ctx);
+		if (err)
+			return err;
+	}
+}
+
+static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	struct stack_cache c = {
+		.s = s,
+		.fd = bpf_map__fd(s->skel->maps.stacks),
+	};
+	int err;
+
+	c.slots = calloc(s->stack_slots, sizeof(*c.slots));
+	c.buf = malloc(s->depth * sizeof(uint64_t));
+	err = -ENOMEM;
+	s->truncated = 0;
+	if (c.slots && c.buf)
+		err = drain_counts(s, &c, fn, ctx);
+	if (c.slots)
+		for (uint32_t i = 0; i < s->stack_slots; i++)
+			free(c.slots[i]);
+	free(c.slots);
+	free(c.buf);
+	if (err)
+		return err;
+	return fl_stackagg__for_each(s->overflow, fn, ctx);
+}
+
+static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	uint64_t sum[FL_CNT_MAX] = {};
+	_cleanup_free_ uint64_t *vals = calloc((size_t)s->nr_possible, sizeof(uint64_t));
+	int fd = bpf_map__fd(s->skel->maps.counters);
+
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < FL_CNT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			return -errno;
+		for (int cpu = 0; cpu < s->nr_possible; cpu++)
+			sum[k] += vals[cpu];
+	}
+	*st = (struct fl_sampler_stats){
+		.samples = sum[FL_CNT_SAMPLES],
+		.idle = sum[FL_CNT_IDLE],
+		.filtered = sum[FL_CNT_FILTERED],
+		.kstack_none = sum[FL_CNT_KSTACK_NONE],
+		.ustack_none = sum[FL_CNT_USTACK_NONE],
+		.collisions = sum[FL_CNT_COLLISION],
+		.map_full = sum[FL_CNT_STACKMAP_FULL] + sum[FL_CNT_COUNTS_FULL],
+		.recovered = sum[FL_CNT_OVERFLOW_SENT],
+		.lost = sum[FL_CNT_OVERFLOW_LOST],
+		.truncated = s->truncated,
+	};
+	return 0;
+}
+
+static const struct fl_sampler_ops ops = {
+	.add_pid = bpf_add_pid,
+	.start = bpf_start,
+	.stop = bpf_stop,
+	.nr_fds = bpf_nr_fds,
+	.fd = bpf_fd,
+	.poll = bpf_poll,
+	.drain = bpf_drain,
+	.stats = bpf_stats,
+	.free = bpf_free,
+};

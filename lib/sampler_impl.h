@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The contract between lib/sampler.c and its two backends. Private to lib/. */
+#ifndef FLAMED_SAMPLER_IMPL_H
+#define FLAMED_SAMPLER_IMPL_H
+
+#include "flamed/sampler.h"
+
+struct fl_sampler_ops {
+	int (*add_pid)(struct fl_sampler *s, int pid);
+	int (*start)(struct fl_sampler *s);
+	int (*stop)(struct fl_sampler *s);
+	size_t (*nr_fds)(const struct fl_sampler *s);
+	int (*fd)(const struct fl_sampler *s, size_t i);
+	int (*poll)(struct fl_sampler *s);
+	int (*drain)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
+	int (*stats)(struct fl_sampler *s, struct fl_sampler_stats *st);
+	void (*free)(struct fl_sampler *s);
+};
+
+/* Each backend's object starts with this. */
+struct fl_sampler {
+	const struct fl_sampler_ops *ops;
+	enum fl_sampler_backend backend;
+};
+
+/* Constructors; same contract as fl_sampler__new(). */
+int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret);
+int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret);
+
+#endif

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests for lib/sampler_bpf.c with the real BPF program on real perf events. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "flamed/sampler.h"
+
+struct tally {
+	uint64_t total;
+	uint64_t stacks;
+	uint64_t with_user;
+	uint64_t other_pid;
+	uint32_t pid;
+};
+
+static int tally_cb(const struct fl_raw_stack *st, void *ctx)
+{
+	struct tally *t = ctx;
+
+	t->total += st->count;
+	t->stacks++;
+	if (st->nr_uips > 0)
+		t->with_user += st->count;
+	if (st->pid != t->pid)
+		t->other_pid += st->count;
+	return 0;
+}
+
+/* Varied user stacks: recursion depth changes with the counter. */
+__attribute__((noinline)) static uint64_t spin(unsigned depth, uint64_t x)
+{
+	if (depth > 0)
+		return spin(depth - 1, x * 31 + depth) + 1;
+	for (int i = 0; i < 20000; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return x;
+}
+
+static pid_t busy_child(double seconds)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct timespec t0, t;
+		volatile uint64_t sink = 0;
+		unsigned n = 0;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			sink += spin(n++ % 40, sink);
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 <
+			 seconds);
+		_exit(0);
+	}
+	return pid;
+}
+
+static struct fl_sampler *open_or_skip(struct fl_sampler_opts *o)
+{
+	struct fl_sampler *s = NULL;
+	int err = fl_sampler__new(FL_SAMPLER_BPF, o, &s);
+
+	if (err == -EACCES || err == -EPERM) {
+		fprintf(stderr, "SKIP: BPF or perf events not permitted (%s): run as root\n",
+			strerror(-err));
+		exit(77);
+	}
+	assert_int_equal(err, 0);
+	return s;
+}
+
+static void record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss,
+			 struct tally *t)
+{
+	struct fl_sampler *s;
+	pid_t child;
+	int pid;
+
+	child = busy_child(1.5);
+	pid = child;
+	o->pids = &pid;
+	o->nr_pids = 1;
+	s = open_or_skip(o);
+	assert_int_equal(fl_sampler__start(s), 0);
+	for (int i = 0; i < 20; i++) {
+		usleep(100000);
+		assert_int_equal(fl_sampler__poll(s), 0);
+	}
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(fl_sampler__stop(s), 0);
+	assert_int_equal(fl_sampler__poll(s), 0);
+	*t = (struct tally){ .pid = (uint32_t)child };
+	assert_int_equal(fl_sampler__drain(s, tally_cb, t), 0);
+	assert_int_equal(fl_sampler__stats(s, ss), 0);
+	fl_sampler__free(s);
+}
+
+static void test_counts_one_process(void **state)
+{
+	struct fl_sampler_opts o = { .sz = sizeof(o), .freq = 999, .kernel = true, .user = true };
+	struct fl_sampler_stats ss;
+	struct tally t;
+
+	(void)state;
+	record_child(&o, &ss, &t);
+	/* 1.5 s at 999 Hz on one CPU: far more than 300 samples. */
+	assert_true(t.total > 300);
+	assert_int_equal(t.other_pid, 0);
+	assert_true(t.with_user * 10 > t.total * 9);
+	/* Every sample is accounted for: kept, idle, other processes, or lost. */
+	assert_int_equal(ss.samples, t.total + ss.idle + ss.filtered + ss.lost);
+	assert_int_equal(ss.lost, 0);
+}
+
+static void test_collisions_are_recovered(void **state)
+{
+	/* Two stack-map slots for dozens of distinct stacks: most collide. */
+	struct fl_sampler_opts o = { .sz = sizeof(o),
+				     .freq = 999,
+				     .kernel = true,
+				     .user = true,
+				     .stack_storage_size = 2,
+				     .max_stacks = 4 };
+	struct fl_sampler_stats ss;
+	struct tally t;
+
+	(void)state;
+	record_child(&o, &ss, &t);
+	assert_true(ss.collisions + ss.map_full > 0);
+	assert_true(ss.recovered > 0);
+	assert_int_equal(ss.lost, 0);
+	assert_true(t.stacks > 4);
+	assert_int_equal(ss.samples, t.total + ss.idle + ss.filtered + ss.lost);
+}
+
+static void test_user_only_and_per_thread(void **state)
+{
+	struct fl_sampler_opts o = { .sz = sizeof(o), .freq = 499, .user = true, .per_thread = true };
+	struct fl_sampler_stats ss;
+	struct tally t;
+
+	(void)state;
+	record_child(&o, &ss, &t);
+	assert_true(t.total > 100);
+	assert_int_equal(ss.kstack_none, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_one_process),
+		cmocka_unit_test(test_collisions_are_recovered),
+		cmocka_unit_test(test_user_only_and_per_thread),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: needs root (or CAP_BPF and CAP_PERFMON)\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

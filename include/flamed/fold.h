@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Folding raw stacks into a profile: symbolize, name every frame, add to the profile. */
+#ifndef FLAMED_FOLD_H
+#define FLAMED_FOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flamed/sampler.h"
+
+struct fl_profile;
+struct fl_symbolizer;
+struct fl_tracker;
+struct fl_fold;
+
+struct fl_fold_opts {
+	size_t sz; /* sizeof(struct fl_fold_opts) */
+	struct fl_symbolizer *symbolizer; /* borrowed */
+	struct fl_tracker *tracker;       /* borrowed; may be NULL */
+	struct fl_profile *profile;       /* borrowed: stacks are added to it */
+	bool per_process; /* root frame "comm-PID" */
+	bool per_thread;  /* root frame "comm-PID/TID" (needs per-thread raw stacks) */
+};
+
+struct fl_fold_stats {
+	uint64_t samples;      /* samples added to the profile */
+	uint64_t frames;       /* user and kernel frames named (per distinct stack) */
+	uint64_t unsymbolized; /* ... of which had no symbol */
+	uint64_t no_user_stack; /* samples of user processes whose user stack was missing */
+	uint64_t kthread_samples; /* samples of kernel threads */
+};
+
+/*
+ * Stack naming, the folded-stack conventions of FlameGraph's stackcollapse
+ * scripts: the root frame is the thread name with spaces turned into '_'
+ * (plus -PID or -PID/TID), then user frames outermost first, then kernel
+ * frames suffixed "_[k]". A frame without a symbol is "[module]" (the
+ * module's basename), "[unknown]" outside every mapping, "[anon]" in
+ * anonymous executable memory, and "[kernel]_[k]" when kernel symbols are
+ * hidden.
+ */
+int fl_fold__new(const struct fl_fold_opts *opts, struct fl_fold **ret);
+/* Accepts NULL. */
+void fl_fold__free(struct fl_fold *f);
+
+/* Symbolizes st and adds st->count samples of it. Returns 0 or -ENOMEM. */
+int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st);
+
+void fl_fold__stats(const struct fl_fold *f, struct fl_fold_stats *st);
+
+#endif

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The symbolizer: (pid, address) batches in, one name or one reason per address out. */
+#ifndef FLAMED_SYMBOLIZER_H
+#define FLAMED_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fl_tracker;
+struct fl_symbolizer;
+
+struct fl_symbolizer_opts {
+	size_t sz; /* sizeof(struct fl_symbolizer_opts) */
+	/* Mappings of user processes; borrowed, must outlive the symbolizer. */
+	struct fl_tracker *tracker;
+	/* Kernel symbols file; NULL means /proc/kallsyms. */
+	const char *kallsyms_path;
+	bool no_kernel; /* do not load kernel symbols at all */
+};
+
+enum fl_sym_reason {
+	FL_SYM_OK,          /* name is the function */
+	FL_SYM_UNMAPPED,    /* no mapping holds the address: "[unknown]" */
+	FL_SYM_NO_SYMBOL,   /* in module, but no symbol covers it: "[module]" */
+	FL_SYM_NO_FILE,     /* module file unreadable, not ELF or replaced: "[module]" */
+	FL_SYM_ANON,        /* anonymous executable memory (JIT without map) */
+	FL_SYM_KERNEL_HIDDEN, /* kernel addresses hidden by kptr_restrict: "[kernel]" */
+};
+
+struct fl_sym {
+	/* The function name for FL_SYM_OK, else NULL. */
+	const char *name;
+	/* Basename of the module ("libc.so.6", "ext4", "vmlinux"), or NULL. */
+	const char *module;
+	enum fl_sym_reason reason;
+};
+
+/*
+ * Loads kernel symbols (unless opts->no_kernel). A kallsyms that cannot be
+ * read or hides its addresses is not an error: kernel frames then come back
+ * FL_SYM_KERNEL_HIDDEN (see fl_symbolizer__kernel_hidden()).
+ * Returns 0 or -ENOMEM.
+ */
+int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symbolizer **ret);
+/* Accepts NULL. */
+void fl_symbolizer__free(struct fl_symbolizer *s);
+
+/*
+ * Symbolizes n user addresses of process pid into out[0..n), in order. ips
+ * is a stack, leaf first: every address but ips[0] is a return address and
+ * is looked up at ip - 1 so that a call at the very end of a function is
+ * named by its caller. Each ELF file is read once per symbolizer however
+ * many processes map it (cached by device and inode). Names live until
+ * fl_symbolizer__free(). Returns 0 or -ENOMEM.
+ */
+int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
+			struct fl_sym *out);
+
+/* The same for kernel addresses (a kernel stack, leaf first). */
+int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n,
+			  struct fl_sym *out);
+
+/* True when kernel addresses are hidden or kallsyms is unreadable. */
+bool fl_symbolizer__kernel_hidden(const struct fl_symbolizer *s);
+
+#endif

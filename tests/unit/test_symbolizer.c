@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests for lib/symbolizer.c on this very process: its own code, libc, the vdso, unmapped memory. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "flamed/symbolizer.h"
+#include "flamed/tracker.h"
+
+static struct fl_tracker *tracker;
+static struct fl_symbolizer *sym;
+
+__attribute__((noinline, used)) int symbolizer_probe_function(int x);
+__attribute__((noinline, used)) int symbolizer_probe_function(int x)
+{
+	return x * 3 + 1;
+}
+
+static int setup(void **state)
+{
+	int pid = getpid();
+	struct fl_tracker_opts to = { .sz = sizeof(to), .pids = &pid, .nr_pids = 1 };
+	struct fl_symbolizer_opts so = { .sz = sizeof(so), .no_kernel = true };
+	int err;
+
+	(void)state;
+	err = fl_tracker__new(&to, &tracker);
+	if (err == -EACCES || err == -EPERM || err == -ENOSYS || err == -ENOENT) {
+		fprintf(stderr, "SKIP: perf events unavailable (%s): run as root\n", strerror(-err));
+		exit(77);
+	}
+	assert_int_equal(err, 0);
+	assert_int_equal(fl_tracker__start(tracker), 0);
+	so.tracker = tracker;
+	assert_int_equal(fl_symbolizer__new(&so, &sym), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	fl_symbolizer__free(sym);
+	fl_tracker__free(tracker);
+	return 0;
+}
+
+static void test_own_function(void **state)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)&symbolizer_probe_function + 2;
+	struct fl_sym out;
+
+	(void)state;
+	assert_int_equal(fl_symbolizer__user(sym, (uint32_t)getpid(), &ip, 1, &out), 0);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_string_equal(out.name, "symbolizer_probe_function");
+	assert_string_equal(out.module, "test_symbolizer");
+}
+
+static void test_libc_function(void **state)
+{
+	/* A return address just past the start: looked up at ip - 1, still inside. */
+	uint64_t ips[2] = { 0, (uint64_t)(uintptr_t)&getppid + 1 };
+	struct fl_sym out[2];
+
+	(void)state;
+	ips[0] = ips[1];
+	assert_int_equal(fl_symbolizer__user(sym, (uint32_t)getpid(), ips, 2, out), 0);
+	assert_int_equal(out[1].reason, FL_SYM_OK);
+	assert_non_null(strstr(out[1].name, "getppid"));
+	assert_non_null(strstr(out[1].module, "libc"));
+}
+
+static void test_vdso(void **state)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct fl_sym out;
+	uint64_t ip;
+
+	(void)state;
+	if (!base)
+		skip();
+	/* Somewhere in the vdso's text: it is named, or at least attributed to [vdso]. */
+	ip = base + 0x800;
+	assert_int_equal(fl_symbolizer__user(sym, (uint32_t)getpid(), &ip, 1, &out), 0);
+	assert_non_null(out.module);
+	assert_string_equal(out.module, "[vdso]");
+}
+
+static void test_unmapped_and_unknown_pid(void **state)
+{
+	uint64_t ip = 0x10;
+	struct fl_sym out;
+
+	(void)state;
+	assert_int_equal(fl_symbolizer__user(sym, (uint32_t)getpid(), &ip, 1, &out), 0);
+	assert_int_equal(out.reason, FL_SYM_UNMAPPED);
+	assert_null(out.name);
+	ip = (uint64_t)(uintptr_t)&symbolizer_probe_function;
+	/* A pid the tracker never saw. */
+	assert_int_equal(fl_symbolizer__user(sym, 0x7ffffff0u, &ip, 1, &out), 0);
+	assert_int_equal(out.reason, FL_SYM_UNMAPPED);
+}
+
+static void test_anonymous_exec(void **state)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t ip;
+	struct fl_sym out;
+
+	(void)state;
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(fl_tracker__poll(tracker), 0);
+	ip = (uint64_t)(uintptr_t)p + 16;
+	assert_int_equal(fl_symbolizer__user(sym, (uint32_t)getpid(), &ip, 1, &out), 0);
+	assert_int_equal(out.reason, FL_SYM_ANON);
+	munmap(p, 4096);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_own_function),
+		cmocka_unit_test(test_libc_function),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_unmapped_and_unknown_pid),
+		cmocka_unit_test(test_anonymous_exec),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: needs root for system-wide tracking events\n");
+		return 77;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

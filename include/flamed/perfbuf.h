@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One mmap'd perf_event ring buffer and a reader for its records. */
+#ifndef FLAMED_PERFBUF_H
+#define FLAMED_PERFBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct fl_perfbuf;
+
+/*
+ * Maps the ring of the perf event fd: one metadata page plus data_pages
+ * (a power of two) pages. The fd stays the caller's: close it after
+ * fl_perfbuf__free(). Returns 0, -EINVAL (data_pages not a power of two)
+ * or -errno from mmap (-EPERM: over perf_event_mlock_kb).
+ */
+int fl_perfbuf__new(int fd, size_t data_pages, struct fl_perfbuf **ret);
+/* Accepts NULL. Unmaps the ring. */
+void fl_perfbuf__free(struct fl_perfbuf *b);
+
+/*
+ * Calls fn for every record written since the last call, oldest first, and
+ * then releases the space to the kernel. A record that wraps around the end
+ * of the ring is copied so fn always sees it whole; hdr is valid during the
+ * call only. Records with a size below sizeof(*hdr) or above the ring are
+ * treated as corruption: the ring is reset and -EBADMSG returned. A non-zero
+ * return from fn stops early (the rest stays for the next call) and is
+ * returned; otherwise the number of records consumed.
+ */
+typedef int (*fl_perfbuf_fn)(const struct perf_event_header *hdr, void *ctx);
+int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx);
+
+/* The fd given to fl_perfbuf__new(). */
+int fl_perfbuf__fd(const struct fl_perfbuf *b);
+
+/* perf_event_open(2), which glibc does not wrap. Returns an fd or -errno. */
+int fl_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd,
+		       unsigned long flags);
+
+/*
+ * Online CPUs from /sys/devices/system/cpu/online, into a malloc'd array the
+ * caller frees. Returns the number of CPUs (> 0) or -errno.
+ */
+int fl_online_cpus(int **cpus);
+
+/*
+ * Parses a kernel CPU list ("0-3,5", ascending and disjoint, an optional
+ * trailing newline) into a malloc'd array the caller frees; *cpus is written
+ * only on success. Returns the number of CPUs (> 0), -EINVAL for anything
+ * else, -ERANGE for a CPU number above 65535, or -ENOMEM.
+ */
+int fl_cpu_list__parse(const char *s, int **cpus);
+
+#endif

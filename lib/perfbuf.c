@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The mmap'd perf_event ring reader, the perf_event_open wrapper and the online-CPU list. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "flamed/cleanup.h"
+#include "flamed/log.h"
+#include "flamed/perfbuf.h"
+
+/* perf_event_header.size is 16 bits: no record is longer than this. */
+#define PB_MAX_RECORD 65536
+
+/* Higher CPU numbers than this in a CPU list are taken as garbage (NR_CPUS is at most 8192). */
+#define PB_MAX_CPU 65535
+
+struct fl_perfbuf {
+	int fd;
+	void *base; /* metadata page followed by the data pages */
+	size_t map_len;
+	struct perf_event_mmap_page *meta;
+	const unsigned char *data;
+	uint64_t size; /* bytes of data, a power of two */
+	uint64_t mask;
+	/* A record that wraps around the end of the ring is assembled here. */
+	unsigned char *scratch;
+	size_t scratch_len;
+};
+
+static bool is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+int fl_perfbuf__new(int fd, size_t data_pages, struct fl_perfbuf **ret)
+{
+	struct fl_perfbuf *b;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t off, size;
+
+	if (fd < 0 || !ret || page <= 0)
+		return -EINVAL;
+	if (!is_pow2(data_pages) || data_pages > SIZE_MAX / (size_t)page - 1)
+		return -EINVAL;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->fd = fd;
+	b->map_len = (data_pages + 1) * (size_t)page;
+	/* Writable: the kernel only honours data_tail (no overwrite) on a writable mapping. */
+	b->base = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (b->base == MAP_FAILED) {
+		int err = -errno;
+
+		b->base = NULL;
+		fl_perfbuf__free(b);
+		return err;
+	}
+	b->meta = b->base;
+
+	/* Kernels since 4.1 say where the data is; older ones put it right after the first page. */
+	off = b->meta->data_offset;
+	size = b->meta->data_size;
+	if (!size) {
+		off = (uint64_t)page;
+		size = (uint64_t)data_pages * (uint64_t)page;
+	}
+	if (!is_pow2(size) || off > b->map_len || size > b->map_len - off) {
+		fl_pr_debug("perfbuf: odd ring layout: data_offset %llu data_size %llu\n",
+			    (unsigned long long)off, (unsigned long long)size);
+		fl_perfbuf__free(b);
+		return -EINVAL;
+	}
+	b->data = (const unsigned char *)b->base + off;
+	b->size = size;
+	b->mask = size - 1;
+
+	b->scratch_len = size < PB_MAX_RECORD ? (size_t)size : PB_MAX_RECORD;
+	b->scratch = malloc(b->scratch_len);
+	if (!b->scratch) {
+		fl_perfbuf__free(b);
+		return -ENOMEM;
+	}
+	*ret = b;
+	return 0;
+}
+
+void fl_perfbuf__free(struct fl_perfbuf *b)
+{
+	if (!b)
+		return;
+	if (b->base)
+		munmap(b->base, b->map_len);
+	free(b->scratch);
+	free(b);
+}
+
+int fl_perfbuf__fd(const struct fl_perfbuf *b)
+{
+	return b->fd;
+}
+
+/* Copies len bytes starting at ring position pos, which may wrap around the end. */
+static void ring_copy(const struct fl_perfbuf *b, uint64_t pos, void *dst, size_t len)
+{
+	size_t off = (size_t)(pos & b->mask);
+	size_t first = len;
+
+	if (off + len > b->size)
+		first = (size_t)(b->size - off);
+	memcpy(dst, b->data + off, first);
+	if (first < len)
+		memcpy((unsigned char *)dst + first, b->data, len - first);
+}
+
+static void release(struct fl_perfbuf *b, uint64_t tail)
+{
+	/* Every read of the records we consumed happens before the kernel may overwrite them. */
+	__atomic_store_n(&b->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx)
+{
+	uint64_t head, tail;
+	int n = 0;
+
+	/* Pairs with the kernel's barrier before it publishes data_head: the records are visible. */
+	head = __atomic_load_n(&b->meta->data_head, __ATOMIC_ACQUIRE);
+	/* Only we write data_tail. */
+	tail = b->meta->data_tail;
+
+	if (head - tail > b->size)
+		goto out_corrupt;
+
+	while (tail != head) {
+		struct perf_event_header hdr;
+		const struct perf_event_header *rec;
+		uint64_t off = tail & b->mask;
+		int rc;
+
+		if (head - tail < sizeof(hdr))
+			goto out_corrupt;
+		ring_copy(b, tail, &hdr, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > head - tail || hdr.size > b->scratch_len)
+			goto out_corrupt;
+
+		if (off + hdr.size > b->size) {
+			ring_copy(b, tail, b->scratch, hdr.size);
+			rec = (const struct perf_event_header *)b->scratch;
+		} else {
+			rec = (const struct perf_event_header *)(b->data + off);
+		}
+
+		rc = fn(rec, ctx);
+		tail += hdr.size;
+		if (n < INT_MAX)
+			n++;
+		if (rc) {
+			release(b, tail);
+			return rc;
+		}
+	}
+	release(b, tail);
+	return n;
+
+out_corrupt:
+	fl_pr_debug("perfbuf: fd %d: corrupt ring (head %llu tail %llu), reset\n", b->fd,
+		    (unsigned long long)head, (unsigned long long)tail);
+	release(b, head);
+	return -EBADMSG;
+}
+
+int fl_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd,
+		       unsigned long flags)
+{
+	long fd;
+
+	/* Every fd of flamed is close-on-exec; a caller cannot forget it here. */
+	fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return (int)fd;
+}
+
+/* Reads a decimal number of at most PB_MAX_CPU at *p, advancing it. */
+static int parse_cpu(const char **p, int *cpu)
+{
+	const char *s = *p;
+	long v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	while (*s >= '0' && *s <= '9') {
+		v = v * 10 + (*s - '0');
+		if (v > PB_MAX_CPU)
+			return -ERANGE;
+		s++;
+	}
+	*p = s;
+	*cpu = (int)v;
+	return 0;
+}
+
+int fl_cpu_list__parse(const char *s, int **cpus)
+{
+	_cleanup_free_ int *arr = NULL;
+	size_t nr = 0, cap = 0;
+	int last = -1;
+
+	if (!s || !cpus)
+		return -EINVAL;
+	for (;;) {
+		int lo, hi, err;
+
+		err = parse_cpu(&s, &lo);
+		if (err)
+			return err;
+		hi = lo;
+		if (*s == '-') {
+			s++;
+			err = parse_cpu(&s, &hi);
+			if (err)
+				return err;
+		}
+		/* The kernel writes ascending, disjoint ranges; anything else is not its file. */
+		if (hi < lo || lo <= last)
+			return -EINVAL;
+		for (int c = lo; c <= hi; c++) {
+			if (nr == cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				int *narr = realloc(arr, ncap * sizeof(*arr));
+
+				if (!narr)
+					return -ENOMEM;
+				arr = narr;
+				cap = ncap;
+			}
+			arr[nr++] = c;
+		}
+		last = hi;
+		if (*s != ',')
+			break;
+		s++;
+	}
+	if (*s == '\n')
+		s++;
+	if (*s != '\0')
+		return -EINVAL;
+	*cpus = TAKE_PTR(arr);
+	return (int)nr;
+}
+
+int fl_online_cpus(int **cpus)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[4096];
+	size_t len = 0;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < sizeof(buf) - 1) {
+		ssize_t r = read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (len == sizeof(buf) - 1)
+		return -E2BIG;
+	buf[len] = '\0';
+	return fl_cpu_list__parse(buf, cpus);
+}

@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The ring sampler backend: cpu-clock samples with callchains read from per-CPU perf rings. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "flamed/log.h"
+#include "flamed/perfbuf.h"
+#include "flamed/profile_abi.h"
+#include "flamed/stackagg.h"
+#include "sampler_impl.h"
+
+#define SR_DEFAULT_RING_PAGES 128
+/* Ancestors walked to find a kept one; pid reuse could otherwise make a loop. */
+#define SR_MAX_ANCESTRY 256
+
+static const char sr_idle_comm[] = "swapper";
+static const char sr_unknown_comm[] = "[unknown]";
+
+/*
+ * A u32 -> u32 hash with open addressing and linear probing. Key 0 marks an
+ * empty slot: neither tgids nor tids of interest are ever 0.
+ */
+struct u32ent {
+	uint32_t key, val;
+};
+
+struct u32map {
+	struct u32ent *ents;
+	size_t cap, nr; /* cap: a power of two, at least twice nr */
+};
+
+static size_t u32_slot(uint32_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b1U) & (uint32_t)(cap - 1));
+}
+
+static bool u32map_get(const struct u32map *m, uint32_t key, uint32_t *val)
+{
+	if (!m->cap || !key)
+		return false;
+	for (size_t i = u32_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (m->ents[i].key == key) {
+			if (val)
+				*val = m->ents[i].val;
+			return true;
+		}
+		if (!m->ents[i].key)
+			return false;
+	}
+}
+
+static int u32map_put(struct u32map *m, uint32_t key, uint32_t val)
+{
+	size_t i;
+
+	if (!key)
+		return -EINVAL;
+	if ((m->nr + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		struct u32ent *ne = calloc(ncap, sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		for (size_t k = 0; k < m->cap; k++) {
+			if (!m->ents[k].key)
+				continue;
+			for (i = u32_slot(m->ents[k].key, ncap); ne[i].key;
+			     i = (i + 1) & (ncap - 1))
+				;
+			ne[i] = m->ents[k];
+		}
+		free(m->ents);
+		m->ents = ne;
+		m->cap = ncap;
+	}
+	for (i = u32_slot(key, m->cap); m->ents[i].key; i = (i + 1) & (m->cap - 1)) {
+		if (m->ents[i].key == key) {
+			m->ents[i].val = val;
+			return 0;
+		}
+	}
+	m->ents[i].key = key;
+	m->ents[i].val = val;
+	m->nr++;
+	return 0;
+}
+
+static void u32map_fini(struct u32map *m)
+{
+	free(m->ents);
+	m->ents = NULL;
+	m->cap = m->nr = 0;
+}
+
+/* Values in the kept map. */
+enum {
+	KEEP_NO = 0,	/* was a descendant; its pid went to an unrelated process */
+	KEEP_CHILD = 1, /* a descendant of an asked-for process */
+	KEEP_ASKED = 2, /* from opts->pids or add_pid: kept for good */
+};
+
+struct comm_ent {
+	char name[FL_TASK_COMM_LEN];
+	bool exited; /* the thread's exit was read: its tid may be reused */
+};
+
+struct ring_sampler {
+	struct fl_sampler base;
+	struct fl_sampler_opts opts; /* opts.pids not kept: copied into kept */
+
+	int *cpus;
+	size_t nr_cpus;
+	int *fds; /* one per CPU, -1 when not open */
+	struct fl_perfbuf **bufs;
+
+	/* Filtering: on once pids were given or added. */
+	bool filter;
+	struct u32map kept;    /* tgid -> KEEP_* */
+	struct u32map parents; /* follow_children: tgid -> parent tgid from fork records */
+
+	/* Thread names: tid -> index into comms. */
+	struct u32map comm_idx;
+	struct comm_ent *comms;
+	size_t nr_comms, cap_comms;
+
+	struct fl_stackagg *agg;
+	/*
+	 * follow_children: samples of tgids not known to descend from a kept
+	 * one when read, because the fork record may sit unread in another
+	 * CPU's ring. The kernel writes a fork record before the child can run,
+	 * so once every ring has been read once more, the answer is known:
+	 * pending holds what the current poll read, pending_prev what the poll
+	 * before read (decided at the end of this one). Memory stays bounded by
+	 * what two polls bring.
+	 */
+	struct fl_stackagg *pending, *pending_prev;
+
+	struct fl_sampler_stats st;
+	int cb_err;
+	uint64_t kips[FL_MAX_STACK_DEPTH], uips[FL_MAX_STACK_DEPTH];
+};
+
+static struct ring_sampler *to_ring(struct fl_sampler *s)
+{
+	return (struct ring_sampler *)s;
+}
+
+static const struct ring_sampler *to_ring_const(const struct fl_sampler *s)
+{
+	return (const struct ring_sampler *)s;
+}
+
+/* ---- thread names ---- */
+
+static int comm_set(struct ring_sampler *r, uint32_t tid, const char *comm, size_t len)
+{
+	uint32_t idx;
+	int err;
+
+	if (len >= FL_TASK_COMM_LEN)
+		len = FL_TASK_COMM_LEN - 1;
+	if (!u32map_get(&r->comm_idx, tid, &idx)) {
+		if (r->nr_comms >= UINT32_MAX)
+			return -ENOMEM;
+		if (r->nr_comms == r->cap_comms) {
+			size_t ncap = r->cap_comms ? r->cap_comms * 2 : 256;
+			struct comm_ent *nc = realloc(r->comms, ncap * sizeof(*nc));
+
+			if (!nc)
+				return -ENOMEM;
+			r->comms = nc;
+			r->cap_comms = ncap;
+		}
+		idx = (uint32_t)r->nr_comms;
+		err = u32map_put(&r->comm_idx, tid, idx);
+		if (err)
+			return err;
+		r->nr_comms++;
+	}
+	memset(&r->comms[idx], 0, sizeof(r->comms[idx]));
+	memcpy(r->comms[idx].name, comm, len);
+	return 0;
+}
+
+static struct comm_ent *comm_ent(const struct ring_sampler *r, uint32_t tid)
+{
+	uint32_t idx;
+
+	if (!u32map_get(&r->comm_idx, tid, &idx))
+		return NULL;
+	return &r->comms[idx];
+}
+
+static const char *comm_cached(const struct ring_sampler *r, uint32_t tid)
+{
+	const struct comm_ent *e = comm_ent(r, tid);
+
+	return e ? e->name : NULL;
+}
+
+/* The kernel's name of a thread: /proc/PID/task/TID/comm without its newline. */
+static int read_proc_comm(uint32_t pid, uint32_t tid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * The thread's name from the COMM records (or inherited at fork), else read
+ * from /proc once and remembered, else its process's name if known, else
+ * "[unknown]". Always returns a string.
+ */
+static const char *comm_of(struct ring_sampler *r, uint32_t pid, uint32_t tid)
+{
+	const char *c;
+	char buf[64];
+
+	if (tid == 0)
+		return sr_idle_comm;
+	c = comm_cached(r, tid);
+	if (c)
+		return c;
+	if (read_proc_comm(pid, tid, buf, sizeof(buf)) == 0 && buf[0]) {
+		if (comm_set(r, tid, buf, strlen(buf)) == 0)
+			return comm_cached(r, tid);
+		return sr_unknown_comm;
+	}
+	c = comm_cached(r, pid);
+	/* Copied: comm_set() may move the names. */
+	snprintf(buf, sizeof(buf), "%s", c ? c : sr_unknown_comm);
+	/* Remembered either way: /proc is read at most once per thread. */
+	if (comm_set(r, tid, buf, strlen(buf)) == 0)
+		return comm_cached(r, tid);
+	return sr_unknown_comm;
+}
+
+/* ---- records ---- */
+
+struct comm_rec {
+	struct perf_event_header hdr;
+	uint32_t pid, tid;
+	char comm[];
+};
+
+struct task_rec {
+	struct perf_event_header hdr;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+struct lost_rec {
+	struct perf_event_header hdr;
+	uint64_t id, lost;
+};
+
+struct lost_samples_rec {
+	struct perf_event_header hdr;
+	uint64_t lost;
+};
+
+/* PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN, in the kernel's order. */
+struct sample_rec {
+	struct perf_event_header hdr;
+	uint32_t pid, tid;
+	uint64_t nr;
+	uint64_t ips[];
+};
+
+static uint32_t keep_state(const struct ring_sampler *r, uint32_t pid)
+{
+	uint32_t v;
+
+	return u32map_get(&r->kept, pid, &v) ? v : KEEP_NO;
+}
+
+static bool is_kept(const struct ring_sampler *r, uint32_t pid)
+{
+	return keep_state(r, pid) != KEEP_NO;
+}
+
+static int keep_child(struct ring_sampler *r, uint32_t pid)
+{
+	return is_kept(r, pid) ? 0 : u32map_put(&r->kept, pid, KEEP_CHILD);
+}
+
+/* A kept tgid, or a descendant of one through the fork records read so far. */
+static bool is_kept_descendant(const struct ring_sampler *r, uint32_t pid)
+{
+	for (int i = 0; i < SR_MAX_ANCESTRY; i++) {
+		if (is_kept(r, pid))
+			return true;
+		if (!u32map_get(&r->parents, pid, &pid))
+			return false;
+	}
+	return false;
+}
+
+/* Counters that describe the stacks that were kept. */
+static void account_kept(struct ring_sampler *r, const struct fl_raw_stack *st, uint64_t count)
+{
+	if (st->kerr == -EFAULT)
+		r->st.kstack_none += count;
+	if (st->uerr == -EFAULT)
+		r->st.ustack_none += count;
+	if (st->nr_kips >= FL_MAX_STACK_DEPTH || st->nr_uips >= FL_MAX_STACK_DEPTH)
+		r->st.truncated += count;
+}
+
+static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr)
+{
+	const struct sample_rec *rec = (const void *)hdr;
+	enum { CTX_OTHER, CTX_KERNEL, CTX_USER } ctx = CTX_OTHER;
+	struct fl_raw_stack st = {0};
+	size_t nk = 0, nu = 0;
+	uint64_t nr;
+	bool pending = false;
+
+	if (hdr->size < sizeof(*rec))
+		return 0;
+	nr = rec->nr;
+	if (nr > (hdr->size - sizeof(*rec)) / sizeof(uint64_t))
+		return 0; /* a chain longer than its record: not one of ours */
+	r->st.samples++;
+
+	if (rec->pid == 0) {
+		if (!r->opts.idle) {
+			r->st.idle++;
+			return 0;
+		}
+	} else if (r->filter && !is_kept(r, rec->pid)) {
+		if (!r->opts.follow_children) {
+			r->st.filtered++;
+			return 0;
+		}
+		pending = true;
+	}
+
+	/* Leaf first within each half; other contexts (hypervisor, guest) are not ours. */
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = rec->ips[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == PERF_CONTEXT_KERNEL)
+				ctx = CTX_KERNEL;
+			else if (ip == PERF_CONTEXT_USER)
+				ctx = CTX_USER;
+			else
+				ctx = CTX_OTHER;
+			continue;
+		}
+		if (ctx == CTX_KERNEL && nk < FL_MAX_STACK_DEPTH)
+			r->kips[nk++] = ip;
+		else if (ctx == CTX_USER && nu < FL_MAX_STACK_DEPTH)
+			r->uips[nu++] = ip;
+	}
+
+	st.pid = rec->pid;
+	st.tid = r->opts.per_thread ? rec->tid : 0;
+	st.comm = comm_of(r, rec->pid, rec->tid);
+	if (r->opts.kernel) {
+		st.kips = r->kips;
+		st.nr_kips = nk;
+		st.kerr = nk ? 0 : -EFAULT;
+	} else {
+		st.kerr = -ENOENT;
+	}
+	if (r->opts.user) {
+		st.uips = r->uips;
+		st.nr_uips = nu;
+		st.uerr = nu ? 0 : -EFAULT;
+	} else {
+		st.uerr = -ENOENT;
+	}
+
+	if (pending)
+		return fl_stackagg__add(r->pending, &st, 1);
+	account_kept(r, &st, 1);
+	return fl_stackagg__add(r->agg, &st, 1);
+}
+
+static int on_comm(struct ring_sampler *r, const struct perf_event_header *hdr)
+{
+	const struct comm_rec *rec = (const void *)hdr;
+	size_t room;
+
+	if (hdr->size <= sizeof(*rec))
+		return 0;
+	room = hdr->size - sizeof(*rec);
+	return comm_set(r, rec->tid, rec->comm, strnlen(rec->comm, room));
+}
+
+/*
+ * Records of different CPUs are read one ring after the other, so a task's
+ * COMM record may be read before its FORK record: a live name is never
+ * overwritten by the inherited one, only a missing one or one left by an
+ * exited task with the same tid.
+ */
+static int on_fork(struct ring_sampler *r, const struct perf_event_header *hdr)
+{
+	const struct task_rec *rec = (const void *)hdr;
+	const struct comm_ent *mine;
+	const char *pc;
+	int err;
+
+	if (hdr->size < sizeof(*rec) || rec->tid == 0)
+		return 0;
+	/* A new task is named after its creator until it execs or renames itself. */
+	mine = comm_ent(r, rec->tid);
+	pc = comm_cached(r, rec->ptid);
+	if (pc && (!mine || mine->exited)) {
+		char c[FL_TASK_COMM_LEN];
+
+		memcpy(c, pc, sizeof(c)); /* comm_set may move pc */
+		err = comm_set(r, rec->tid, c, strnlen(c, sizeof(c)));
+		if (err)
+			return err;
+	}
+	if (rec->pid == rec->ppid || !r->filter || !r->opts.follow_children)
+		return 0;
+	err = u32map_put(&r->parents, rec->pid, rec->ppid);
+	if (err)
+		return err;
+	if (is_kept(r, rec->ppid))
+		return keep_child(r, rec->pid);
+	/*
+	 * A pid learned as a descendant now names a process of someone else.
+	 * (Should its parent be a descendant whose fork is not read yet, the
+	 * pending samples are resolved through the parents map.)
+	 */
+	if (keep_state(r, rec->pid) == KEEP_CHILD)
+		return u32map_put(&r->kept, rec->pid, KEEP_NO);
+	return 0;
+}
+
+static void on_exit_rec(struct ring_sampler *r, const struct perf_event_header *hdr)
+{
+	const struct task_rec *rec = (const void *)hdr;
+	struct comm_ent *e;
+
+	if (hdr->size < sizeof(*rec))
+		return;
+	/* The name stays for the samples still unread; a new task may take the tid over. */
+	e = comm_ent(r, rec->tid);
+	if (e)
+		e->exited = true;
+}
+
+static int on_record(const struct perf_event_header *hdr, void *ctx)
+{
+	struct ring_sampler *r = ctx;
+	int err = 0;
+
+	switch (hdr->type) {
+	case PERF_RECORD_SAMPLE:
+		err = on_sample(r, hdr);
+		break;
+	case PERF_RECORD_COMM:
+		err = on_comm(r, hdr);
+		break;
+	case PERF_RECORD_FORK:
+		err = on_fork(r, hdr);
+		break;
+	case PERF_RECORD_EXIT:
+		on_exit_rec(r, hdr);
+		break;
+	case PERF_RECORD_LOST:
+		if (hdr->size >= sizeof(struct lost_rec))
+			r->st.lost_records += ((const struct lost_rec *)hdr)->lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (hdr->size >= sizeof(struct lost_samples_rec))
+			r->st.lost_records += ((const struct lost_samples_rec *)hdr)->lost;
+		break;
+	case PERF_RECORD_THROTTLE:
+		r->st.throttled++;
+		break;
+	default:
+		break;
+	}
+	if (err) {
+		r->cb_err = err;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- operations ---- */
+
+static int ring_ioctl_all(struct ring_sampler *r, unsigned long req)
+{
+	for (size_t i = 0; i < r->nr_cpus; i++)
+		if (ioctl(r->fds[i], req, 0) < 0)
+			return -errno;
+	return 0;
+}
+
+static int ring_add_pid(struct fl_sampler *s, int pid)
+{
+	struct ring_sampler *r = to_ring(s);
+	int err;
+
+	if (pid <= 0)
+		return -EINVAL;
+	err = u32map_put(&r->kept, (uint32_t)pid, KEEP_ASKED);
+	if (err)
+		return err;
+	r->filter = true;
+	return 0;
+}
+
+static int ring_start(struct fl_sampler *s)
+{
+	return ring_ioctl_all(to_ring(s), PERF_EVENT_IOC_ENABLE);
+}
+
+static int ring_stop(struct fl_sampler *s)
+{
+	return ring_ioctl_all(to_ring(s), PERF_EVENT_IOC_DISABLE);
+}
+
+static size_t ring_nr_fds(const struct fl_sampler *s)
+{
+	return to_ring_const(s)->nr_cpus;
+}
+
+static int ring_fd(const struct fl_sampler *s, size_t i)
+{
+	const struct ring_sampler *r = to_ring_const(s);
+
+	return i < r->nr_cpus ? r->fds[i] : -EINVAL;
+}
+
+static int resolve_one(const struct fl_raw_stack *st, void *ctx)
+{
+	struct ring_sampler *r = ctx;
+	int err;
+
+	if (!is_kept_descendant(r, st->pid)) {
+		r->st.filtered += st->count;
+		return 0;
+	}
+	/* Its later samples go straight to the kept ones. */
+	err = keep_child(r, st->pid);
+	if (!err)
+		err = fl_stackagg__add(r->agg, st, st->count);
+	if (err)
+		return err;
+	account_kept(r, st, st->count);
+	return 0;
+}
+
+/*
+ * Samples of tgids unknown when read: descendants of kept ones join them,
+ * the rest are filtered. *pa is left empty.
+ */
+static int resolve_pending(struct ring_sampler *r, struct fl_stackagg **pa)
+{
+	struct fl_stackagg *fresh = NULL;
+	int err;
+
+	if (!fl_stackagg__nr_stacks(*pa))
+		return 0;
+	err = fl_stackagg__new(&fresh);
+	if (err)
+		return err;
+	fl_pr_debug("sampler_ring: resolving %llu pending samples\n",
+		    (unsigned long long)fl_stackagg__total(*pa));
+	/* Emptied even on failure (only -ENOMEM): a later drain must not count a stack twice. */
+	err = fl_stackagg__for_each(*pa, resolve_one, r);
+	fl_stackagg__free(*pa);
+	*pa = fresh;
+	return err;
+}
+
+static int ring_poll(struct fl_sampler *s)
+{
+	struct ring_sampler *r = to_ring(s);
+	struct fl_stackagg *tmp;
+	int ret = 0, err;
+
+	for (size_t i = 0; i < r->nr_cpus; i++) {
+		int rc;
+
+		r->cb_err = 0;
+		rc = fl_perfbuf__consume(r->bufs[i], on_record, r);
+		if (r->cb_err)
+			return r->cb_err;
+		/* A corrupt ring was reset and its records are gone; read the others first. */
+		if (rc == -EBADMSG)
+			ret = rc;
+		else if (rc < 0)
+			return rc;
+	}
+	/* Every ring was read once more since the previous poll: its pending samples are decided. */
+	err = resolve_pending(r, &r->pending_prev);
+	if (err)
+		return err;
+	tmp = r->pending_prev;
+	r->pending_prev = r->pending;
+	r->pending = tmp;
+	return ret;
+}
+
+static int ring_drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
+{
+	struct ring_sampler *r = to_ring(s);
+	int err;
+
+	/* The caller read every ring after stop: nothing pending can learn more. */
+	err = resolve_pending(r, &r->pending_prev);
+	if (!err)
+		err = resolve_pending(r, &r->pending);
+	if (err)
+		return err;
+	return fl_stackagg__for_each(r->agg, fn, ctx);
+}
+
+static int ring_stats(struct fl_sampler *s, struct fl_sampler_stats *st)
+{
+	*st = to_ring(s)->st;
+	return 0;
+}
+
+static void ring_free(struct fl_sampler *s)
+{
+	struct ring_sampler *r = to_ring(s);
+
+	for (size_t i = 0; i < r->nr_cpus; i++) {
+		if (r->bufs)
+			fl_perfbuf__free(r->bufs[i]);
+		if (r->fds && r->fds[i] >= 0)
+			close(r->fds[i]);
+	}
+	fl_stackagg__free(r->agg);
+	fl_stackagg__free(r->pending);
+	fl_stackagg__free(r->pending_prev);
+	u32map_fini(&r->kept);
+	u32map_fini(&r->parents);
+	u32map_fini(&r->comm_idx);
+	free(r->comms);
+	free(r->bufs);
+	free(r->fds);
+	free(r->cpus);
+	free(r);
+}
+
+static const struct fl_sampler_ops ring_ops = {
+	.add_pid = ring_add_pid,
+	.start = ring_start,
+	.stop = ring_stop,
+	.nr_fds = ring_nr_fds,
+	.fd = ring_fd,
+	.poll = ring_poll,
+	.drain = ring_drain,
+	.stats = ring_stats,
+	.free = ring_free,
+};
+
+static int open_cpu(struct ring_sampler *r, size_t i, size_t ring_bytes)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = r->opts.freq,
+		/* The callchain's first kernel or user entry is the sampled ip: no PERF_SAMPLE_IP. */
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+		.exclude_callchain_kernel = !r->opts.kernel,
+		.exclude_callchain_user = !r->opts.user,
+		/* Names and parentage arrive in the same ring as the samples. */
+		.comm = 1,
+		.task = 1,
+		.disabled = 1,
+		.watermark = 1,
+		.wakeup_watermark = (uint32_t)(ring_bytes / 4),
+	};
+	int fd, err;
+
+	fd = fl_perf_event_open(&attr, -1, r->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		fl_pr_debug("sampler_ring: perf_event_open on CPU %d: %s\n", r->cpus[i],
+			    strerror(-fd));
+		return fd;
+	}
+	r->fds[i] = fd;
+	err = fl_perfbuf__new(fd, r->opts.ring_pages, &r->bufs[i]);
+	if (err)
+		fl_pr_debug("sampler_ring: mmap of the ring on CPU %d: %s\n", r->cpus[i],
+			    strerror(-err));
+	return err;
+}
+
+int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
+{
+	struct ring_sampler *r;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t ring_pages;
+	int n, err;
+
+	if (!opts || !ret || page <= 0 || opts->sz < offsetof(struct fl_sampler_opts, ring_pages))
+		return -EINVAL;
+	if (opts->nr_pids && !opts->pids)
+		return -EINVAL;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->base.ops = &ring_ops;
+	r->base.backend = FL_SAMPLER_RING;
+	memcpy(&r->opts, opts, opts->sz < sizeof(r->opts) ? opts->sz : sizeof(r->opts));
+	r->opts.pids = NULL;
+	r->opts.nr_pids = 0;
+	ring_pages = r->opts.ring_pages ? r->opts.ring_pages : SR_DEFAULT_RING_PAGES;
+	if (ring_pages & (ring_pages - 1) || ring_pages > (1U << 20) || !r->opts.freq) {
+		err = -EINVAL;
+		goto out_free;
+	}
+	r->opts.ring_pages = ring_pages;
+
+	for (size_t i = 0; i < opts->nr_pids; i++) {
+		if (opts->pids[i] <= 0) {
+			err = -EINVAL;
+			goto out_free;
+		}
+		err = u32map_put(&r->kept, (uint32_t)opts->pids[i], KEEP_ASKED);
+		if (err)
+			goto out_free;
+		r->filter = true;
+	}
+
+	err = fl_stackagg__new(&r->agg);
+	if (!err)
+		err = fl_stackagg__new(&r->pending);
+	if (!err)
+		err = fl_stackagg__new(&r->pending_prev);
+	if (err)
+		goto out_free;
+
+	n = fl_online_cpus(&r->cpus);
+	if (n < 0) {
+		err = n;
+		goto out_free;
+	}
+	r->nr_cpus = (size_t)n;
+	r->fds = malloc(r->nr_cpus * sizeof(*r->fds));
+	r->bufs = calloc(r->nr_cpus, sizeof(*r->bufs));
+	if (!r->fds || !r->bufs) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < r->nr_cpus; i++)
+		r->fds[i] = -1;
+	for (size_t i = 0; i < r->nr_cpus; i++) {
+		err = open_cpu(r, i, ring_pages * (size_t)page);
+		if (err)
+			goto out_free;
+	}
+	*ret = &r->base;
+	return 0;
+
+out_free:
+	ring_free(&r->base);
+	return err;
+}

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Tests of the process tracker against real processes: dlopen, fork, exec, exit, kernel threads. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "flamed/tracker.h"
+
+static struct fl_tracker *start_tracker(const int *pids, size_t nr_pids)
+{
+	struct fl_tracker_opts opts = {
+		.sz = sizeof(opts),
+		.pids = pids,
+		.nr_pids = nr_pids,
+	};
+	struct fl_tracker *t = NULL;
+	int err = fl_tracker__new(&opts, &t);
+
+	if (err == -EACCES || err == -EPERM || err == -ENOENT || err == -ENODEV ||
+	    err == -EOPNOTSUPP) {
+		printf("fl_tracker__new: %s: skipping (needs root or "
+		       "kernel.perf_event_paranoid<=0)\n",
+		       strerror(-err));
+		exit(77);
+	}
+	assert_int_equal(err, 0);
+	assert_int_equal(fl_tracker__start(t), 0);
+	assert_true(fl_tracker__nr_fds(t) > 0);
+	assert_true(fl_tracker__fd(t, 0) >= 0);
+	return t;
+}
+
+/* A function of this executable, to look up in a forked child. */
+__attribute__((noinline)) static int marker_function(int x)
+{
+	return x * 3 + 1;
+}
+
+static void self_exe(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+	assert_true(n > 0);
+	buf[n] = '\0';
+}
+
+/* A library the test process has not loaded, so that a child's dlopen() really maps it. */
+static const char *unloaded_library(void)
+{
+	static const char *const candidates[] = {
+		"libresolv.so.2", "libanl.so.1", "libcrypt.so.1", "libm.so.6", "libz.so.1",
+	};
+
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		void *h = dlopen(candidates[i], RTLD_NOW | RTLD_NOLOAD);
+
+		if (h) {
+			dlclose(h);
+			continue;
+		}
+		return candidates[i];
+	}
+	return NULL;
+}
+
+struct lib_text {
+	const char *soname;
+	uint64_t addr; /* some address in its executable segment */
+	char path[PATH_MAX];
+};
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct lib_text *lt = ctx;
+
+	(void)size;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, lt->soname))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			lt->addr = info->dlpi_addr + ph->p_vaddr + ph->p_memsz / 2;
+			if (!realpath(info->dlpi_name, lt->path))
+				lt->path[0] = '\0';
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+}
+
+/*
+ * A forked child dlopen()s a library, tells us where its code is and waits:
+ * the tracker has the library (mmap2), the parent's code (fork copy), and
+ * keeps both after the child exited and was reaped.
+ */
+static void test_fork_dlopen_exit(void **state)
+{
+	int self = getpid();
+	struct fl_tracker *t = start_tracker(&self, 1);
+	struct fl_tracker_stats st;
+	const struct fl_tmap *m;
+	struct lib_text lt = {0};
+	char exe[PATH_MAX];
+	int up[2], down[2], status;
+	pid_t child;
+
+	(void)state;
+	lt.soname = unloaded_library();
+	if (!lt.soname)
+		skip();
+	self_exe(exe, sizeof(exe));
+
+	/* The scan found our own code. */
+	m = fl_tracker__find(t, (uint32_t)self, (uint64_t)(uintptr_t)marker_function);
+	assert_non_null(m);
+	assert_string_equal(m->path, exe);
+	assert_false(fl_tracker__is_kthread(t, (uint32_t)self));
+
+	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(down, O_CLOEXEC), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char c;
+
+		close(up[0]);
+		close(down[1]);
+
+		if (!dlopen(lt.soname, RTLD_NOW) || dl_iterate_phdr(find_text, &lt) != 1)
+			_exit(2);
+		if (write(up[1], &lt, sizeof(lt)) != (ssize_t)sizeof(lt))
+			_exit(3);
+		(void)!read(down[0], &c, 1);
+		_exit(marker_function(0) == 1 ? 0 : 4);
+	}
+	close(up[1]);
+	close(down[0]);
+	read_full(up[0], &lt, sizeof(lt));
+	assert_true(lt.addr != 0);
+
+	assert_int_equal(fl_tracker__poll(t), 0);
+	m = fl_tracker__find(t, (uint32_t)child, lt.addr);
+	assert_non_null(m);
+	assert_true(m->start <= lt.addr && lt.addr < m->end);
+	assert_string_equal(m->path, lt.path);
+	printf("# child %d: %s at %#llx-%#llx\n", child, m->path, (unsigned long long)m->start,
+	       (unsigned long long)m->end);
+	/* The parent's library is not the child's. */
+	m = fl_tracker__find(t, (uint32_t)self, lt.addr);
+	assert_true(!m || strcmp(m->path, lt.path) != 0);
+
+	/* No exec: the child runs our code, known through the fork record alone. */
+	m = fl_tracker__find(t, (uint32_t)child, (uint64_t)(uintptr_t)marker_function);
+	assert_non_null(m);
+	assert_string_equal(m->path, exe);
+
+	/* Let it exit, reap it, read the exit: nothing forgotten. */
+	close(down[1]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(fl_tracker__poll(t), 0);
+	m = fl_tracker__find(t, (uint32_t)child, lt.addr);
+	assert_non_null(m);
+	assert_string_equal(m->path, lt.path);
+	m = fl_tracker__find(t, (uint32_t)child, (uint64_t)(uintptr_t)marker_function);
+	assert_non_null(m);
+	assert_string_equal(m->path, exe);
+
+	fl_tracker__stats(t, &st);
+	assert_true(st.forks >= 1);
+	assert_true(st.exits >= 1);
+	assert_true(st.mmaps >= 1);
+	assert_true(st.processes >= 2);
+	assert_int_equal(fl_tracker__stop(t), 0);
+	assert_int_equal(fl_tracker__poll(t), 0);
+	close(up[0]);
+	fl_tracker__free(t);
+}
+
+/* Executable mappings of a process from /proc, the truth to compare with. */
+struct truth {
+	uint64_t start[256], end[256];
+	char path[256][128];
+	int n;
+	int has_libc, has_cat;
+};
+
+static void read_truth(pid_t pid, struct truth *tr)
+{
+	char fn[64], line[512];
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+	tr->n = 0;
+	tr->has_libc = 0;
+	tr->has_cat = 0;
+	f = fopen(fn, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && tr->n < 256) {
+		unsigned long long s, e;
+		char perms[8];
+		int off = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &s, &e, perms, &off) < 3 || !off)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		tr->start[tr->n] = s;
+		tr->end[tr->n] = e;
+		snprintf(tr->path[tr->n], sizeof(tr->path[0]), "%s", line + off);
+		tr->path[tr->n][strcspn(tr->path[tr->n], "\n")] = '\0';
+		if (strstr(tr->path[tr->n], "libc.so"))
+			tr->has_libc = 1;
+		if (strstr(tr->path[tr->n], "/cat"))
+			tr->has_cat = 1;
+		tr->n++;
+	}
+	fclose(f);
+}
+
+static void check_truth(const struct fl_tracker *t, pid_t pid, const struct truth *tr)
+{
+	for (int i = 0; i < tr->n; i++) {
+		const struct fl_tmap *m;
+
+		/* [vsyscall] is not a mapping of the process: no record for it. */
+		if (!strcmp(tr->path[i], "[vsyscall]"))
+			continue;
+		m = fl_tracker__find(t, (uint32_t)pid, tr->start[i]);
+		assert_non_null(m);
+		assert_string_equal(m->path, tr->path[i]);
+		assert_true(m->start <= tr->start[i] && tr->end[i] <= m->end);
+		m = fl_tracker__find(t, (uint32_t)pid, tr->end[i] - 1);
+		assert_non_null(m);
+		assert_string_equal(m->path, tr->path[i]);
+	}
+}
+
+/* fork + exec of cat: every executable mapping of the new image is known, before and after exit. */
+static void test_exec(void **state)
+{
+	int self = getpid();
+	struct fl_tracker *t = start_tracker(&self, 1);
+	struct fl_tracker_stats st;
+	struct truth *tr = calloc(1, sizeof(*tr));
+	int in[2], status;
+	pid_t child;
+
+	(void)state;
+	assert_non_null(tr);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		dup2(in[0], 0);
+		execl("/bin/cat", "cat", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	/* Until cat runs and ld.so has mapped libc: it is then blocked on its stdin. */
+	for (int i = 0; i < 500; i++) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+
+		read_truth(child, tr);
+		if (tr->has_libc && tr->has_cat)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_true(tr->has_libc && tr->has_cat);
+	assert_int_equal(fl_tracker__poll(t), 0);
+	check_truth(t, child, tr);
+	assert_false(fl_tracker__is_kthread(t, (uint32_t)child));
+
+	close(in[1]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(fl_tracker__poll(t), 0);
+	check_truth(t, child, tr);
+
+	fl_tracker__stats(t, &st);
+	assert_true(st.execs >= 1);
+	assert_true(st.exits >= 1);
+	printf("# cat: %d executable mappings; stats: mmaps %llu forks %llu exits %llu execs %llu "
+	       "lost %llu\n",
+	       tr->n, (unsigned long long)st.mmaps, (unsigned long long)st.forks,
+	       (unsigned long long)st.exits, (unsigned long long)st.execs,
+	       (unsigned long long)st.lost);
+	free(tr);
+	fl_tracker__free(t);
+}
+
+/* Some kernel thread other than kthreadd, from /proc. */
+static int some_kthread(void)
+{
+	for (int pid = 3; pid < 1000; pid++) {
+		char fn[64], comm[64] = "";
+		FILE *f;
+
+		snprintf(fn, sizeof(fn), "/proc/%d/comm", pid);
+		f = fopen(fn, "re");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    (!strncmp(comm, "kworker", 7) || !strncmp(comm, "ksoftirqd", 9) ||
+		     !strncmp(comm, "migration", 9) || !strncmp(comm, "rcu_", 4))) {
+			fclose(f);
+			return pid;
+		}
+		fclose(f);
+	}
+	return -1;
+}
+
+/* The whole /proc scan: kernel threads are known as such, our own code is found. */
+static void test_scan_all_kthreads(void **state)
+{
+	struct fl_tracker *t = start_tracker(NULL, 0);
+	struct fl_tracker_stats st;
+	const struct fl_tmap *m;
+	int kt = some_kthread();
+
+	(void)state;
+	assert_true(fl_tracker__is_kthread(t, 2));
+	if (kt > 0)
+		assert_true(fl_tracker__is_kthread(t, (uint32_t)kt));
+	assert_false(fl_tracker__is_kthread(t, (uint32_t)getpid()));
+	assert_false(fl_tracker__is_kthread(t, 1));
+	m = fl_tracker__find(t, (uint32_t)getpid(), (uint64_t)(uintptr_t)marker_function);
+	assert_non_null(m);
+	/* Kernel threads have no mappings; unknown processes no mappings either. */
+	assert_null(fl_tracker__find(t, 2, (uint64_t)(uintptr_t)marker_function));
+	assert_null(fl_tracker__find(t, 0x7ffffff0, 0x400000));
+	fl_tracker__stats(t, &st);
+	assert_true(st.processes > 10);
+	printf("# %llu processes after the scan; kthread example %d\n",
+	       (unsigned long long)st.processes, kt);
+	fl_tracker__free(t);
+}
+
+/* A pid given at start that does not exist is not an error; add_pid of one is. */
+static void test_missing_pid(void **state)
+{
+	int pids[2] = {getpid(), 0x3ffffff0};
+	struct fl_tracker *t = start_tracker(pids, 2);
+	const struct fl_tmap *m;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(fl_tracker__add_pid(t, 0x3ffffff0), -ENOENT);
+	assert_int_equal(fl_tracker__add_pid(t, -1), -EINVAL);
+
+	/* add_pid reads a process that the events did not show (they are off here). */
+	assert_int_equal(fl_tracker__stop(t), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(fl_tracker__poll(t), 0);
+	assert_null(fl_tracker__find(t, (uint32_t)child, (uint64_t)(uintptr_t)marker_function));
+	assert_int_equal(fl_tracker__add_pid(t, child), 0);
+	m = fl_tracker__find(t, (uint32_t)child, (uint64_t)(uintptr_t)marker_function);
+	assert_non_null(m);
+	assert_false(fl_tracker__is_kthread(t, (uint32_t)child));
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	fl_tracker__free(t);
+	fl_tracker__free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_dlopen_exit),
+		cmocka_unit_test(test_exec),
+		cmocka_unit_test(test_scan_all_kthreads),
+		cmocka_unit_test(test_missing_pid),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* flamed: argument dispatch to the subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "flamed.h"
+#include "flamed/log.h"
+
+bool verbose;
+
+void msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flamed: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: flamed <command> [options]\n"
+	      "\n"
+	      "commands:\n"
+	      "  record   sample CPU stacks (-a, -p PID, or -- CMD) and write folded stacks\n"
+	      "\n"
+	      "'flamed record --help' lists the options of record.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		puts("flamed " FLAMED_VERSION);
+		return 0;
+	}
+	msg("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

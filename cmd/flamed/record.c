@@ -1,0 +1,1010 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* flamed record: options, the recording's event loop, and the output at the end. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flamed.h"
+#include "flamed/cleanup.h"
+#include "flamed/fold.h"
+#include "flamed/folded.h"
+#include "flamed/log.h"
+#include "flamed/profile.h"
+#include "flamed/profile_abi.h"
+#include "flamed/sampler.h"
+#include "flamed/symbolizer.h"
+#include "flamed/tracker.h"
+
+#define DEFAULT_FREQ 99
+
+enum format { FORMAT_AUTO, FORMAT_FOLDED, FORMAT_SVG };
+
+/* Parsed arguments: the only configuration there is, and it lives here in cmd/. */
+struct record_args {
+	bool all;
+	int *pids;
+	size_t nr_pids;
+	char **cmd; /* NULL-terminated, or NULL */
+	uint64_t freq;
+	double duration; /* seconds; 0 = until stopped */
+	const char *output; /* NULL or "-" = stdout */
+	enum format format;
+	bool per_process, per_thread, idle;
+	bool kernel, user;
+	bool no_bpf;
+	uint32_t stack_storage_size, max_stacks;
+};
+
+/* Where the output goes: a temporary file beside the final path, renamed at the end. */
+struct output {
+	const char *path; /* NULL: stdout */
+	char *tmp_path;
+	FILE *f;
+};
+
+/* epoll tags: what woke us up. */
+enum tag { TAG_SIGNAL, TAG_DURATION, TAG_TICK, TAG_SAMPLER, TAG_TRACKER, TAG_PIDFD };
+
+static const char record_usage[] =
+	"usage: flamed record [-a | -p PID[,PID...] | [--] CMD [ARGS...]] [options]\n"
+	"\n"
+	"Samples CPU stacks and writes them as folded stacks when the recording ends\n"
+	"(after -d SECONDS, when the targets exit, or on Ctrl-C / SIGTERM).\n"
+	"\n"
+	"targets:\n"
+	"  -a, --all-cpus           every process on every CPU\n"
+	"  -p, --pid PID[,PID...]   these processes, all their threads\n"
+	"  -- CMD [ARGS...]         run CMD and profile it and its children\n"
+	"options:\n"
+	"  -F, --freq HZ            samples per second per CPU (default 99)\n"
+	"  -d, --duration SECONDS   stop after this long\n"
+	"  -o, --output FILE        output file; '-' or absent: stdout\n"
+	"      --format FMT         folded (default; also from the extension .folded, .txt)\n"
+	"  -g                       accepted for perf compatibility: stacks are always recorded\n"
+	"      --call-graph fp      frame-pointer stacks (the default)\n"
+	"      --per-process        root frame COMM-PID\n"
+	"      --per-thread         root frame COMM-PID/TID\n"
+	"      --idle               keep idle-task samples (dropped by default)\n"
+	"      --kernel-only        kernel stacks only\n"
+	"      --user-only          user stacks only\n"
+	"      --no-bpf             count stacks in user space from the perf ring buffer\n"
+	"      --stack-storage-size N  BPF stack-map entries (default 32768)\n"
+	"      --max-stacks N       BPF counts-map entries (default 65536)\n"
+	"  -v, --verbose            debug messages\n"
+	"  -h, --help               this text\n";
+
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flamed: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n\n", stderr);
+	fputs(record_usage, stderr);
+}
+
+static void debug_print(const char *fmt, va_list ap)
+{
+	fputs("flamed: debug: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+static int read_proc_u64(const char *path, uint64_t *val)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	unsigned long long v;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%llu", &v) != 1)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+static int read_proc_int(const char *path, int *val)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", val) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t *val)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s[0] || s[0] == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *val)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) || v > UINT32_MAX)
+		return -EINVAL;
+	*val = (uint32_t)v;
+	return 0;
+}
+
+static int parse_pids(const char *s, struct record_args *a)
+{
+	_cleanup_free_ char *copy = strdup(s);
+	char *save = NULL, *tok;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		int *pids;
+
+		if (parse_u64(tok, &v) || v == 0 || v > INT_MAX)
+			return -EINVAL;
+		pids = realloc(a->pids, (a->nr_pids + 1) * sizeof(*pids));
+		if (!pids)
+			return -ENOMEM;
+		a->pids = pids;
+		a->pids[a->nr_pids++] = (int)v;
+	}
+	return a->nr_pids ? 0 : -EINVAL;
+}
+
+static enum format format_of_path(const char *path)
+{
+	const char *dot = path ? strrchr(path, '.') : NULL;
+
+	if (dot && !strcmp(dot, ".svg"))
+		return FORMAT_SVG;
+	return FORMAT_FOLDED;
+}
+
+enum {
+	OPT_FORMAT = 256,
+	OPT_CALL_GRAPH,
+	OPT_PER_PROCESS,
+	OPT_PER_THREAD,
+	OPT_IDLE,
+	OPT_KERNEL_ONLY,
+	OPT_USER_ONLY,
+	OPT_NO_BPF,
+	OPT_STACK_STORAGE,
+	OPT_MAX_STACKS,
+};
+
+/* Returns 0 to go on, or an exit code (EXIT_USAGE, or 0 after --help) + 1000. */
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	static const struct option longopts[] = {
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		{ "idle", no_argument, NULL, OPT_IDLE },
+		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
+		{ "user-only", no_argument, NULL, OPT_USER_ONLY },
+		{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
+		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
+		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	bool kernel_only = false, user_only = false, freq_set = false;
+	int c;
+
+	a->freq = DEFAULT_FREQ;
+	opterr = 0;
+	/* '+': the first non-option starts the command, as with perf record. */
+	while ((c = getopt_long(argc, argv, "+ap:F:d:o:gvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			a->all = true;
+			break;
+		case 'p':
+			if (parse_pids(optarg, a)) {
+				usage_error("invalid process list '%s': give PID or PID,PID,...", optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			break;
+		case 'F':
+			if (parse_u64(optarg, &a->freq)) {
+				usage_error("invalid frequency '%s': give samples per second, e.g. -F 99",
+					    optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			freq_set = true;
+			break;
+		case 'd': {
+			char *end;
+
+			errno = 0;
+			a->duration = strtod(optarg, &end);
+			if (errno || *end || !(a->duration > 0) || a->duration > 1e9 ||
+			    isnan(a->duration)) {
+				usage_error("invalid duration '%s': give seconds, e.g. -d 10", optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			break;
+		}
+		case 'o':
+			a->output = optarg;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "folded")) {
+				a->format = FORMAT_FOLDED;
+			} else if (!strcmp(optarg, "svg")) {
+				a->format = FORMAT_SVG;
+			} else {
+				usage_error("unknown format '%s': use folded or svg", optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			break;
+		case 'g':
+			break;
+		case OPT_CALL_GRAPH:
+			if (strcmp(optarg, "fp")) {
+				usage_error("unsupported --call-graph '%s': use fp", optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			break;
+		case OPT_PER_PROCESS:
+			a->per_process = true;
+			break;
+		case OPT_PER_THREAD:
+			a->per_thread = true;
+			break;
+		case OPT_IDLE:
+			a->idle = true;
+			break;
+		case OPT_KERNEL_ONLY:
+			kernel_only = true;
+			break;
+		case OPT_USER_ONLY:
+			user_only = true;
+			break;
+		case OPT_NO_BPF:
+			a->no_bpf = true;
+			break;
+		case OPT_STACK_STORAGE:
+			if (parse_u32(optarg, &a->stack_storage_size) || !a->stack_storage_size ||
+			    a->stack_storage_size > (1u << 24)) {
+				usage_error("invalid --stack-storage-size '%s': give 1 to 16777216",
+					    optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			break;
+		case OPT_MAX_STACKS:
+			if (parse_u32(optarg, &a->max_stacks) || !a->max_stacks ||
+			    a->max_stacks > (1u << 24)) {
+				usage_error("invalid --max-stacks '%s': give 1 to 16777216", optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			return 1000;
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+			return 1000 + EXIT_USAGE;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+			return 1000 + EXIT_USAGE;
+		}
+	}
+	(void)freq_set;
+	if (optind < argc)
+		a->cmd = &argv[optind];
+
+	if (kernel_only && user_only) {
+		usage_error("--kernel-only and --user-only exclude each other");
+		return 1000 + EXIT_USAGE;
+	}
+	a->kernel = !user_only;
+	a->user = !kernel_only;
+	if (a->per_process && a->per_thread) {
+		usage_error("--per-process and --per-thread exclude each other");
+		return 1000 + EXIT_USAGE;
+	}
+	if ((a->all ? 1 : 0) + (a->nr_pids ? 1 : 0) + (a->cmd ? 1 : 0) != 1) {
+		usage_error(a->all || a->nr_pids || a->cmd
+				    ? "give one target: -a, -p PID, or -- CMD"
+				    : "nothing to record: give -a, -p PID, or -- CMD");
+		return 1000 + EXIT_USAGE;
+	}
+	if (a->format == FORMAT_AUTO)
+		a->format = format_of_path(a->output && strcmp(a->output, "-") ? a->output : NULL);
+	if (a->format == FORMAT_SVG) {
+		usage_error("SVG output is not available in this version: write folded stacks (-o FILE.folded)");
+		return 1000 + EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Checks that need the system but no privilege, before anything is sampled. */
+static int check_freq(const struct record_args *a)
+{
+	uint64_t max = 0;
+
+	if (a->freq == 0) {
+		msg("frequency 0 is out of range: use -F 1 or more (at most kernel.perf_event_max_sample_rate)");
+		return -EINVAL;
+	}
+	if (read_proc_u64("/proc/sys/kernel/perf_event_max_sample_rate", &max) == 0 &&
+	    a->freq > max) {
+		msg("frequency %llu is above kernel.perf_event_max_sample_rate (%llu): use -F %llu or less, or raise the sysctl",
+		    (unsigned long long)a->freq, (unsigned long long)max, (unsigned long long)max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int pidfd_open(int pid)
+{
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int check_pids(const struct record_args *a)
+{
+	for (size_t i = 0; i < a->nr_pids; i++) {
+		if (kill(a->pids[i], 0) < 0 && errno == ESRCH) {
+			msg("no such process: %d (check the PID with ps)", a->pids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+static int output_open(struct output *o, const char *path)
+{
+	int fd;
+
+	if (!path || !strcmp(path, "-")) {
+		o->f = stdout;
+		return 0;
+	}
+	o->path = path;
+	if (asprintf(&o->tmp_path, "%s.XXXXXX", path) < 0) {
+		o->tmp_path = NULL;
+		return -ENOMEM;
+	}
+	fd = mkostemp(o->tmp_path, O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		msg("cannot write %s: %s (choose a writable path with -o)", path, strerror(errno));
+		free(o->tmp_path);
+		o->tmp_path = NULL;
+		return err;
+	}
+	/* mkostemp makes the file private; an output file gets the usual mode. */
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0) {
+		/* Not fatal: the file stays readable by its owner. */
+	}
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		close(fd);
+		unlink(o->tmp_path);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void output_abort(struct output *o)
+{
+	if (o->tmp_path) {
+		if (o->f)
+			fclose(o->f);
+		unlink(o->tmp_path);
+	}
+	free(o->tmp_path);
+	o->tmp_path = NULL;
+	o->f = NULL;
+}
+
+static int output_commit(struct output *o)
+{
+	int err = 0;
+
+	if (!o->tmp_path) {
+		if (fflush(o->f) != 0 || ferror(o->f))
+			err = -EIO;
+		return err;
+	}
+	if (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) < 0)
+		err = -errno ?: -EIO;
+	if (fclose(o->f) != 0 && !err)
+		err = -errno ?: -EIO;
+	o->f = NULL;
+	if (!err && rename(o->tmp_path, o->path) < 0)
+		err = -errno;
+	if (err)
+		unlink(o->tmp_path);
+	free(o->tmp_path);
+	o->tmp_path = NULL;
+	return err;
+}
+
+static void permission_hint(const char *what, int err)
+{
+	int paranoid = 0;
+
+	if (read_proc_int("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0)
+		paranoid = 2;
+	msg("cannot open %s: %s (run as root, or grant CAP_PERFMON and CAP_BPF, or lower kernel.perf_event_paranoid, now %d, to -1 for -a or 1 for -p)",
+	    what, strerror(-err), paranoid);
+}
+
+static bool is_permission_error(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
+/* So that one perf event per CPU for each of three users fits; a few hundred CPUs need more than 1024. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* The -- CMD child: forked stopped at a pipe, released once sampling runs. */
+struct child {
+	pid_t pid;
+	int go_fd;  /* write end: closing it lets the child exec */
+	int err_fd; /* read end: the child writes errno here if exec fails */
+	bool exited;
+	int status;
+};
+
+static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask)
+{
+	int go[2], errp[2];
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		close(go[0]);
+		close(go[1]);
+		return -errno;
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		int err = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(errp[0]);
+		close(errp[1]);
+		return err;
+	}
+	if (c->pid == 0) {
+		char b;
+		int e;
+
+		close(go[1]);
+		close(errp[0]);
+		/* Wait until the parent samples us (or dies). */
+		while (read(go[0], &b, 1) < 0 && errno == EINTR)
+			;
+		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		execvp(cmd[0], cmd);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0) {
+			/* nothing left to tell */
+		}
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	c->go_fd = go[1];
+	c->err_fd = errp[0];
+	return 0;
+}
+
+/* Lets the child exec; returns 0, or -errno when exec failed. */
+static int child_release(struct child *c)
+{
+	int e = 0;
+	ssize_t n;
+
+	close(c->go_fd);
+	c->go_fd = -1;
+	do
+		n = read(c->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(c->err_fd);
+	c->err_fd = -1;
+	if (n == (ssize_t)sizeof(e))
+		return -e;
+	return 0;
+}
+
+/* The recording stopped before the command did: ask it to stop, then insist. */
+static void child_stop(struct child *c)
+{
+	if (c->pid <= 0 || c->exited)
+		return;
+	kill(c->pid, SIGTERM);
+	for (int i = 0; i < 100; i++) {
+		if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
+			c->exited = true;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, NULL, 0);
+	c->exited = true;
+}
+
+static int timer_arm(int fd, double first, double interval)
+{
+	struct itimerspec its = {};
+
+	its.it_value.tv_sec = (time_t)first;
+	its.it_value.tv_nsec = (long)((first - (double)(time_t)first) * 1e9);
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	its.it_interval.tv_sec = (time_t)interval;
+	its.it_interval.tv_nsec = (long)((interval - (double)(time_t)interval) * 1e9);
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+static int epoll_add(int ep, int fd, enum tag tag, uint32_t idx)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)tag << 32 | idx };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct recording {
+	struct record_args *args;
+	struct fl_sampler *sampler;
+	struct fl_tracker *tracker;
+	struct child child;
+	int *pidfds;
+	size_t pids_alive;
+	int tick_fd;
+	bool status_line;
+	double started;
+	const char *stop_reason;
+};
+
+static void status_update(struct recording *r)
+{
+	struct fl_sampler_stats st;
+
+	if (!r->status_line || fl_sampler__stats(r->sampler, &st))
+		return;
+	fprintf(stderr, "\rflamed: recording %.0f s, %llu samples\033[K", now_s() - r->started,
+		(unsigned long long)(st.samples - st.idle - st.filtered));
+	fflush(stderr);
+}
+
+/* Runs until the duration passes, a signal stops us, or the targets are gone. */
+static int event_loop(struct recording *r, int ep, int sfd)
+{
+	struct epoll_event evs[16];
+
+	while (!r->stop_reason) {
+		int n = epoll_wait(ep, evs, ARRAY_SIZE(evs), -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < n; i++) {
+			enum tag tag = (enum tag)(evs[i].data.u64 >> 32);
+			uint32_t idx = (uint32_t)evs[i].data.u64;
+			struct signalfd_siginfo si;
+			uint64_t ticks;
+
+			switch (tag) {
+			case TAG_SIGNAL:
+				while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+					if (si.ssi_signo == SIGCHLD) {
+						int status;
+
+						if (r->child.pid > 0 && !r->child.exited &&
+						    waitpid(r->child.pid, &status, WNOHANG) ==
+							    r->child.pid) {
+							r->child.exited = true;
+							r->child.status = status;
+							r->stop_reason = "the command exited";
+						}
+					} else {
+						r->stop_reason = "interrupted";
+					}
+				}
+				break;
+			case TAG_DURATION:
+				r->stop_reason = "duration reached";
+				break;
+			case TAG_TICK:
+				if (read(r->tick_fd, &ticks, sizeof(ticks)) < 0) {
+					/* EAGAIN: another wakeup consumed it */
+				}
+				status_update(r);
+				fl_tracker__poll(r->tracker);
+				fl_sampler__poll(r->sampler);
+				break;
+			case TAG_SAMPLER:
+				fl_sampler__poll(r->sampler);
+				break;
+			case TAG_TRACKER:
+				fl_tracker__poll(r->tracker);
+				break;
+			case TAG_PIDFD:
+				epoll_ctl(ep, EPOLL_CTL_DEL, r->pidfds[idx], NULL);
+				if (--r->pids_alive == 0)
+					r->stop_reason = "the processes exited";
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static void print_summary(const struct recording *r, const struct fl_profile *p,
+			  const struct fl_sampler_stats *ss, const struct fl_fold_stats *fs,
+			  const struct fl_tracker_stats *ts, double elapsed)
+{
+	const struct record_args *a = r->args;
+
+	msg("%llu samples, %zu stacks in %.1f s (%s, %s backend)%s%s",
+	    (unsigned long long)fl_profile__total(p), fl_profile__nr_stacks(p), elapsed,
+	    r->stop_reason, fl_sampler__backend(r->sampler) == FL_SAMPLER_BPF ? "bpf" : "ring buffer",
+	    a->output && strcmp(a->output, "-") ? ", written to " : "",
+	    a->output && strcmp(a->output, "-") ? a->output : "");
+	if (ss->idle)
+		msg("%llu idle samples dropped (--idle keeps them)", (unsigned long long)ss->idle);
+	if (ss->lost)
+		msg("%llu samples lost: the overflow ring buffer was full (raise --stack-storage-size or --max-stacks)",
+		    (unsigned long long)ss->lost);
+	if (ss->recovered)
+		msg("%llu samples counted in user space (%llu stack-id collisions, %llu full-map events): none lost",
+		    (unsigned long long)ss->recovered, (unsigned long long)ss->collisions,
+		    (unsigned long long)ss->map_full);
+	if (ss->lost_records || ss->throttled)
+		msg("ring buffer: %llu records lost, %llu throttling events (lower -F)",
+		    (unsigned long long)ss->lost_records, (unsigned long long)ss->throttled);
+	if (ts->lost)
+		msg("process tracker: %llu mapping records lost: some frames may stay unsymbolized",
+		    (unsigned long long)ts->lost);
+	if (ss->truncated)
+		msg("%llu samples with a stack truncated at %d frames", (unsigned long long)ss->truncated,
+		    FL_MAX_STACK_DEPTH);
+	if (fs->no_user_stack)
+		msg("%llu samples of user processes without a user stack", (unsigned long long)fs->no_user_stack);
+	msg("unsymbolized frames: %.1f%% (%llu of %llu)",
+	    fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
+	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
+}
+
+static int fold_cb(const struct fl_raw_stack *st, void *ctx)
+{
+	return fl_fold__add(ctx, st);
+}
+
+DEFINE_FREE_FUNC(struct fl_sampler, fl_sampler__free)
+DEFINE_FREE_FUNC(struct fl_tracker, fl_tracker__free)
+DEFINE_FREE_FUNC(struct fl_symbolizer, fl_symbolizer__free)
+DEFINE_FREE_FUNC(struct fl_profile, fl_profile__free)
+DEFINE_FREE_FUNC(struct fl_fold, fl_fold__free)
+
+static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
+{
+	struct record_args *a = r->args;
+	struct fl_sampler_opts so = {
+		.sz = sizeof(so),
+		.freq = a->freq,
+		.pids = pids,
+		.nr_pids = nr_pids,
+		.follow_children = a->cmd != NULL,
+		.per_thread = a->per_thread,
+		.idle = a->idle,
+		.kernel = a->kernel,
+		.user = a->user,
+		.stack_storage_size = a->stack_storage_size,
+		.max_stacks = a->max_stacks,
+	};
+	int err;
+
+	if (!a->no_bpf) {
+		err = fl_sampler__new(FL_SAMPLER_BPF, &so, &r->sampler);
+		if (!err)
+			return 0;
+		if (is_permission_error(err)) {
+			permission_hint("perf events", err);
+			return err;
+		}
+		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead",
+		    strerror(-err));
+	} else {
+		msg("--no-bpf: counting stacks from the perf ring buffer");
+	}
+	err = fl_sampler__new(FL_SAMPLER_RING, &so, &r->sampler);
+	if (err) {
+		if (is_permission_error(err))
+			permission_hint("perf events", err);
+		else
+			msg("cannot start sampling: %s", strerror(-err));
+	}
+	return err;
+}
+
+static int record(struct record_args *a)
+{
+	_cleanup_(fl_sampler__freep) struct fl_sampler *sampler = NULL;
+	_cleanup_(fl_tracker__freep) struct fl_tracker *tracker = NULL;
+	_cleanup_(fl_symbolizer__freep) struct fl_symbolizer *symbolizer = NULL;
+	_cleanup_(fl_profile__freep) struct fl_profile *profile = NULL;
+	_cleanup_(fl_fold__freep) struct fl_fold *fold = NULL;
+	_cleanup_close_ int ep = -1, sfd = -1, dfd = -1, tfd = -1;
+	struct recording r = { .args = a, .child = { .go_fd = -1, .err_fd = -1 } };
+	struct output out = {};
+	struct fl_sampler_stats ss;
+	struct fl_tracker_stats ts;
+	struct fl_fold_stats fs;
+	sigset_t mask, orig_mask;
+	const int *pids = a->pids;
+	size_t nr_pids = a->nr_pids;
+	int child_pid, err, ret = 1;
+	double elapsed;
+
+	if (check_freq(a) || check_pids(a))
+		return 1;
+	if (output_open(&out, a->output))
+		return 1;
+	raise_nofile();
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &orig_mask);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (a->cmd) {
+		err = child_spawn(&r.child, a->cmd, &orig_mask);
+		if (err) {
+			msg("cannot start %s: %s", a->cmd[0], strerror(-err));
+			goto out;
+		}
+		child_pid = r.child.pid;
+		pids = &child_pid;
+		nr_pids = 1;
+	}
+
+	err = open_sampler(&r, pids, nr_pids);
+	if (err)
+		goto out;
+	sampler = r.sampler;
+
+	struct fl_tracker_opts to = { .sz = sizeof(to), .pids = pids, .nr_pids = nr_pids };
+	err = fl_tracker__new(&to, &tracker);
+	if (err) {
+		if (is_permission_error(err))
+			permission_hint("the process-tracking perf events", err);
+		else
+			msg("cannot track processes: %s", strerror(-err));
+		goto out;
+	}
+	r.tracker = tracker;
+
+	struct fl_symbolizer_opts syo = { .sz = sizeof(syo), .tracker = tracker,
+					  .no_kernel = !a->kernel };
+	err = fl_symbolizer__new(&syo, &symbolizer);
+	if (err) {
+		msg("cannot load symbols: %s", strerror(-err));
+		goto out;
+	}
+	if (a->kernel && fl_symbolizer__kernel_hidden(symbolizer)) {
+		int kptr = -1;
+
+		read_proc_int("/proc/sys/kernel/kptr_restrict", &kptr);
+		msg("warning: kernel addresses are hidden (kernel.kptr_restrict=%d): kernel frames will show as [kernel]; run as root or set kernel.kptr_restrict=0",
+		    kptr);
+	}
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (ep < 0 || sfd < 0 || tfd < 0) {
+		msg("cannot set up the event loop: %s", strerror(errno));
+		goto out;
+	}
+	err = epoll_add(ep, sfd, TAG_SIGNAL, 0);
+	if (!err)
+		err = epoll_add(ep, tfd, TAG_TICK, 0);
+	if (!err)
+		err = timer_arm(tfd, 1.0, 1.0);
+	r.tick_fd = tfd;
+	if (!err && a->duration > 0) {
+		dfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		err = dfd < 0 ? -errno : epoll_add(ep, dfd, TAG_DURATION, 0);
+		if (!err)
+			err = timer_arm(dfd, a->duration, 0);
+	}
+	for (size_t i = 0; !err && i < fl_sampler__nr_fds(sampler); i++)
+		err = epoll_add(ep, fl_sampler__fd(sampler, i), TAG_SAMPLER, (uint32_t)i);
+	for (size_t i = 0; !err && i < fl_tracker__nr_fds(tracker); i++)
+		err = epoll_add(ep, fl_tracker__fd(tracker, i), TAG_TRACKER, (uint32_t)i);
+	if (!err && a->nr_pids) {
+		r.pidfds = calloc(a->nr_pids, sizeof(*r.pidfds));
+		err = r.pidfds ? 0 : -ENOMEM;
+		for (size_t i = 0; !err && i < a->nr_pids; i++) {
+			r.pidfds[i] = pidfd_open(a->pids[i]);
+			if (r.pidfds[i] == -ESRCH) {
+				msg("no such process: %d (it exited before recording started)", a->pids[i]);
+				goto out;
+			}
+			if (r.pidfds[i] < 0) {
+				err = r.pidfds[i];
+				break;
+			}
+			err = epoll_add(ep, r.pidfds[i], TAG_PIDFD, (uint32_t)i);
+			r.pids_alive++;
+		}
+	}
+	if (err) {
+		msg("cannot set up the event loop: %s", strerror(-err));
+		goto out;
+	}
+
+	/* Tracker first: mappings made while the sampler starts are not missed. */
+	err = fl_tracker__start(tracker);
+	if (!err)
+		err = fl_sampler__start(sampler);
+	if (err) {
+		if (is_permission_error(err))
+			permission_hint("perf events", err);
+		else
+			msg("cannot start sampling: %s", strerror(-err));
+		goto out;
+	}
+	r.started = now_s();
+	r.status_line = isatty(STDERR_FILENO);
+	if (a->cmd) {
+		err = child_release(&r.child);
+		if (err) {
+			msg("cannot run %s: %s", a->cmd[0], strerror(-err));
+			waitpid(r.child.pid, NULL, 0);
+			r.child.exited = true;
+			goto out;
+		}
+	}
+
+	err = event_loop(&r, ep, sfd);
+	fl_sampler__stop(sampler);
+	fl_tracker__stop(tracker);
+	elapsed = now_s() - r.started;
+	if (r.status_line)
+		fputs("\r\033[K", stderr);
+	if (err)
+		msg("event loop failed: %s; writing what was recorded", strerror(-err));
+	if (!r.stop_reason)
+		r.stop_reason = "stopped";
+
+	/* Mapping records first: the symbolizer needs every mapping the samples saw. */
+	fl_tracker__poll(tracker);
+	fl_sampler__poll(sampler);
+
+	err = fl_profile__new(&profile);
+	if (!err) {
+		struct fl_fold_opts fo = { .sz = sizeof(fo),
+					   .symbolizer = symbolizer,
+					   .tracker = tracker,
+					   .profile = profile,
+					   .per_process = a->per_process,
+					   .per_thread = a->per_thread };
+
+		err = fl_fold__new(&fo, &fold);
+	}
+	if (!err)
+		err = fl_sampler__drain(sampler, fold_cb, fold);
+	if (err) {
+		msg("cannot collect the samples: %s", strerror(-err));
+		goto out;
+	}
+	err = fl_folded__write(profile, out.f);
+	if (!err)
+		err = output_commit(&out);
+	if (err) {
+		msg("cannot write %s: %s", out.path ? out.path : "standard output", strerror(-err));
+		goto out;
+	}
+	fl_sampler__stats(sampler, &ss);
+	fl_tracker__stats(tracker, &ts);
+	fl_fold__stats(fold, &fs);
+	print_summary(&r, profile, &ss, &fs, &ts, elapsed);
+	ret = 0;
+
+out:
+	output_abort(&out);
+	child_stop(&r.child);
+	if (r.pidfds)
+		for (size_t i = 0; i < a->nr_pids; i++)
+			if (r.pidfds[i] > 0)
+				close(r.pidfds[i]);
+	free(r.pidfds);
+	if (r.child.go_fd >= 0)
+		close(r.child.go_fd);
+	if (r.child.err_fd >= 0)
+		close(r.child.err_fd);
+	return ret;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = {};
+	int ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret) {
+		free(a.pids);
+		return ret - 1000;
+	}
+	if (verbose)
+		fl_set_print(debug_print);
+	ret = record(&a);
+	free(a.pids);
+	return ret;
+}

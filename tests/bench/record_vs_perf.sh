@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Benchmark: what it costs to profile a busy machine with flamed versus with
+# `perf record -g` + `perf script` (the first two steps of the FlameGraph
+# chain; stackcollapse and flamegraph.pl would add to perf's side).
+#
+#   tests/bench/record_vs_perf.sh [DURATION]
+#
+# The workload is a parallel (make -j2) build of flamed itself, from a copy of
+# the source in a temporary directory, restarted from `make clean` for every
+# measurement and repeated until the measurement ends, so every tool sees the
+# same work. Each tool records the whole machine (-a) for DURATION seconds
+# (default 20) at each frequency. Measured with GNU time, post-processing
+# included: CPU seconds (user + system), peak RSS, bytes written, and the wall
+# time past the recording (how long until the result is there).
+#
+# Environment: DURATION, FREQS ("99 999"), FLAMED (build/flamed), BENCH_TOOLS
+# ("perf flamed"; one of them measures only that one), BENCH_SRC (the CMake
+# project built as the workload; the repository). Needs root, perf
+# (Debian: linux-perf) and /usr/bin/time; exits 77 when one is missing.
+# Not part of ctest: it takes minutes and wants a quiet machine.
+set -euo pipefail
+
+SRCDIR=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
+DURATION=${1:-${DURATION:-20}}
+FREQS=${FREQS:-99 999}
+FLAMED=${FLAMED:-$SRCDIR/build/flamed}
+BENCH_TOOLS=${BENCH_TOOLS:-perf flamed}
+BENCH_SRC=${BENCH_SRC:-$SRCDIR}
+WARMUP=2 # seconds of workload before each measurement starts
+
+say() { echo "bench: $*" >&2; }
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+[[ $DURATION =~ ^[0-9]+$ && $DURATION -gt 0 ]] || die "DURATION must be a whole number of seconds, not '$DURATION'"
+[[ $(id -u) -eq 0 ]] || skip "needs root (both tools record every CPU)"
+perf version >/dev/null 2>&1 || skip "needs perf (Debian: apt-get install linux-perf)"
+[[ -x /usr/bin/time ]] || skip "needs GNU time as /usr/bin/time (apt-get install time)"
+if [[ " $BENCH_TOOLS " == *" flamed "* ]]; then
+	[[ -x $FLAMED ]] || die "no flamed binary at $FLAMED (run packaging/bootstrap.sh first)"
+	FLAMED=$(readlink -f "$FLAMED")
+fi
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/flamed-bench.XXXXXX")
+WPID=
+cleanup() {
+	stop_workload
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+# The workload: a copy of the source, configured once; the first build
+# checks that it builds and warms the page cache for the measured ones.
+say "copying $BENCH_SRC and configuring the workload build in $W"
+mkdir -p "$W/src"
+tar -C "$BENCH_SRC" --exclude=./build --exclude=./.git -cf - . | tar -C "$W/src" -xf -
+cmake -S "$W/src" -B "$W/build" -G "Unix Makefiles" >"$W/configure.log" 2>&1 ||
+	die "configuring the workload failed: $(tail -n 5 "$W/configure.log")"
+say "building it once"
+make -C "$W/build" -j2 >"$W/build.log" 2>&1 ||
+	die "the workload does not build: $(tail -n 5 "$W/build.log")"
+
+start_workload() {
+	# Its own session, so that stopping it stops every compiler it started.
+	# shellcheck disable=SC2016 # $1 is expanded by the inner bash
+	setsid bash -c 'while :; do make -C "$1" -j2 clean; make -C "$1" -j2; done' \
+		workload "$W/build" </dev/null >/dev/null 2>&1 &
+	WPID=$!
+	sleep "$WARMUP"
+}
+
+stop_workload() {
+	[[ -n $WPID ]] || return 0
+	kill -TERM -- "-$WPID" 2>/dev/null || true
+	wait "$WPID" 2>/dev/null || true
+	WPID=
+}
+
+# timed FILE CMD...: runs CMD under GNU time, appending "wall user sys maxrss_kb" to FILE.
+timed() {
+	local out=$1
+	shift
+	/usr/bin/time -f '%e %U %S %M' -a -o "$out" "$@"
+}
+
+size_of() {
+	local n=0 f
+	for f; do
+		n=$((n + $(stat -c %s "$f")))
+	done
+	echo "$n"
+}
+
+# Prints "cpu_s rss_mib mib_written post_wall_s" for one measurement.
+summarize() {
+	local times=$1 bytes=$2
+	awk -v b="$bytes" -v d="$DURATION" '
+		{ wall += $1; cpu += $2 + $3; if ($4 > rss) rss = $4 }
+		END { printf "%.2f %.1f %.2f %.2f\n", cpu, rss / 1024, b / 1048576, wall - d }' "$times"
+}
+
+measure_perf() {
+	local hz=$1 r=$W/perf-$1
+	mkdir -p "$r"
+	timed "$r/times" perf record -q -e cpu-clock -a -g -F "$hz" -o "$r/perf.data" -- sleep "$DURATION" \
+		2>"$r/record.err" || die "perf record failed: $(tail -n 3 "$r/record.err")"
+	timed "$r/times" perf script -i "$r/perf.data" >"$r/out.txt" 2>"$r/script.err" ||
+		die "perf script failed: $(tail -n 3 "$r/script.err")"
+	summarize "$r/times" "$(size_of "$r/perf.data" "$r/out.txt")"
+}
+
+measure_flamed() {
+	local hz=$1 r=$W/flamed-$1
+	mkdir -p "$r"
+	timed "$r/times" "$FLAMED" record -a -F "$hz" -d "$DURATION" -o "$r/out.folded" 2>"$r/record.err" ||
+		die "flamed record failed: $(tail -n 3 "$r/record.err")"
+	summarize "$r/times" "$(size_of "$r/out.folded")"
+}
+
+declare -A RESULT
+for hz in $FREQS; do
+	for tool in $BENCH_TOOLS; do
+		say "$tool at $hz Hz for $DURATION s (workload running)"
+		start_workload
+		RESULT[$tool,$hz]=$("measure_$tool" "$hz")
+		stop_workload
+	done
+done
+
+echo
+what=flamed
+[[ $(readlink -f "$BENCH_SRC") == "$SRCDIR" ]] || what=$BENCH_SRC
+echo "Whole machine (-a), $DURATION s, $(nproc) CPUs, workload: make -j2 of $what in a loop."
+echo "perf = perf record -g + perf script; CPU and wall include post-processing."
+echo
+echo "| Hz | tool | CPU s | peak RSS MiB | MiB written | s after recording |"
+echo "|---:|---|---:|---:|---:|---:|"
+for hz in $FREQS; do
+	for tool in $BENCH_TOOLS; do
+		read -r cpu rss mib post <<<"${RESULT[$tool,$hz]}"
+		echo "| $hz | $tool | $cpu | $rss | $mib | $post |"
+	done
+done
+if [[ " $BENCH_TOOLS " == *" perf "* && " $BENCH_TOOLS " == *" flamed "* ]]; then
+	echo
+	for hz in $FREQS; do
+		read -r pcpu _ <<<"${RESULT[perf,$hz]}"
+		read -r fcpu _ <<<"${RESULT[flamed,$hz]}"
+		awk -v hz="$hz" -v p="$pcpu" -v f="$fcpu" 'BEGIN {
+			if (f < 0.01) printf "%s Hz: perf CPU / flamed CPU >= %.0fx (flamed < 0.01 s)\n", hz, p / 0.01
+			else printf "%s Hz: perf CPU / flamed CPU = %.1fx\n", hz, p / f }'
+	done
+fi

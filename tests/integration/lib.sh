@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Helpers shared by the integration tests (sourced, never run on its own).
+#
+# ctest passes FLAMED (the binary), FIXTURES (the fixture programs' directory)
+# and SRCDIR (the repository). A test exits 0 when it passes, 1 when it fails
+# and 77 when this machine cannot run it (ctest reports SKIP, with the reason).
+
+set -euo pipefail
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	echo "SKIP: lib.sh holds the integration tests' helpers; it is sourced, not a test"
+	exit 77
+fi
+
+# The fixture's call chains (tests/fixtures/progs/chains.c). Matched as
+# substrings: what sits above main depends on libc (__libc_start_call_main,
+# _start, ...), and kernel frames may follow the leaf.
+# shellcheck disable=SC2034 # used by the tests that source this file
+readonly CHAIN_A=';main;chain_a1;chain_a2;chain_a3;burn_cpu' \
+	CHAIN_B=';main;chain_b1;chain_b2;chain_b3;burn_cpu' \
+	CHAIN_C=';thread_main;chain_c1;chain_c2;burn_cpu' \
+	CHILD_SPIN=';main;child_spin;burn_cpu' # the last one: tests/fixtures/progs/spawner.c
+
+LAST_ERR=
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	if [[ -n $LAST_ERR && -s $LAST_ERR ]]; then
+		echo "--- stderr of the last run ($LAST_ERR):" >&2
+		tail -n 20 "$LAST_ERR" >&2
+	fi
+	exit 1
+}
+
+pass() {
+	echo "PASS: $*"
+	exit 0
+}
+
+note() {
+	echo "-- $*"
+}
+
+[[ -n ${FLAMED:-} ]] || fail "FLAMED is not set (run through ctest, or export FLAMED=path/to/flamed)"
+[[ -n ${FIXTURES:-} ]] || fail "FIXTURES is not set (run through ctest, or export FIXTURES=build/tests/fixtures)"
+[[ -x $FLAMED ]] || fail "no flamed binary at $FLAMED"
+[[ -x $FIXTURES/chains ]] || fail "no fixture programs in $FIXTURES"
+FLAMED=$(readlink -f "$FLAMED")
+FIXTURES=$(readlink -f "$FIXTURES")
+
+# Skips unless this process may sample every CPU: root, a kernel with perf
+# events, and perf_event_open allowed (containers and some VMs forbid it even
+# to root). The probe is a fixture program, so no perf tool is needed.
+need_root_and_perf() {
+	[[ $(id -u) -eq 0 ]] || skip "needs root (perf events on all CPUs, BPF); running as uid $(id -u)"
+	[[ -r /proc/sys/kernel/perf_event_paranoid ]] ||
+		skip "kernel without perf events (no /proc/sys/kernel/perf_event_paranoid)"
+	local why
+	why=$("$FIXTURES/perf_probe" 2>&1) || skip "perf events unavailable: $why"
+}
+
+# Scratch directory and background processes, cleaned up on any exit.
+T=$(mktemp -d "${TMPDIR:-/tmp}/flamed-test.XXXXXX")
+BG_PIDS=()
+cleanup() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	rm -rf "$T"
+}
+trap cleanup EXIT
+# Whatever a test leaves in its working directory goes away with it.
+cd "$T"
+
+# bg CMD [ARGS...]: starts CMD in the background (stdout and stderr into
+# $T/bg-N.log), sets BG_PID, and kills it on exit if it is still running.
+BG_N=0
+bg() {
+	BG_N=$((BG_N + 1))
+	"$@" >"$T/bg-$BG_N.log" 2>&1 &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+}
+
+# wait_comm PID NAME: waits (at most 5 s) until PID has exec'd NAME, so that a
+# recording started next sees the program and not the shell that forked it.
+wait_comm() {
+	local i comm
+	for ((i = 0; i < 100; i++)); do
+		comm=$(cat "/proc/$1/comm" 2>/dev/null) || fail "process $1 ($2) is gone"
+		[[ $comm == "$2" ]] && return 0
+		sleep 0.05
+	done
+	fail "process $1 is still '$comm', not '$2', after 5 s"
+}
+
+# now: seconds since the epoch, with microseconds.
+now() {
+	echo "${EPOCHREALTIME/,/.}"
+}
+
+# run_cmd NAME CMD [ARGS...]: runs CMD with a time limit of $TIMEOUT seconds
+# (default 60), stdout into $T/NAME.out and stderr into $T/NAME.err. Sets RC
+# (its exit status), ELAPSED (wall seconds) and LAST_ERR. Never aborts.
+run_cmd() {
+	local name=$1 t0 t1
+	shift
+	LAST_ERR=$T/$name.err
+	t0=$(now)
+	set +e
+	timeout -k 5 "${TIMEOUT:-60}" "$@" >"$T/$name.out" 2>"$LAST_ERR"
+	RC=$?
+	set -e
+	t1=$(now)
+	ELAPSED=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	note "$name: exit $RC after ${ELAPSED}s: $*"
+	[[ $RC -ne 124 && $RC -ne 137 ]] || fail "$name: no exit within ${TIMEOUT:-60} s: $*"
+}
+
+# run_flamed NAME ARGS...: run_cmd with the flamed binary.
+run_flamed() {
+	local name=$1
+	shift
+	run_cmd "$name" "$FLAMED" "$@"
+}
+
+expect_rc() {
+	[[ $RC -eq $1 ]] || fail "expected exit status $1, got $RC"
+}
+
+# expect_elapsed_at_most SECONDS WHAT
+expect_elapsed_at_most() {
+	awk -v e="$ELAPSED" -v m="$1" 'BEGIN { exit !(e <= m) }' ||
+		fail "$2 took ${ELAPSED}s, more than $1 s"
+}
+
+# check_folded FILE: FILE is a non-empty folded profile: every line
+# "frame;frame;... COUNT", sorted bytewise by stack, each stack once.
+check_folded() {
+	local f=$1 bad
+	[[ -s $f ]] || fail "$f is missing or empty"
+	bad=$(grep -nvE '^[^ ].* [0-9]+$' "$f" | head -n 3 || true)
+	[[ -z $bad ]] || fail "$f has lines that are not 'stack COUNT': $bad"
+	LC_ALL=C sort -c "$f" 2>/dev/null || fail "$f is not sorted by stack (bytewise)"
+	bad=$(sed -E 's/ [0-9]+$//' "$f" | LC_ALL=C uniq -d | head -n 3)
+	[[ -z $bad ]] || fail "$f has the same stack on more than one line: $bad"
+}
+
+# total_count FILE: the sum of all counts.
+total_count() {
+	awk '{ n += $NF } END { printf "%.0f\n", n }' "$1"
+}
+
+# count_matching FILE SUBSTRING: the sum of the counts of the lines whose
+# stack contains SUBSTRING (a fixed string, not a pattern).
+count_matching() {
+	awk -v pat="$2" '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		if (index(s, pat)) n += $NF
+	} END { printf "%.0f\n", n }' "$1"
+}
+
+# root_frames FILE: the first frame (the comm, perhaps with -PID or
+# -PID/TID) of every line, one per line.
+root_frames() {
+	awk '{ s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); print f[1] }' "$1"
+}
+
+# percent PART WHOLE: 100 * PART / WHOLE with one decimal.
+percent() {
+	[[ $2 -gt 0 ]] || fail "percent of nothing ($1 / $2)"
+	awk -v p="$1" -v w="$2" 'BEGIN { printf "%.1f\n", 100 * p / w }'
+}
+
+# expect_between VALUE LOW HIGH WHAT
+expect_between() {
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
+		fail "$4 is $1, outside [$2, $3]"
+}
+
+# check_chains_split FILE: chains A and B of the chains fixture are there,
+# with enough samples between them, A taking 75 +- 5 % of them.
+check_chains_split() {
+	local f=$1 a b share
+	a=$(count_matching "$f" "$CHAIN_A")
+	b=$(count_matching "$f" "$CHAIN_B")
+	note "$f: chain A $a, chain B $b, all $(total_count "$f") samples"
+	[[ $a -gt 0 ]] || fail "no samples in $CHAIN_A"
+	[[ $b -gt 0 ]] || fail "no samples in $CHAIN_B"
+	[[ $((a + b)) -ge 300 ]] || fail "only $((a + b)) samples in chains A and B; expected >= 300"
+	share=$(percent "$a" $((a + b)))
+	expect_between "$share" 70 80 "chain A's share of A+B (expected 75)"
+}
+
+# summary_samples ERRFILE: N from the summary line "flamed: N samples, ..."
+# on flamed's stderr (the first line that starts with "flamed: " and contains
+# " samples"); fails when there is none.
+summary_samples() {
+	local n
+	n=$(awk 'index($0, "flamed: ") == 1 && index($0, " samples") {
+		s = substr($0, 9)
+		if (match(s, /[0-9]+/)) { print substr(s, RSTART, RLENGTH); exit }
+	}' "$1")
+	[[ -n $n ]] || fail "no summary line 'flamed: N samples, M stacks' in $1"
+	echo "$n"
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# `flamed record -a -d 2`: the whole machine, user and kernel frames, for the
+# given time; the summary's sample count matches the output.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root_and_perf
+
+bg "$FIXTURES/chains" 5
+wait_comm "$BG_PID" chains
+
+run_flamed all record -a -F 199 -d 2 -o "$T/all.folded"
+expect_rc 0
+expect_between "$ELAPSED" 1.9 10 "record -d 2's wall time (s)"
+check_folded "$T/all.folded"
+grep -q '_\[k\]' "$T/all.folded" || fail "no kernel frames (_[k]) in a system-wide profile"
+[[ $(count_matching "$T/all.folded" "$CHAIN_A") -gt 0 ]] || fail "no samples in $CHAIN_A"
+[[ $(count_matching "$T/all.folded" "$CHAIN_B") -gt 0 ]] || fail "no samples in $CHAIN_B"
+grep -q '^chains;' "$T/all.folded" || fail "no stacks under 'chains'"
+
+sum=$(total_count "$T/all.folded")
+said=$(summary_samples "$T/all.err")
+[[ $sum -eq $said ]] || fail "the output holds $sum samples, the summary says $said"
+
+pass "record -a -d 2: kernel and user stacks, chains present, $sum samples as summarized"

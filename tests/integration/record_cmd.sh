@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# `flamed record -- CMD`: the command's call chains, their CPU split, its name.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root_and_perf
+
+run_flamed cmd record -F 999 -o "$T/out.folded" -- "$FIXTURES/chains" 3
+expect_rc 0
+check_folded "$T/out.folded"
+check_chains_split "$T/out.folded"
+
+# Only the command is profiled, and only after its exec: every root is its comm.
+roots=$(root_frames "$T/out.folded" | sort -u | tr '\n' ' ')
+[[ $roots == "chains " ]] || fail "root frames other than 'chains': $roots"
+
+pass "record -- chains: chains A and B at 75/25, all under 'chains'"

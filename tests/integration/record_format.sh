@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# `flamed record` output options: -o extensions, --format, -o -, -g,
+# --user-only, --kernel-only, --idle.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root_and_perf
+
+# has_chain_a FILE WHAT
+has_chain_a() {
+	[[ $(count_matching "$1" "$CHAIN_A") -gt 0 ]] || fail "$2: no samples in $CHAIN_A"
+}
+
+# -o FILE.txt is folded.
+run_flamed txt record -F 999 -o "$T/out.txt" -- "$FIXTURES/chains" 1
+expect_rc 0
+check_folded "$T/out.txt"
+has_chain_a "$T/out.txt" "-o out.txt"
+
+# --format folded whatever the extension.
+run_flamed fmt record -F 999 --format folded -o "$T/out.anything" -- "$FIXTURES/chains" 1
+expect_rc 0
+check_folded "$T/out.anything"
+has_chain_a "$T/out.anything" "--format folded"
+
+# -o - writes the profile, and only the profile, to stdout.
+run_flamed stdout record -F 999 -o - -- "$FIXTURES/chains" 1
+expect_rc 0
+check_folded "$T/stdout.out"
+has_chain_a "$T/stdout.out" "-o -"
+summary_samples "$T/stdout.err" >/dev/null
+[[ ! -e ./- ]] || fail "-o - created a file named '-'"
+
+# -g (frame-pointer call graphs, the default) is accepted.
+run_flamed g record -g -F 999 -o "$T/g.folded" -- "$FIXTURES/chains" 1
+expect_rc 0
+check_folded "$T/g.folded"
+has_chain_a "$T/g.folded" "-g"
+
+# --user-only: no kernel frames.
+run_flamed user record --user-only -F 999 -o "$T/user.folded" -- "$FIXTURES/chains" 1
+expect_rc 0
+check_folded "$T/user.folded"
+has_chain_a "$T/user.folded" "--user-only"
+! grep -q '_\[k\]' "$T/user.folded" || fail "--user-only: kernel frames in the output"
+
+# --kernel-only: after the comm, kernel frames only. dd reading /dev/zero
+# spends its time in the kernel, so there is something to see.
+bg timeout 10 dd if=/dev/zero of=/dev/null bs=1M
+sleep 0.2
+run_flamed kernel record --kernel-only -a -F 999 -d 1 -o "$T/kernel.folded"
+kill "$BG_PID" 2>/dev/null || true
+expect_rc 0
+check_folded "$T/kernel.folded"
+bad=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
+	for (i = 2; i <= n; i++) if (f[i] !~ /_\[k\]$/) { print; exit } }' "$T/kernel.folded")
+[[ -z $bad ]] || fail "--kernel-only: a frame without _[k]: $bad"
+grep -q '^dd;.*_\[k\]' "$T/kernel.folded" || fail "--kernel-only: no kernel stacks of dd"
+
+# --idle: the idle task (comm swapper/N) is left out unless asked for.
+# Nothing else runs now, so the CPUs are mostly idle.
+run_flamed noidle record -a -F 999 -d 1 -o "$T/noidle.folded"
+expect_rc 0
+if [[ -s $T/noidle.folded ]]; then
+	check_folded "$T/noidle.folded"
+	! grep -q '^swapper' "$T/noidle.folded" || fail "without --idle: stacks of the idle task (swapper)"
+fi
+run_flamed idle record -a --idle -F 999 -d 1 -o "$T/idle.folded"
+expect_rc 0
+check_folded "$T/idle.folded"
+grep -q '^swapper' "$T/idle.folded" || fail "--idle: no stacks of the idle task (swapper/N)"
+
+pass "record output: .txt, --format folded, -o -, -g, --user-only, --kernel-only, --idle"

@@ -612,6 +612,16 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* With -v, how long each phase took: where the profiler's own CPU time goes. */
+static void phase_done(const char *what, double *since)
+{
+	double t = now_s();
+
+	if (verbose)
+		fprintf(stderr, "flamed: debug: %s: %.1f ms\n", what, (t - *since) * 1e3);
+	*since = t;
+}
+
 struct recording {
 	struct record_args *args;
 	struct fl_sampler *sampler;
@@ -806,7 +816,7 @@ static int record(struct record_args *a)
 	const int *pids = a->pids;
 	size_t nr_pids = a->nr_pids;
 	int child_pid, err, ret = 1;
-	double elapsed;
+	double elapsed, phase;
 
 	if (check_freq(a) || check_pids(a))
 		return 1;
@@ -833,7 +843,9 @@ static int record(struct record_args *a)
 		nr_pids = 1;
 	}
 
+	phase = now_s();
 	err = open_sampler(&r, pids, nr_pids);
+	phase_done("sampler set-up", &phase);
 	if (err)
 		goto out;
 	sampler = r.sampler;
@@ -851,7 +863,9 @@ static int record(struct record_args *a)
 
 	struct fl_symbolizer_opts syo = { .sz = sizeof(syo), .tracker = tracker,
 					  .no_kernel = !a->kernel };
+	phase_done("tracker set-up", &phase);
 	err = fl_symbolizer__new(&syo, &symbolizer);
+	phase_done("kernel symbols", &phase);
 	if (err) {
 		msg("cannot load symbols: %s", strerror(-err));
 		goto out;
@@ -910,7 +924,9 @@ static int record(struct record_args *a)
 	}
 
 	/* Tracker first: mappings made while the sampler starts are not missed. */
+	phase_done("event loop set-up", &phase);
 	err = fl_tracker__start(tracker);
+	phase_done("tracker start (/proc scan)", &phase);
 	if (!err)
 		err = fl_sampler__start(sampler);
 	if (err) {
@@ -944,8 +960,10 @@ static int record(struct record_args *a)
 		r.stop_reason = "stopped";
 
 	/* Mapping records first: the symbolizer needs every mapping the samples saw. */
+	phase = now_s();
 	fl_tracker__poll(tracker);
 	fl_sampler__poll(sampler);
+	phase_done("final ring reads", &phase);
 
 	err = fl_profile__new(&profile);
 	if (!err) {
@@ -960,6 +978,7 @@ static int record(struct record_args *a)
 	}
 	if (!err)
 		err = fl_sampler__drain(sampler, fold_cb, fold);
+	phase_done("drain and symbolize", &phase);
 	if (err) {
 		msg("cannot collect the samples: %s", strerror(-err));
 		goto out;
@@ -967,6 +986,7 @@ static int record(struct record_args *a)
 	err = fl_folded__write(profile, out.f);
 	if (!err)
 		err = output_commit(&out);
+	phase_done("write", &phase);
 	if (err) {
 		msg("cannot write %s: %s", out.path ? out.path : "standard output", strerror(-err));
 		goto out;

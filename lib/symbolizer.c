@@ -197,6 +197,8 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		return NULL;
 	}
 	m->syms = open_mapped_file(tm);
+	fl_pr_debug("symbolizer: read %s: %zu symbols\n", tm->path,
+		    m->syms ? fl_elfsyms__count(m->syms) : 0);
 	s->mods[j] = m;
 	s->nr_mods++;
 	return m;

@@ -22,4 +22,14 @@ sum=$(total_count "$T/all.folded")
 said=$(summary_samples "$T/all.err")
 [[ $sum -eq $said ]] || fail "the output holds $sum samples, the summary says $said"
 
+# Every ELF file is read once per recording, however many processes map it:
+# libc is mapped by every process here.
+bg "$FIXTURES/chains" 3
+run_flamed verbose record -v -a -F 99 -d 1 -o "$T/v.folded"
+expect_rc 0
+check_folded "$T/v.folded"
+[[ $(root_frames "$T/v.folded" | sort -u | wc -l) -ge 2 ]] || fail "expected stacks of several processes"
+reads=$(grep -c 'symbolizer: read .*/libc\.so\.6:' "$T/verbose.err" || true)
+[[ $reads -eq 1 ]] || fail "libc.so.6 was read $reads times, expected once"
+
 pass "record -a -d 2: kernel and user stacks, chains present, $sum samples as summarized"

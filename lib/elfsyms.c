@@ -305,13 +305,62 @@ static int cand__better(const struct cand *a, const struct cand *b)
 	return c < 0 ? -1 : c > 0;
 }
 
-static int cand__cmp(const void *pa, const void *pb)
-{
-	const struct cand *a = pa, *b = pb;
+/* Sort key of a candidate: its address, and where it sits in the candidate array. */
+struct cand_key {
+	uint64_t addr;
+	size_t idx;
+};
 
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	return cand__better(a, b);
+/*
+ * Orders candidates by address with an LSD radix sort over 8-bit digits:
+ * libraries like libLLVM have tens of thousands of symbols, and qsort's
+ * indirect comparisons on 48-byte elements were most of the time spent
+ * loading them. Digits on which every key agrees (the high bytes, mostly)
+ * are skipped. Stable, so equal addresses keep their table order.
+ */
+static int sort_cands(struct cand *c, size_t n)
+{
+	_cleanup_free_ struct cand_key *k = malloc(n * sizeof(*k));
+	_cleanup_free_ struct cand_key *tmp = malloc(n * sizeof(*tmp));
+	_cleanup_free_ struct cand *out = NULL;
+	struct cand_key *src, *dst, *swap;
+	uint64_t all_or = 0, all_and = UINT64_MAX;
+
+	if (!k || !tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		k[i] = (struct cand_key){ .addr = c[i].addr, .idx = i };
+		all_or |= c[i].addr;
+		all_and &= c[i].addr;
+	}
+	src = k;
+	dst = tmp;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 }, pos = 0;
+
+		if ((((all_or ^ all_and) >> shift) & 0xff) == 0)
+			continue; /* every key has the same digit here */
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].addr >> shift) & 0xff]++;
+		for (size_t d = 0; d < 256; d++) {
+			size_t c_d = count[d];
+
+			count[d] = pos;
+			pos += c_d;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].addr >> shift) & 0xff]++] = src[i];
+		swap = src;
+		src = dst;
+		dst = swap;
+	}
+	out = malloc(n * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		out[i] = c[src[i].idx];
+	memcpy(c, out, n * sizeof(*c));
+	return 0;
 }
 
 /* Sorts, keeps one symbol per address, sizes zero-size ones, copies names. */
@@ -320,15 +369,20 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 	size_t i, j, total = 0, nr = 0;
 	char *p;
 
-	if (n)
-		qsort(c, n, sizeof(*c), cand__cmp);
-	/* Keep the first (best) of each address; it takes the largest size. */
+	if (n && sort_cands(c, n))
+		return -ENOMEM;
+	/* The best of each address names it, with the largest size of them all. */
 	for (i = 0; i < n; i = j) {
 		struct cand best = c[i];
+		uint64_t size = c[i].size;
 
-		for (j = i + 1; j < n && c[j].addr == best.addr; j++)
-			if (c[j].size > best.size)
-				best.size = c[j].size;
+		for (j = i + 1; j < n && c[j].addr == best.addr; j++) {
+			if (c[j].size > size)
+				size = c[j].size;
+			if (cand__better(&c[j], &best) < 0)
+				best = c[j];
+		}
+		best.size = size;
 		if (best.len > SIZE_MAX - total - 1)
 			return -ENOMEM;
 		total += best.len + 1;

@@ -16,9 +16,27 @@
 #define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 2)
 #define NAME_MAX_LEN 1024
 
+/*
+ * The frame id of an address, once named: the same (process, address)
+ * recurs in many stacks, and naming it again would mean a mapping lookup,
+ * a symbol search, formatting and hashing the name.
+ */
+struct fentry {
+	uint64_t ip;  /* as looked up (return addresses already - 1) */
+	uint32_t pid; /* KERNEL_PID for kernel addresses */
+	uint32_t id;  /* frame id + 1; 0: empty slot */
+	bool unsym;   /* the name is a placeholder, not a symbol */
+};
+
+#define KERNEL_PID UINT32_MAX
+
 struct fl_fold {
 	struct fl_fold_opts opts;
 	struct fl_fold_stats stats;
+	struct fentry *cache; /* open addressing, power-of-two capacity */
+	size_t nr_cache, cap_cache;
+	uint64_t lookup[FL_MAX_STACK_DEPTH]; /* addresses as looked up, leaf first */
+	uint64_t miss[FL_MAX_STACK_DEPTH];   /* ... of which not cached */
 	struct fl_sym syms[FL_MAX_STACK_DEPTH];
 	uint32_t frames[MAX_FRAMES];
 	char name[NAME_MAX_LEN];
@@ -40,6 +58,8 @@ int fl_fold__new(const struct fl_fold_opts *opts, struct fl_fold **ret)
 
 void fl_fold__free(struct fl_fold *f)
 {
+	if (f)
+		free(f->cache);
 	free(f);
 }
 
@@ -88,14 +108,13 @@ static int root_frame(struct fl_fold *f, const struct fl_raw_stack *st, uint32_t
 	return intern(f, comm, i, id);
 }
 
+/* The placeholder or the name of one symbolization result, as a frame id. */
 static int sym_frame(struct fl_fold *f, const struct fl_sym *sym, bool kernel, uint32_t *id)
 {
 	const char *k = kernel ? "_[k]" : "";
 
-	f->stats.frames++;
 	if (sym->reason == FL_SYM_OK)
 		return intern_fmt(f, id, "%s%s", sym->name, k);
-	f->stats.unsymbolized++;
 	switch (sym->reason) {
 	case FL_SYM_UNMAPPED:
 		return intern_fmt(f, id, "[unknown]%s", k);
@@ -110,6 +129,97 @@ static int sym_frame(struct fl_fold *f, const struct fl_sym *sym, bool kernel, u
 			return intern_fmt(f, id, "%s%s", sym->module, k);
 		return intern_fmt(f, id, "[%s]%s", sym->module, k);
 	}
+}
+
+static uint64_t fentry_hash(uint64_t ip, uint32_t pid)
+{
+	uint64_t h = (ip ^ ((uint64_t)pid << 40 | pid)) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ (h >> 31);
+}
+
+static struct fentry *cache_slot(struct fentry *tab, size_t cap, uint64_t ip, uint32_t pid)
+{
+	size_t i = fentry_hash(ip, pid) & (cap - 1);
+
+	while (tab[i].id && (tab[i].ip != ip || tab[i].pid != pid))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* Room for n more entries at most half full. */
+static int cache_reserve(struct fl_fold *f, size_t n)
+{
+	size_t cap = f->cap_cache ? f->cap_cache : 4096;
+	struct fentry *tab;
+
+	while ((f->nr_cache + n) * 2 > cap)
+		cap *= 2;
+	if (cap == f->cap_cache)
+		return 0;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap_cache; i++)
+		if (f->cache[i].id)
+			*cache_slot(tab, cap, f->cache[i].ip, f->cache[i].pid) = f->cache[i];
+	free(f->cache);
+	f->cache = tab;
+	f->cap_cache = cap;
+	return 0;
+}
+
+/*
+ * Appends the frames of one half of a stack (ips leaf first) to f->frames,
+ * outermost first. Every address but the leaf is a return address, looked
+ * up at ip - 1 so that a call at the very end of a function is named by
+ * its caller. Addresses not seen before are symbolized in one batch.
+ */
+static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t *ips, size_t n,
+		    size_t *nframes)
+{
+	uint32_t key = kernel ? KERNEL_PID : pid;
+	size_t nmiss = 0;
+	int err;
+
+	err = cache_reserve(f, n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		f->lookup[i] = i > 0 && ips[i] ? ips[i] - 1 : ips[i];
+		if (!cache_slot(f->cache, f->cap_cache, f->lookup[i], key)->id)
+			f->miss[nmiss++] = f->lookup[i];
+	}
+	if (nmiss) {
+		err = kernel ? fl_symbolizer__kernel(f->opts.symbolizer, f->miss, nmiss, f->syms)
+			     : fl_symbolizer__user(f->opts.symbolizer, pid, f->miss, nmiss, f->syms);
+		if (err)
+			return err;
+		for (size_t i = 0; i < nmiss; i++) {
+			struct fentry *e = cache_slot(f->cache, f->cap_cache, f->miss[i], key);
+			uint32_t id;
+
+			if (e->id)
+				continue; /* the same address twice in this stack */
+			err = sym_frame(f, &f->syms[i], kernel, &id);
+			if (err)
+				return err;
+			*e = (struct fentry){ .ip = f->miss[i],
+					      .pid = key,
+					      .id = id + 1,
+					      .unsym = f->syms[i].reason != FL_SYM_OK };
+			f->nr_cache++;
+		}
+	}
+	for (size_t i = n; i-- > 0;) {
+		const struct fentry *e = cache_slot(f->cache, f->cap_cache, f->lookup[i], key);
+
+		f->frames[(*nframes)++] = e->id - 1;
+		f->stats.frames++;
+		if (e->unsym)
+			f->stats.unsymbolized++;
+	}
+	return 0;
 }
 
 int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
@@ -131,29 +241,12 @@ int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
 		f->stats.no_user_stack += st->count;
 
 	err = root_frame(f, st, &f->frames[n++]);
-	if (err)
-		return err;
-	if (nu) {
-		err = fl_symbolizer__user(f->opts.symbolizer, st->pid, st->uips, nu, f->syms);
-		if (err)
-			return err;
-		for (size_t i = nu; i-- > 0;) {
-			err = sym_frame(f, &f->syms[i], false, &f->frames[n++]);
-			if (err)
-				return err;
-		}
-	}
-	if (nk) {
-		err = fl_symbolizer__kernel(f->opts.symbolizer, st->kips, nk, f->syms);
-		if (err)
-			return err;
-		for (size_t i = nk; i-- > 0;) {
-			err = sym_frame(f, &f->syms[i], true, &f->frames[n++]);
-			if (err)
-				return err;
-		}
-	}
-	err = fl_profile__add(f->opts.profile, f->frames, n, st->count);
+	if (!err && nu)
+		err = add_half(f, st->pid, false, st->uips, nu, &n);
+	if (!err && nk)
+		err = add_half(f, st->pid, true, st->kips, nk, &n);
+	if (!err)
+		err = fl_profile__add(f->opts.profile, f->frames, n, st->count);
 	if (err)
 		return err;
 	f->stats.samples += st->count;

@@ -380,8 +380,9 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key, uint6
 	return fn(&st, ctx);
 }
 
-static int drain_counts(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_stack_fn fn,
-			void *ctx)
+/* Key by key: two syscalls per entry, for kernels without batch lookups. */
+static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_stack_fn fn,
+			     void *ctx)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct fl_stack_key key, next;
@@ -403,6 +404,59 @@ static int drain_counts(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_
 		if (err)
 			return err;
 	}
+}
+
+#define DRAIN_BATCH 4096
+/* The kernel's internal "operation not supported", which leaks out of bpf(2). */
+#define KERNEL_ENOTSUPP 524
+
+/* Many entries per syscall. Returns -EOPNOTSUPP when the kernel cannot batch. */
+static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c,
+			      fl_raw_stack_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(s->skel->maps.counts);
+	_cleanup_free_ struct fl_stack_key *keys = malloc(DRAIN_BATCH * sizeof(*keys));
+	_cleanup_free_ uint64_t *vals = malloc(DRAIN_BATCH * sizeof(*vals));
+	/* The batch cursor of a hash map is a bucket number; key-sized space is plenty. */
+	struct fl_stack_key in_batch, out_batch;
+	bool first = true, done = false;
+	int err;
+
+	if (!keys || !vals)
+		return -ENOMEM;
+	while (!done) {
+		__u32 n = DRAIN_BATCH;
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch, keys, vals, &n,
+					   NULL);
+		if (err) {
+			err = -errno;
+			if (err == -ENOENT)
+				done = true; /* the last batch, n may still be > 0 */
+			else if (first && (err == -EINVAL || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP))
+				return -EOPNOTSUPP;
+			else
+				return err;
+		}
+		first = false;
+		in_batch = out_batch;
+		for (__u32 i = 0; i < n; i++) {
+			err = emit_key(c, &keys[i], vals[i], fn, ctx);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int drain_counts(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_stack_fn fn,
+			void *ctx)
+{
+	int err = drain_counts_batch(s, c, fn, ctx);
+
+	if (err == -EOPNOTSUPP)
+		err = drain_counts_slow(s, c, fn, ctx);
+	return err;
 }
 
 static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)

@@ -11,12 +11,17 @@
 
 #include "flamed/cleanup.h"
 #include "flamed/elfsyms.h"
+#include "flamed/ksym_bpf.h"
 #include "flamed/ksyms.h"
 #include "flamed/log.h"
+#include "flamed/strpool.h"
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
 
 /* One ELF file, read at most once per symbolizer. */
+/* Kernel addresses looked up in one go (a stack has at most 127). */
+#define FL_KSYM_MAX_BATCH_ADDRS 128
+
 struct module {
 	uint32_t dev_major, dev_minor;
 	uint64_t ino;
@@ -24,10 +29,26 @@ struct module {
 	char *basename;
 };
 
+/* A kernel address named through BPF, kept for the next stack that has it. */
+struct kentry {
+	uint64_t addr; /* 0: empty slot */
+	const char *name; /* NULL: the kernel knows no symbol there */
+	const char *module;
+};
+
 struct fl_symbolizer {
 	struct fl_tracker *tracker;
-	struct fl_ksyms *ksyms;
+	/* Kernel side, set up on first use: BPF naming, else kallsyms. */
+	const char *kallsyms_path;
+	bool no_kernel, no_bpf;
+	bool kernel_ready;
 	bool kernel_hidden;
+	struct fl_ksyms *ksyms;
+	struct fl_ksym_bpf *kbpf;
+	struct kentry *kcache; /* open addressing, power-of-two capacity */
+	size_t nr_kcache, cap_kcache;
+	struct fl_strpool *kpool; /* names and modules in kcache */
+	uint64_t *kmiss;          /* scratch: addresses to ask the kernel about */
 	/* Open-addressing table of modules; power-of-two capacity. */
 	struct module **mods;
 	size_t nr_mods, cap_mods;
@@ -52,6 +73,10 @@ void fl_symbolizer__free(struct fl_symbolizer *s)
 		module_free(s->mods[i]);
 	free(s->mods);
 	fl_ksyms__free(s->ksyms);
+	fl_ksym_bpf__free(s->kbpf);
+	free(s->kcache);
+	free(s->kmiss);
+	fl_strpool__free(s->kpool);
 	fl_elfsyms__free(s->vdso);
 	free(s);
 }
@@ -59,49 +84,219 @@ void fl_symbolizer__free(struct fl_symbolizer *s)
 int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symbolizer **ret)
 {
 	struct fl_symbolizer *s = calloc(1, sizeof(*s));
-	int err;
 
 	if (!s)
 		return -ENOMEM;
 	s->tracker = opts->tracker;
-	s->kernel_hidden = true;
-	if (!opts->no_kernel) {
-		struct fl_ksyms_opts kopts = { .sz = sizeof(kopts), .path = opts->kallsyms_path };
-
-		err = fl_ksyms__load(&kopts, &s->ksyms);
-		if (err == -ENOMEM) {
-			fl_symbolizer__free(s);
-			return err;
-		}
-		if (err)
-			fl_pr_debug("symbolizer: kallsyms: %s\n", strerror(-err));
-		s->kernel_hidden = !s->ksyms || fl_ksyms__addrs_hidden(s->ksyms) ||
-				   fl_ksyms__count(s->ksyms) == 0;
-	}
+	s->kallsyms_path = opts->kallsyms_path;
+	s->no_kernel = opts->no_kernel;
+	s->no_bpf = opts->no_bpf;
 	*ret = s;
 	return 0;
 }
 
-bool fl_symbolizer__kernel_hidden(const struct fl_symbolizer *s)
+/* Whether /proc/kallsyms shows addresses: its first line is enough to tell. */
+static bool kallsyms_visible(void)
 {
+	_cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
+	unsigned long long addr = 0;
+
+	return f && fscanf(f, "%llx", &addr) == 1 && addr != 0;
+}
+
+static int load_kallsyms(struct fl_symbolizer *s)
+{
+	struct fl_ksyms_opts kopts = { .sz = sizeof(kopts), .path = s->kallsyms_path };
+	int err = fl_ksyms__load(&kopts, &s->ksyms);
+
+	if (err == -ENOMEM)
+		return err;
+	if (err)
+		fl_pr_debug("symbolizer: kallsyms: %s\n", strerror(-err));
+	s->kernel_hidden = !s->ksyms || fl_ksyms__addrs_hidden(s->ksyms) ||
+			   fl_ksyms__count(s->ksyms) == 0;
+	return 0;
+}
+
+/*
+ * Kernel symbols on first use. Naming through BPF costs a few milliseconds
+ * per run; reading all of /proc/kallsyms costs tens. Addresses that
+ * kallsyms hides stay hidden either way: that is the administrator's call.
+ */
+static int kernel_init(struct fl_symbolizer *s)
+{
+	if (s->kernel_ready)
+		return 0;
+	s->kernel_ready = true;
+	if (s->no_kernel) {
+		s->kernel_hidden = true;
+		return 0;
+	}
+	if (s->kallsyms_path || s->no_bpf)
+		return load_kallsyms(s);
+	if (!kallsyms_visible()) {
+		s->kernel_hidden = true;
+		return 0;
+	}
+	if (fl_ksym_bpf__new(&s->kbpf) == 0 && fl_strpool__new(&s->kpool) == 0)
+		return 0;
+	fl_ksym_bpf__free(s->kbpf);
+	s->kbpf = NULL;
+	return load_kallsyms(s);
+}
+
+bool fl_symbolizer__kernel_hidden(struct fl_symbolizer *s)
+{
+	if (kernel_init(s))
+		return true;
 	return s->kernel_hidden;
+}
+
+static uint64_t addr_hash(uint64_t a)
+{
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	return a;
+}
+
+static struct kentry *kcache_slot(struct kentry *tab, size_t cap, uint64_t addr)
+{
+	size_t i = addr_hash(addr) & (cap - 1);
+
+	while (tab[i].addr && tab[i].addr != addr)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int kcache_reserve(struct fl_symbolizer *s, size_t more)
+{
+	size_t cap = s->cap_kcache ? s->cap_kcache : 1024;
+	struct kentry *tab;
+
+	while ((s->nr_kcache + more) * 2 > cap)
+		cap *= 2;
+	if (cap == s->cap_kcache)
+		return 0;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->cap_kcache; i++)
+		if (s->kcache[i].addr)
+			*kcache_slot(tab, cap, s->kcache[i].addr) = s->kcache[i];
+	free(s->kcache);
+	s->kcache = tab;
+	s->cap_kcache = cap;
+	return 0;
+}
+
+static int intern_n(struct fl_strpool *pool, const char *str, size_t len, const char **out)
+{
+	uint32_t id;
+	int err;
+
+	*out = NULL;
+	if (!str)
+		return 0;
+	err = fl_strpool__intern(pool, str, len, &id);
+	if (!err)
+		*out = fl_strpool__str(pool, id);
+	return err;
+}
+
+static int kcache_fill(void *ctx, size_t i, const char *name, size_t name_len,
+		       const char *module, size_t module_len)
+{
+	struct fl_symbolizer *s = ctx;
+	struct kentry *e = kcache_slot(s->kcache, s->cap_kcache, s->kmiss[i]);
+	int err;
+
+	if (e->addr)
+		return 0; /* the same address twice in one stack */
+	e->addr = s->kmiss[i];
+	err = intern_n(s->kpool, name, name_len, &e->name);
+	if (!err)
+		err = intern_n(s->kpool, module, module_len, &e->module);
+	s->nr_kcache++;
+	return err;
+}
+
+static int kernel_bpf(struct fl_symbolizer *s, const uint64_t *adj, size_t n)
+{
+	size_t nmiss = 0;
+	int err;
+
+	err = kcache_reserve(s, n);
+	if (err)
+		return err;
+	if (!s->kmiss) {
+		s->kmiss = malloc(FL_KSYM_MAX_BATCH_ADDRS * sizeof(*s->kmiss));
+		if (!s->kmiss)
+			return -ENOMEM;
+	}
+	/* Address 0 marks an empty slot: it is never asked about. */
+	for (size_t i = 0; i < n && nmiss < FL_KSYM_MAX_BATCH_ADDRS; i++)
+		if (adj[i] && !kcache_slot(s->kcache, s->cap_kcache, adj[i])->addr)
+			s->kmiss[nmiss++] = adj[i];
+	if (!nmiss)
+		return 0;
+	return fl_ksym_bpf__resolve(s->kbpf, s->kmiss, nmiss, kcache_fill, s);
 }
 
 int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n,
 			  struct fl_sym *out)
 {
-	for (size_t i = 0; i < n; i++) {
-		uint64_t ip = i > 0 && ips[i] ? ips[i] - 1 : ips[i];
-		const struct fl_ksym *ks = s->kernel_hidden ? NULL : fl_ksyms__find(s->ksyms, ip);
+	int err = kernel_init(s);
 
-		if (ks) {
-			out[i] = (struct fl_sym){ .name = ks->name,
-						  .module = ks->module ? ks->module : "vmlinux",
-						  .reason = FL_SYM_OK };
-		} else {
-			out[i] = (struct fl_sym){ .module = "kernel",
-						  .reason = s->kernel_hidden ? FL_SYM_KERNEL_HIDDEN
-									     : FL_SYM_NO_SYMBOL };
+	if (err)
+		return err;
+	for (size_t off = 0; off < n; off += FL_KSYM_MAX_BATCH_ADDRS) {
+		size_t m = n - off < FL_KSYM_MAX_BATCH_ADDRS ? n - off : FL_KSYM_MAX_BATCH_ADDRS;
+		const uint64_t *addrs = ips + off;
+
+		if (s->kbpf && !s->kernel_hidden) {
+			err = kernel_bpf(s, addrs, m);
+			if (err == -ENOMEM)
+				return err;
+			if (err) {
+				/* The program stopped working (lost privileges?): kallsyms it is. */
+				fl_pr_debug("symbolizer: naming through BPF failed: %s\n",
+					    strerror(-err));
+				fl_ksym_bpf__free(s->kbpf);
+				s->kbpf = NULL;
+				err = load_kallsyms(s);
+				if (err)
+					return err;
+			}
+		}
+		for (size_t i = 0; i < m; i++) {
+			struct fl_sym *o = &out[off + i];
+			const char *name = NULL, *module = NULL;
+
+			if (s->kernel_hidden || !addrs[i]) {
+				/* nothing to look up */
+			} else if (s->kbpf) {
+				const struct kentry *e = kcache_slot(s->kcache, s->cap_kcache, addrs[i]);
+
+				name = e->name;
+				module = e->module;
+			} else {
+				const struct fl_ksym *ks = fl_ksyms__find(s->ksyms, addrs[i]);
+
+				if (ks) {
+					name = ks->name;
+					module = ks->module;
+				}
+			}
+			if (name)
+				*o = (struct fl_sym){ .name = name,
+						      .module = module ? module : "vmlinux",
+						      .reason = FL_SYM_OK };
+			else
+				*o = (struct fl_sym){ .module = "kernel",
+						      .reason = s->kernel_hidden
+								? FL_SYM_KERNEL_HIDDEN
+								: FL_SYM_NO_SYMBOL };
 		}
 	}
 	return 0;
@@ -248,7 +443,7 @@ int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *i
 			struct fl_sym *out)
 {
 	for (size_t i = 0; i < n; i++) {
-		uint64_t ip = i > 0 && ips[i] ? ips[i] - 1 : ips[i];
+		uint64_t ip = ips[i];
 		const struct fl_tmap *tm = s->tracker ? fl_tracker__find(s->tracker, pid, ip) : NULL;
 		struct fl_sym *o = &out[i];
 

@@ -861,11 +861,12 @@ static int record(struct record_args *a)
 	}
 	r.tracker = tracker;
 
+	/* Without a working BPF sampler, kernel names come from kallsyms too. */
 	struct fl_symbolizer_opts syo = { .sz = sizeof(syo), .tracker = tracker,
-					  .no_kernel = !a->kernel };
+					  .no_kernel = !a->kernel,
+					  .no_bpf = fl_sampler__backend(sampler) != FL_SAMPLER_BPF };
 	phase_done("tracker set-up", &phase);
 	err = fl_symbolizer__new(&syo, &symbolizer);
-	phase_done("kernel symbols", &phase);
 	if (err) {
 		msg("cannot load symbols: %s", strerror(-err));
 		goto out;
@@ -877,6 +878,7 @@ static int record(struct record_args *a)
 		msg("warning: kernel addresses are hidden (kernel.kptr_restrict=%d): kernel frames will show as [kernel]; run as root or set kernel.kptr_restrict=0",
 		    kptr);
 	}
+	phase_done("kernel symbols", &phase);
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);

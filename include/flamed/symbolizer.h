@@ -17,6 +17,11 @@ struct fl_symbolizer_opts {
 	/* Kernel symbols file; NULL means /proc/kallsyms. */
 	const char *kallsyms_path;
 	bool no_kernel; /* do not load kernel symbols at all */
+	/*
+	 * Read all of /proc/kallsyms instead of naming kernel addresses one by
+	 * one through a BPF program (the default when BPF works: much cheaper).
+	 */
+	bool no_bpf;
 };
 
 enum fl_sym_reason {
@@ -37,31 +42,31 @@ struct fl_sym {
 };
 
 /*
- * Loads kernel symbols (unless opts->no_kernel). A kallsyms that cannot be
- * read or hides its addresses is not an error: kernel frames then come back
- * FL_SYM_KERNEL_HIDDEN (see fl_symbolizer__kernel_hidden()).
- * Returns 0 or -ENOMEM.
+ * Kernel symbols are set up on first use (fl_symbolizer__kernel() or
+ * fl_symbolizer__kernel_hidden()). A kallsyms that cannot be read or hides
+ * its addresses is not an error: kernel frames then come back
+ * FL_SYM_KERNEL_HIDDEN. Returns 0 or -ENOMEM.
  */
 int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symbolizer **ret);
 /* Accepts NULL. */
 void fl_symbolizer__free(struct fl_symbolizer *s);
 
 /*
- * Symbolizes n user addresses of process pid into out[0..n), in order. ips
- * is a stack, leaf first: every address but ips[0] is a return address and
- * is looked up at ip - 1 so that a call at the very end of a function is
- * named by its caller. Each ELF file is read once per symbolizer however
+ * Symbolizes n user addresses of process pid into out[0..n), in order. The
+ * addresses are looked up as given: for a return address in a stack, pass
+ * ip - 1 so that a call at the very end of a function is named by its
+ * caller (fl_fold does). Each ELF file is read once per symbolizer however
  * many processes map it (cached by device and inode). Names live until
  * fl_symbolizer__free(). Returns 0 or -ENOMEM.
  */
 int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
 			struct fl_sym *out);
 
-/* The same for kernel addresses (a kernel stack, leaf first). */
+/* The same for kernel addresses; one batch costs at most a few syscalls. */
 int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n,
 			  struct fl_sym *out);
 
-/* True when kernel addresses are hidden or kallsyms is unreadable. */
-bool fl_symbolizer__kernel_hidden(const struct fl_symbolizer *s);
+/* True when kernel addresses are hidden or kallsyms is unreadable (sets up kernel symbols). */
+bool fl_symbolizer__kernel_hidden(struct fl_symbolizer *s);
 
 #endif

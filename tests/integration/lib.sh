@@ -69,6 +69,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/flamed-test.XXXXXX")
 BG_PIDS=()
 cleanup() {
 	local pid
+	# TERM first: a `timeout CMD` passes it on to CMD; KILL would orphan CMD.
+	for pid in "${BG_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	sleep 0.1
 	for pid in "${BG_PIDS[@]}"; do
 		kill -KILL "$pid" 2>/dev/null || true
 	done

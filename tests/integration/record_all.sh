@@ -8,12 +8,15 @@ need_root_and_perf
 
 bg "$FIXTURES/chains" 5
 wait_comm "$BG_PID" chains
+# Something that lives in the kernel, so that kernel stacks are sampled for sure.
+bg timeout 10 dd if=/dev/zero of=/dev/null bs=64k
 
 run_flamed all record -a -F 199 -d 2 -o "$T/all.folded"
 expect_rc 0
 expect_between "$ELAPSED" 1.9 10 "record -d 2's wall time (s)"
 check_folded "$T/all.folded"
 grep -q '_\[k\]' "$T/all.folded" || fail "no kernel frames (_[k]) in a system-wide profile"
+grep -q '^dd;.*_\[k\]' "$T/all.folded" || fail "no kernel stacks of dd"
 [[ $(count_matching "$T/all.folded" "$CHAIN_A") -gt 0 ]] || fail "no samples in $CHAIN_A"
 [[ $(count_matching "$T/all.folded" "$CHAIN_B") -gt 0 ]] || fail "no samples in $CHAIN_B"
 grep -q '^chains;' "$T/all.folded" || fail "no stacks under 'chains'"
@@ -25,7 +28,7 @@ said=$(summary_samples "$T/all.err")
 # Every ELF file is read once per recording, however many processes map it:
 # libc is mapped by every process here.
 bg "$FIXTURES/chains" 3
-run_flamed verbose record -v -a -F 99 -d 1 -o "$T/v.folded"
+run_flamed verbose record -v -a --per-process -F 199 -d 1 -o "$T/v.folded"
 expect_rc 0
 check_folded "$T/v.folded"
 [[ $(root_frames "$T/v.folded" | sort -u | wc -l) -ge 2 ]] || fail "expected stacks of several processes"

@@ -130,6 +130,56 @@ static void test_root_frames(void **state)
 	env_free(e);
 }
 
+static void test_return_address_at_function_start(void **state)
+{
+	struct env *e = env_new(false, false, FIXTURE_SRC_DIR "/data/kallsyms.fold");
+	/*
+	 * A return address equal to the start of do_syscall_64 belongs to a call
+	 * at the very end of the function before it (here __pfx_do_syscall_64):
+	 * looked up at ip - 1. The leaf is the sampled address itself.
+	 */
+	uint64_t kips[] = { DO_SYSCALL_64, DO_SYSCALL_64 };
+	struct fl_raw_stack st = { .pid = 1, .comm = "r", .kips = kips, .nr_kips = 2,
+				   .uerr = -ENOENT, .count = 1 };
+	char *out;
+
+	(void)state;
+	assert_int_equal(fl_fold__add(e->fold, &st), 0);
+	out = folded(e);
+	assert_string_equal(out, "r;__pfx_do_syscall_64_[k];do_syscall_64_[k] 1\n");
+	free(out);
+	env_free(e);
+}
+
+static void test_cached_frames_count_every_time(void **state)
+{
+	struct env *e = env_new(false, false, FIXTURE_SRC_DIR "/data/kallsyms.fold");
+	uint64_t kips[] = { SYS_GETPID + 4, DO_SYSCALL_64 + 0x20 };
+	uint64_t uips[] = { 0x1000 };
+	struct fl_raw_stack st = { .pid = 9, .comm = "c", .uips = uips, .nr_uips = 1,
+				   .kips = kips, .nr_kips = 2, .count = 1 };
+	struct fl_fold_stats fs;
+	char *out;
+
+	(void)state;
+	/* The same addresses again, in another process and another stack. */
+	assert_int_equal(fl_fold__add(e->fold, &st), 0);
+	st.pid = 10;
+	st.count = 2;
+	assert_int_equal(fl_fold__add(e->fold, &st), 0);
+	st.nr_kips = 1;
+	assert_int_equal(fl_fold__add(e->fold, &st), 0);
+	out = folded(e);
+	assert_string_equal(out, "c;[unknown];__x64_sys_getpid_[k] 2\n"
+				 "c;[unknown];do_syscall_64_[k];__x64_sys_getpid_[k] 3\n");
+	fl_fold__stats(e->fold, &fs);
+	assert_int_equal(fs.samples, 5);
+	assert_int_equal(fs.frames, 3 + 3 + 2);
+	assert_int_equal(fs.unsymbolized, 3);
+	free(out);
+	env_free(e);
+}
+
 static void test_hidden_kernel(void **state)
 {
 	struct env *e = env_new(false, false, "/nonexistent/kallsyms");
@@ -173,6 +223,8 @@ int main(void)
 		cmocka_unit_test(test_kernel_frames_outermost_first),
 		cmocka_unit_test(test_user_then_kernel_and_unknown),
 		cmocka_unit_test(test_root_frames),
+		cmocka_unit_test(test_return_address_at_function_start),
+		cmocka_unit_test(test_cached_frames_count_every_time),
 		cmocka_unit_test(test_hidden_kernel),
 		cmocka_unit_test(test_hostile_comm),
 	};

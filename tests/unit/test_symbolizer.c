@@ -67,13 +67,15 @@ static void test_own_function(void **state)
 
 static void test_libc_function(void **state)
 {
-	/* A return address just past the start: looked up at ip - 1, still inside. */
-	uint64_t ips[2] = { 0, (uint64_t)(uintptr_t)&getppid + 1 };
+	/* Several addresses in one batch, each answered in order. */
+	uint64_t ips[2] = { (uint64_t)(uintptr_t)&symbolizer_probe_function,
+			    (uint64_t)(uintptr_t)&getppid + 1 };
 	struct fl_sym out[2];
 
 	(void)state;
-	ips[0] = ips[1];
 	assert_int_equal(fl_symbolizer__user(sym, (uint32_t)getpid(), ips, 2, out), 0);
+	assert_int_equal(out[0].reason, FL_SYM_OK);
+	assert_string_equal(out[0].name, "symbolizer_probe_function");
 	assert_int_equal(out[1].reason, FL_SYM_OK);
 	assert_non_null(strstr(out[1].name, "getppid"));
 	assert_non_null(strstr(out[1].module, "libc"));

@@ -340,6 +340,11 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 		return 0; /* a chain longer than its record: not one of ours */
 	r->st.samples++;
 
+	/* With targets, the idle task is just another process not asked for (as in the BPF program). */
+	if (rec->pid == 0 && r->filter) {
+		r->st.filtered++;
+		return 0;
+	}
 	if (rec->pid == 0) {
 		if (!r->opts.idle) {
 			r->st.idle++;

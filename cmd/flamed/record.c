@@ -774,29 +774,33 @@ static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
 		.stack_storage_size = a->stack_storage_size,
 		.max_stacks = a->max_stacks,
 	};
-	int err;
+	int err, bpf_err = 0;
 
-	if (!a->no_bpf) {
-		err = fl_sampler__new(FL_SAMPLER_BPF, &so, &r->sampler);
-		if (!err)
-			return 0;
-		if (is_permission_error(err)) {
-			permission_hint("perf events", err);
-			return err;
-		}
-		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead",
-		    strerror(-err));
-	} else {
+	if (a->no_bpf) {
 		msg("--no-bpf: counting stacks from the perf ring buffer");
+	} else {
+		bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &r->sampler);
+		if (!bpf_err)
+			return 0;
 	}
+	/*
+	 * Any BPF failure, a refused bpf(2) included (CAP_PERFMON without
+	 * CAP_BPF, a seccomp filter, a kernel without BPF), leaves the ring
+	 * buffer. Only when that fails too is it the user's problem, and then
+	 * the ring buffer's error is the one that says what to do.
+	 */
 	err = fl_sampler__new(FL_SAMPLER_RING, &so, &r->sampler);
 	if (err) {
 		if (is_permission_error(err))
 			permission_hint("perf events", err);
 		else
 			msg("cannot start sampling: %s", strerror(-err));
+		return err;
 	}
-	return err;
+	if (bpf_err)
+		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead",
+		    strerror(-bpf_err));
+	return 0;
 }
 
 static int record(struct record_args *a)

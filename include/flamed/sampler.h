@@ -28,7 +28,7 @@ struct fl_sampler_opts {
 	size_t nr_pids;
 	bool follow_children; /* also keep processes forked by kept ones */
 	bool per_thread;      /* count per thread (fl_raw_stack.tid is set) */
-	bool idle;            /* keep idle-task (pid 0) samples */
+	bool idle;            /* keep idle-task (pid 0) samples; with pids, idle is just not kept */
 	bool kernel;          /* record kernel stacks */
 	bool user;            /* record user stacks */
 	/* BPF: stack-map entries (0: default) and counts-map entries (0: default). */

@@ -503,7 +503,8 @@ struct child {
 	int status;
 };
 
-static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask)
+static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask,
+		       void (*orig_pipe)(int))
 {
 	int go[2], errp[2];
 
@@ -533,6 +534,8 @@ static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask)
 		/* Wait until the parent samples us (or dies). */
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
+		/* The command gets the signal state we were started with. */
+		signal(SIGPIPE, orig_pipe);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
 		execvp(cmd[0], cmd);
 		e = errno;
@@ -817,6 +820,7 @@ static int record(struct record_args *a)
 	struct fl_tracker_stats ts;
 	struct fl_fold_stats fs;
 	sigset_t mask, orig_mask;
+	void (*orig_pipe)(int);
 	const int *pids = a->pids;
 	size_t nr_pids = a->nr_pids;
 	int child_pid, err, ret = 1;
@@ -834,10 +838,11 @@ static int record(struct record_args *a)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &orig_mask);
-	signal(SIGPIPE, SIG_IGN);
+	/* A closed stdout (-o - | head) must be an error we report, not a silent death. */
+	orig_pipe = signal(SIGPIPE, SIG_IGN);
 
 	if (a->cmd) {
-		err = child_spawn(&r.child, a->cmd, &orig_mask);
+		err = child_spawn(&r.child, a->cmd, &orig_mask, orig_pipe);
 		if (err) {
 			msg("cannot start %s: %s", a->cmd[0], strerror(-err));
 			goto out;

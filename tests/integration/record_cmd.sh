@@ -14,4 +14,12 @@ check_chains_split "$T/out.folded"
 roots=$(root_frames "$T/out.folded" | sort -u | tr '\n' ' ')
 [[ $roots == "chains " ]] || fail "root frames other than 'chains': $roots"
 
+# The command runs with the signal dispositions flamed was started with:
+# flamed ignores SIGPIPE for itself, and `yes` in a closed pipe must still
+# die of SIGPIPE (status 141), not see EPIPE.
+# (env --default-signal: whatever the test runner ignores, flamed starts with the default.)
+run_cmd pipe env --default-signal=PIPE "$FLAMED" record -o "$T/pipe.folded" -- bash -c 'yes | head -c 1 >/dev/null; echo "${PIPESTATUS[0]}" >"$1"' pipe "$T/pipe.status"
+expect_rc 0
+[[ $(cat "$T/pipe.status") == 141 ]] || fail "yes in a closed pipe exited $(cat "$T/pipe.status"), not 141 (SIGPIPE)"
+
 pass "record -- chains: chains A and B at 75/25, all under 'chains'"

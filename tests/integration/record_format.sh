@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # `flamed record` output options: -o extensions, --format, -o -, -g,
-# --user-only, --kernel-only, --idle.
+# --user-only, --kernel-only.
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
@@ -57,17 +57,4 @@ bad=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
 [[ -z $bad ]] || fail "--kernel-only: a frame without _[k]: $bad"
 grep -q '^dd;.*_\[k\]' "$T/kernel.folded" || fail "--kernel-only: no kernel stacks of dd"
 
-# --idle: the idle task (comm swapper/N) is left out unless asked for.
-# Nothing else runs now, so the CPUs are mostly idle.
-run_flamed noidle record -a -F 999 -d 1 -o "$T/noidle.folded"
-expect_rc 0
-if [[ -s $T/noidle.folded ]]; then
-	check_folded "$T/noidle.folded"
-	! grep -q '^swapper' "$T/noidle.folded" || fail "without --idle: stacks of the idle task (swapper)"
-fi
-run_flamed idle record -a --idle -F 999 -d 1 -o "$T/idle.folded"
-expect_rc 0
-check_folded "$T/idle.folded"
-grep -q '^swapper' "$T/idle.folded" || fail "--idle: no stacks of the idle task (swapper/N)"
-
-pass "record output: .txt, --format folded, -o -, -g, --user-only, --kernel-only, --idle"
+pass "record output: .txt, --format folded, -o -, -g, --user-only, --kernel-only"

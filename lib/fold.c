@@ -11,6 +11,7 @@
 #include "flamed/profile_abi.h"
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
+#include "hash.h"
 
 /* Room for the root, both halves at full depth, and one marker frame. */
 #define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 2)
@@ -131,16 +132,9 @@ static int sym_frame(struct fl_fold *f, const struct fl_sym *sym, bool kernel, u
 	}
 }
 
-static uint64_t fentry_hash(uint64_t ip, uint32_t pid)
-{
-	uint64_t h = (ip ^ ((uint64_t)pid << 40 | pid)) * 0x9e3779b97f4a7c15ULL;
-
-	return h ^ (h >> 31);
-}
-
 static struct fentry *cache_slot(struct fentry *tab, size_t cap, uint64_t ip, uint32_t pid)
 {
-	size_t i = fentry_hash(ip, pid) & (cap - 1);
+	size_t i = fl_hash_u64_pair(ip, pid) & (cap - 1);
 
 	while (tab[i].id && (tab[i].ip != ip || tab[i].pid != pid))
 		i = (i + 1) & (cap - 1);

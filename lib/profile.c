@@ -6,6 +6,7 @@
 
 #include "flamed/profile.h"
 #include "flamed/strpool.h"
+#include "hash.h"
 
 #define PF_MIN_SLOTS 64
 #define PF_EMPTY_NAME "[empty]"
@@ -39,35 +40,9 @@ struct fl_profile {
 	uint64_t total;
 };
 
-static inline uint64_t pf_rotl(uint64_t x, int r)
+static inline uint64_t pf_hash(const uint32_t *frames, size_t n)
 {
-	return (x << r) | (x >> (64 - r));
-}
-
-static inline uint64_t pf_fmix(uint64_t h)
-{
-	h ^= h >> 31;
-	h *= 0x7fb5d329728ea185ULL;
-	h ^= h >> 27;
-	h *= 0x81dadef4bc2dd44dULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/* Two frame ids per multiply; the final avalanche spreads them into the low bits. */
-static uint64_t pf_hash(const uint32_t *frames, size_t n)
-{
-	uint64_t h = 0x13198a2e03707344ULL ^ ((uint64_t)n * 0x9e3779b97f4a7c15ULL);
-	size_t i;
-
-	for (i = 0; i + 2 <= n; i += 2) {
-		uint64_t w = frames[i] | ((uint64_t)frames[i + 1] << 32);
-
-		h = pf_rotl(h ^ (w * 0xc2b2ae3d27d4eb4fULL), 27) * 0x9e3779b97f4a7c15ULL;
-	}
-	if (i < n)
-		h = pf_rotl(h ^ (frames[i] * 0xc2b2ae3d27d4eb4fULL), 27) * 0x9e3779b97f4a7c15ULL;
-	return pf_fmix(h);
+	return fl_hash_bytes(frames, n * sizeof(*frames));
 }
 
 int fl_profile__new(struct fl_profile **ret)

@@ -6,6 +6,7 @@
 
 #include "flamed/profile_abi.h"
 #include "flamed/stackagg.h"
+#include "hash.h"
 
 /*
  * Each distinct stack is one record of uint64_t words in an arena: its count,
@@ -40,35 +41,9 @@ struct fl_stackagg {
 
 _Static_assert(FL_TASK_COMM_LEN == 2 * sizeof(uint64_t), "comm is two key words");
 
-static inline uint64_t sa_rotl(uint64_t x, int r)
+static inline uint64_t sa_hash(const uint64_t *w, size_t n)
 {
-	return (x << r) | (x >> (64 - r));
-}
-
-static inline uint64_t sa_fmix(uint64_t h)
-{
-	h ^= h >> 31;
-	h *= 0x7fb5d329728ea185ULL;
-	h ^= h >> 27;
-	h *= 0x81dadef4bc2dd44dULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/* Two independent lanes, so the multiplies of neighbouring words overlap. */
-static uint64_t sa_hash(const uint64_t *w, size_t n)
-{
-	uint64_t a = 0xa4093822299f31d0ULL ^ ((uint64_t)n * 0x9e3779b97f4a7c15ULL);
-	uint64_t b = 0x082efa98ec4e6c89ULL;
-	size_t i;
-
-	for (i = 0; i + 2 <= n; i += 2) {
-		a = sa_rotl(a ^ (w[i] * 0xc2b2ae3d27d4eb4fULL), 27) * 0x9e3779b97f4a7c15ULL;
-		b = sa_rotl(b ^ (w[i + 1] * 0x165667b19e3779f9ULL), 31) * 0xc2b2ae3d27d4eb4fULL;
-	}
-	if (i < n)
-		a = sa_rotl(a ^ (w[i] * 0xc2b2ae3d27d4eb4fULL), 27) * 0x9e3779b97f4a7c15ULL;
-	return sa_fmix(a ^ sa_rotl(b, 17));
+	return fl_hash_bytes(w, n * sizeof(*w));
 }
 
 /* Length in words of the key starting at k. */

@@ -6,6 +6,7 @@
 
 #include "flamed/cleanup.h"
 #include "flamed/strpool.h"
+#include "hash.h"
 
 /*
  * Strings are copied into arena chunks that are never reallocated, so a
@@ -41,43 +42,6 @@ struct fl_strpool {
 	char *cur; /* free space in the current shared chunk */
 	size_t cur_left;
 };
-
-static inline uint64_t sp_rotl(uint64_t x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-/* A final avalanche, so that the low bits used as the slot index depend on every input bit. */
-static inline uint64_t sp_fmix(uint64_t h)
-{
-	h ^= h >> 31;
-	h *= 0x7fb5d329728ea185ULL;
-	h ^= h >> 27;
-	h *= 0x81dadef4bc2dd44dULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/* Eight bytes a step; symbol names are long enough for this to beat a byte-wise FNV-1a. */
-static uint64_t sp_hash(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	uint64_t h = 0x243f6a8885a308d3ULL ^ ((uint64_t)len * 0x9e3779b97f4a7c15ULL);
-	uint64_t w;
-
-	while (len >= 8) {
-		memcpy(&w, p, 8);
-		h = sp_rotl(h ^ (w * 0xc2b2ae3d27d4eb4fULL), 27) * 0x9e3779b97f4a7c15ULL;
-		p += 8;
-		len -= 8;
-	}
-	if (len) {
-		w = 0;
-		memcpy(&w, p, len);
-		h = sp_rotl(h ^ (w * 0xc2b2ae3d27d4eb4fULL), 27) * 0x9e3779b97f4a7c15ULL;
-	}
-	return sp_fmix(h);
-}
 
 int fl_strpool__new(struct fl_strpool **ret)
 {
@@ -228,7 +192,7 @@ int fl_strpool__intern(struct fl_strpool *p, const char *s, size_t len, uint32_t
 		return -EINVAL;
 	if (len >= UINT32_MAX)
 		return -ENOMEM;
-	hash = (uint32_t)sp_hash(s, len);
+	hash = (uint32_t)fl_hash_bytes(s, len);
 	if (p->nr_slots) {
 		slot = sp_find_slot(p, s, len, hash);
 		if (slot->id1) {

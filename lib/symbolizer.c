@@ -17,6 +17,7 @@
 #include "flamed/strpool.h"
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
+#include "hash.h"
 
 /* One ELF file, read at most once per symbolizer. */
 /* Kernel addresses looked up in one go (a stack has at most 127). */
@@ -152,17 +153,9 @@ bool fl_symbolizer__kernel_hidden(struct fl_symbolizer *s)
 	return s->kernel_hidden;
 }
 
-static uint64_t addr_hash(uint64_t a)
-{
-	a ^= a >> 33;
-	a *= 0xff51afd7ed558ccdULL;
-	a ^= a >> 33;
-	return a;
-}
-
 static struct kentry *kcache_slot(struct kentry *tab, size_t cap, uint64_t addr)
 {
-	size_t i = addr_hash(addr) & (cap - 1);
+	size_t i = fl_hash_u64(addr) & (cap - 1);
 
 	while (tab[i].addr && tab[i].addr != addr)
 		i = (i + 1) & (cap - 1);
@@ -304,10 +297,7 @@ int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n
 
 static uint64_t module_hash(uint32_t maj, uint32_t min, uint64_t ino)
 {
-	uint64_t h = ino * 0x9e3779b97f4a7c15ULL;
-
-	h ^= ((uint64_t)maj << 32 | min) + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
-	return h ^ (h >> 29);
+	return fl_hash_u64_pair(ino, (uint64_t)maj << 32 | min);
 }
 
 static int mods_grow(struct fl_symbolizer *s)

@@ -13,6 +13,7 @@
 #include "flamed/profile_abi.h"
 #include "flamed/stackagg.h"
 #include "sampler_impl.h"
+#include "u32map.h"
 
 #define SR_DEFAULT_RING_PAGES 128
 /* Ancestors walked to find a kept one; pid reuse could otherwise make a loop. */
@@ -20,82 +21,6 @@
 
 static const char sr_idle_comm[] = "swapper";
 static const char sr_unknown_comm[] = "[unknown]";
-
-/*
- * A u32 -> u32 hash with open addressing and linear probing. Key 0 marks an
- * empty slot: neither tgids nor tids of interest are ever 0.
- */
-struct u32ent {
-	uint32_t key, val;
-};
-
-struct u32map {
-	struct u32ent *ents;
-	size_t cap, nr; /* cap: a power of two, at least twice nr */
-};
-
-static size_t u32_slot(uint32_t key, size_t cap)
-{
-	return (size_t)((key * 0x9e3779b1U) & (uint32_t)(cap - 1));
-}
-
-static bool u32map_get(const struct u32map *m, uint32_t key, uint32_t *val)
-{
-	if (!m->cap || !key)
-		return false;
-	for (size_t i = u32_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if (m->ents[i].key == key) {
-			if (val)
-				*val = m->ents[i].val;
-			return true;
-		}
-		if (!m->ents[i].key)
-			return false;
-	}
-}
-
-static int u32map_put(struct u32map *m, uint32_t key, uint32_t val)
-{
-	size_t i;
-
-	if (!key)
-		return -EINVAL;
-	if ((m->nr + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		struct u32ent *ne = calloc(ncap, sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		for (size_t k = 0; k < m->cap; k++) {
-			if (!m->ents[k].key)
-				continue;
-			for (i = u32_slot(m->ents[k].key, ncap); ne[i].key;
-			     i = (i + 1) & (ncap - 1))
-				;
-			ne[i] = m->ents[k];
-		}
-		free(m->ents);
-		m->ents = ne;
-		m->cap = ncap;
-	}
-	for (i = u32_slot(key, m->cap); m->ents[i].key; i = (i + 1) & (m->cap - 1)) {
-		if (m->ents[i].key == key) {
-			m->ents[i].val = val;
-			return 0;
-		}
-	}
-	m->ents[i].key = key;
-	m->ents[i].val = val;
-	m->nr++;
-	return 0;
-}
-
-static void u32map_fini(struct u32map *m)
-{
-	free(m->ents);
-	m->ents = NULL;
-	m->cap = m->nr = 0;
-}
 
 /* Values in the kept map. */
 enum {
@@ -120,11 +45,11 @@ struct ring_sampler {
 
 	/* Filtering: on once pids were given or added. */
 	bool filter;
-	struct u32map kept;    /* tgid -> KEEP_* */
-	struct u32map parents; /* follow_children: tgid -> parent tgid from fork records */
+	struct fl_u32map kept;	  /* tgid -> KEEP_* */
+	struct fl_u32map parents; /* follow_children: tgid -> parent tgid from fork records */
 
 	/* Thread names: tid -> index into comms. */
-	struct u32map comm_idx;
+	struct fl_u32map comm_idx;
 	struct comm_ent *comms;
 	size_t nr_comms, cap_comms;
 
@@ -164,7 +89,7 @@ static int comm_set(struct ring_sampler *r, uint32_t tid, const char *comm, size
 
 	if (len >= FL_TASK_COMM_LEN)
 		len = FL_TASK_COMM_LEN - 1;
-	if (!u32map_get(&r->comm_idx, tid, &idx)) {
+	if (!fl_u32map__get(&r->comm_idx, tid, &idx)) {
 		if (r->nr_comms >= UINT32_MAX)
 			return -ENOMEM;
 		if (r->nr_comms == r->cap_comms) {
@@ -177,7 +102,7 @@ static int comm_set(struct ring_sampler *r, uint32_t tid, const char *comm, size
 			r->cap_comms = ncap;
 		}
 		idx = (uint32_t)r->nr_comms;
-		err = u32map_put(&r->comm_idx, tid, idx);
+		err = fl_u32map__put(&r->comm_idx, tid, idx);
 		if (err)
 			return err;
 		r->nr_comms++;
@@ -191,7 +116,7 @@ static struct comm_ent *comm_ent(const struct ring_sampler *r, uint32_t tid)
 {
 	uint32_t idx;
 
-	if (!u32map_get(&r->comm_idx, tid, &idx))
+	if (!fl_u32map__get(&r->comm_idx, tid, &idx))
 		return NULL;
 	return &r->comms[idx];
 }
@@ -288,7 +213,7 @@ static uint32_t keep_state(const struct ring_sampler *r, uint32_t pid)
 {
 	uint32_t v;
 
-	return u32map_get(&r->kept, pid, &v) ? v : KEEP_NO;
+	return fl_u32map__get(&r->kept, pid, &v) ? v : KEEP_NO;
 }
 
 static bool is_kept(const struct ring_sampler *r, uint32_t pid)
@@ -298,7 +223,7 @@ static bool is_kept(const struct ring_sampler *r, uint32_t pid)
 
 static int keep_child(struct ring_sampler *r, uint32_t pid)
 {
-	return is_kept(r, pid) ? 0 : u32map_put(&r->kept, pid, KEEP_CHILD);
+	return is_kept(r, pid) ? 0 : fl_u32map__put(&r->kept, pid, KEEP_CHILD);
 }
 
 /* A kept tgid, or a descendant of one through the fork records read so far. */
@@ -307,7 +232,7 @@ static bool is_kept_descendant(const struct ring_sampler *r, uint32_t pid)
 	for (int i = 0; i < SR_MAX_ANCESTRY; i++) {
 		if (is_kept(r, pid))
 			return true;
-		if (!u32map_get(&r->parents, pid, &pid))
+		if (!fl_u32map__get(&r->parents, pid, &pid))
 			return false;
 	}
 	return false;
@@ -440,7 +365,7 @@ static int on_fork(struct ring_sampler *r, const struct perf_event_header *hdr)
 	}
 	if (rec->pid == rec->ppid || !r->filter || !r->opts.follow_children)
 		return 0;
-	err = u32map_put(&r->parents, rec->pid, rec->ppid);
+	err = fl_u32map__put(&r->parents, rec->pid, rec->ppid);
 	if (err)
 		return err;
 	if (is_kept(r, rec->ppid))
@@ -451,7 +376,7 @@ static int on_fork(struct ring_sampler *r, const struct perf_event_header *hdr)
 	 * pending samples are resolved through the parents map.)
 	 */
 	if (keep_state(r, rec->pid) == KEEP_CHILD)
-		return u32map_put(&r->kept, rec->pid, KEEP_NO);
+		return fl_u32map__put(&r->kept, rec->pid, KEEP_NO);
 	return 0;
 }
 
@@ -524,7 +449,7 @@ static int ring_add_pid(struct fl_sampler *s, int pid)
 
 	if (pid <= 0)
 		return -EINVAL;
-	err = u32map_put(&r->kept, (uint32_t)pid, KEEP_ASKED);
+	err = fl_u32map__put(&r->kept, (uint32_t)pid, KEEP_ASKED);
 	if (err)
 		return err;
 	r->filter = true;
@@ -657,9 +582,9 @@ static void ring_free(struct fl_sampler *s)
 	fl_stackagg__free(r->agg);
 	fl_stackagg__free(r->pending);
 	fl_stackagg__free(r->pending_prev);
-	u32map_fini(&r->kept);
-	u32map_fini(&r->parents);
-	u32map_fini(&r->comm_idx);
+	fl_u32map__fini(&r->kept);
+	fl_u32map__fini(&r->parents);
+	fl_u32map__fini(&r->comm_idx);
 	free(r->comms);
 	free(r->bufs);
 	free(r->fds);
@@ -746,7 +671,7 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 			err = -EINVAL;
 			goto out_free;
 		}
-		err = u32map_put(&r->kept, (uint32_t)opts->pids[i], KEEP_ASKED);
+		err = fl_u32map__put(&r->kept, (uint32_t)opts->pids[i], KEEP_ASKED);
 		if (err)
 			goto out_free;
 		r->filter = true;

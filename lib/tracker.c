@@ -15,6 +15,7 @@
 #include "flamed/procmaps.h"
 #include "flamed/strpool.h"
 #include "flamed/tracker.h"
+#include "u32map.h"
 
 #define TR_DEFAULT_RING_PAGES 64
 #define TR_KTHREADD_PID 2
@@ -33,12 +34,6 @@ struct tproc {
 	size_t nr_maps, cap_maps;
 };
 
-/* Open addressing, linear probing; pid 0 marks an empty slot (pid 0 has no mappings). */
-struct pid_slot {
-	uint32_t pid;
-	uint32_t idx; /* into procs[] */
-};
-
 struct fl_tracker {
 	int *pids; /* what to scan at start; NULL: all of /proc */
 	size_t nr_pids;
@@ -53,8 +48,7 @@ struct fl_tracker {
 
 	struct tproc *procs;
 	size_t nr_procs, cap_procs;
-	struct pid_slot *slots;
-	size_t nr_slots; /* a power of two, at least twice nr_procs */
+	struct fl_u32map proc_idx; /* pid -> index into procs[]; pid 0 has no mappings */
 
 	struct fl_tracker_stats st;
 	int cb_err; /* first error inside a record callback */
@@ -62,51 +56,18 @@ struct fl_tracker {
 
 /* ---- the process table ---- */
 
-static size_t pid_hash(uint32_t pid, size_t nr_slots)
-{
-	return (size_t)((pid * 0x9e3779b1U) & (uint32_t)(nr_slots - 1));
-}
-
 static struct tproc *proc_find(const struct fl_tracker *t, uint32_t pid)
 {
-	size_t i;
+	uint32_t idx;
 
-	if (!t->nr_slots || pid == 0)
-		return NULL;
-	for (i = pid_hash(pid, t->nr_slots);; i = (i + 1) & (t->nr_slots - 1)) {
-		if (t->slots[i].pid == pid)
-			return &t->procs[t->slots[i].idx];
-		if (t->slots[i].pid == 0)
-			return NULL;
-	}
-}
-
-static int slots_grow(struct fl_tracker *t)
-{
-	size_t n = t->nr_slots ? t->nr_slots * 2 : 256;
-	struct pid_slot *s = calloc(n, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (size_t k = 0; k < t->nr_procs; k++) {
-		size_t i = pid_hash(t->procs[k].pid, n);
-
-		while (s[i].pid)
-			i = (i + 1) & (n - 1);
-		s[i].pid = t->procs[k].pid;
-		s[i].idx = (uint32_t)k;
-	}
-	free(t->slots);
-	t->slots = s;
-	t->nr_slots = n;
-	return 0;
+	return fl_u32map__get(&t->proc_idx, pid, &idx) ? &t->procs[idx] : NULL;
 }
 
 /* The process pid, created empty when unknown. Pointers into procs[] move on creation. */
 static int proc_get(struct fl_tracker *t, uint32_t pid, struct tproc **ret)
 {
 	struct tproc *p = proc_find(t, pid);
-	size_t i;
+	int err;
 
 	if (p) {
 		*ret = p;
@@ -114,12 +75,6 @@ static int proc_get(struct fl_tracker *t, uint32_t pid, struct tproc **ret)
 	}
 	if (pid == 0 || t->nr_procs >= UINT32_MAX)
 		return -EINVAL;
-	if ((t->nr_procs + 1) * 2 > t->nr_slots) {
-		int err = slots_grow(t);
-
-		if (err)
-			return err;
-	}
 	if (t->nr_procs == t->cap_procs) {
 		size_t ncap = t->cap_procs ? t->cap_procs * 2 : 256;
 		struct tproc *np = realloc(t->procs, ncap * sizeof(*np));
@@ -129,15 +84,13 @@ static int proc_get(struct fl_tracker *t, uint32_t pid, struct tproc **ret)
 		t->procs = np;
 		t->cap_procs = ncap;
 	}
-	p = &t->procs[t->nr_procs];
+	err = fl_u32map__put(&t->proc_idx, pid, (uint32_t)t->nr_procs);
+	if (err)
+		return err;
+	p = &t->procs[t->nr_procs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->kthread = pid == TR_KTHREADD_PID;
-	for (i = pid_hash(pid, t->nr_slots); t->slots[i].pid; i = (i + 1) & (t->nr_slots - 1))
-		;
-	t->slots[i].pid = pid;
-	t->slots[i].idx = (uint32_t)t->nr_procs;
-	t->nr_procs++;
 	*ret = p;
 	return 0;
 }
@@ -665,7 +618,7 @@ void fl_tracker__free(struct fl_tracker *t)
 	for (size_t i = 0; i < t->nr_procs; i++)
 		free(t->procs[i].maps);
 	free(t->procs);
-	free(t->slots);
+	fl_u32map__fini(&t->proc_idx);
 	fl_strpool__free(t->paths);
 	free(t->bufs);
 	free(t->fds);

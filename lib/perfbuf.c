@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The mmap'd perf_event ring reader, the perf_event_open wrapper and the online-CPU list. */
+/* The perf_event ring reader, perf_event_open, the online-CPU list and per-CPU event sets. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -282,4 +283,134 @@ int fl_online_cpus(int **cpus)
 		return -E2BIG;
 	buf[len] = '\0';
 	return fl_cpu_list__parse(buf, cpus);
+}
+
+struct fl_cpu_events {
+	int *cpus;
+	size_t nr;
+	int *fds;		  /* -1 where not open */
+	struct fl_perfbuf **bufs; /* NULL without rings */
+};
+
+void fl_cpu_events__free(struct fl_cpu_events *ev)
+{
+	if (!ev)
+		return;
+	for (size_t i = 0; i < ev->nr; i++) {
+		/* The ring goes first: it is a mapping of the event's fd. */
+		if (ev->bufs)
+			fl_perfbuf__free(ev->bufs[i]);
+		if (ev->fds && ev->fds[i] >= 0)
+			close(ev->fds[i]);
+	}
+	free(ev->bufs);
+	free(ev->fds);
+	free(ev->cpus);
+	free(ev);
+}
+
+DEFINE_FREE_FUNC(struct fl_cpu_events, fl_cpu_events__free)
+
+int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages, struct fl_cpu_events **ret)
+{
+	_cleanup_(fl_cpu_events__freep) struct fl_cpu_events *ev = NULL;
+	int n;
+
+	if (!attr || !ret)
+		return -EINVAL;
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	n = fl_online_cpus(&ev->cpus);
+	if (n < 0)
+		return n;
+	ev->nr = (size_t)n;
+	ev->fds = malloc(ev->nr * sizeof(*ev->fds));
+	if (!ev->fds)
+		return -ENOMEM;
+	for (size_t i = 0; i < ev->nr; i++)
+		ev->fds[i] = -1;
+	if (ring_pages) {
+		ev->bufs = calloc(ev->nr, sizeof(*ev->bufs));
+		if (!ev->bufs)
+			return -ENOMEM;
+	}
+
+	for (size_t i = 0; i < ev->nr; i++) {
+		int fd = fl_perf_event_open(attr, -1, ev->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+		int err;
+
+		if (fd < 0) {
+			fl_pr_debug("perfbuf: perf_event_open on CPU %d: %s\n", ev->cpus[i],
+				    strerror(-fd));
+			return fd;
+		}
+		ev->fds[i] = fd;
+		if (!ring_pages)
+			continue;
+		err = fl_perfbuf__new(fd, ring_pages, &ev->bufs[i]);
+		if (err) {
+			fl_pr_debug("perfbuf: mmap of the ring on CPU %d: %s\n", ev->cpus[i],
+				    strerror(-err));
+			return err;
+		}
+	}
+	*ret = TAKE_PTR(ev);
+	return 0;
+}
+
+size_t fl_cpu_events__nr(const struct fl_cpu_events *ev)
+{
+	return ev->nr;
+}
+
+int fl_cpu_events__fd(const struct fl_cpu_events *ev, size_t i)
+{
+	return i < ev->nr ? ev->fds[i] : -EINVAL;
+}
+
+int fl_cpu_events__ioctl(const struct fl_cpu_events *ev, unsigned long req)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < ev->nr; i++)
+		if (ioctl(ev->fds[i], req, 0) < 0 && !err)
+			err = -errno;
+	return err;
+}
+
+/* Carries fn's error past fl_perfbuf__consume(), whose return may also count records. */
+struct consume_ctx {
+	fl_perfbuf_fn fn;
+	void *ctx;
+	int err;
+};
+
+static int consume_one(const struct perf_event_header *hdr, void *ctx)
+{
+	struct consume_ctx *c = ctx;
+
+	c->err = c->fn(hdr, c->ctx);
+	return c->err ? 1 : 0;
+}
+
+int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)
+{
+	struct consume_ctx c = {.fn = fn, .ctx = ctx};
+	int ret = 0;
+
+	if (!ev->bufs || !fn)
+		return -EINVAL;
+	for (size_t i = 0; i < ev->nr; i++) {
+		int rc = fl_perfbuf__consume(ev->bufs[i], consume_one, &c);
+
+		if (c.err)
+			return c.err;
+		/* A corrupt ring was reset and its records are gone; read the others first. */
+		if (rc == -EBADMSG)
+			ret = rc;
+		else if (rc < 0)
+			return rc;
+	}
+	return ret;
 }

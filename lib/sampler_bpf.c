@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,10 +30,8 @@ struct cached_stack {
 struct fl_sampler_bpf {
 	struct fl_sampler base;
 	struct profile_bpf *skel;
-	int *cpus;
-	int nr_cpus;
-	int *pfds;
-	struct bpf_link **links;
+	struct fl_cpu_events *events; /* one cpu-clock event per CPU, no rings */
+	struct bpf_link **links;      /* one per event */
 	struct bpf_link *fork_link;
 	struct ring_buffer *rb;
 	struct fl_stackagg *overflow; /* samples counted in user space */
@@ -75,19 +71,14 @@ static void bpf_free(struct fl_sampler *base)
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
 
 	if (s->links)
-		for (int i = 0; i < s->nr_cpus; i++)
+		for (size_t i = 0; i < fl_cpu_events__nr(s->events); i++)
 			bpf_link__destroy(s->links[i]);
 	bpf_link__destroy(s->fork_link);
-	if (s->pfds)
-		for (int i = 0; i < s->nr_cpus; i++)
-			if (s->pfds[i] >= 0)
-				close(s->pfds[i]);
+	fl_cpu_events__free(s->events);
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->skel);
 	fl_stackagg__free(s->overflow);
 	free(s->links);
-	free(s->pfds);
-	free(s->cpus);
 	free(s);
 }
 
@@ -117,34 +108,19 @@ static int on_overflow(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int open_events(struct fl_sampler_bpf *s, uint64_t freq)
+static const struct fl_sampler_ops ops;
+
+int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
 {
+	/* No sample_type: the program reads what it needs itself. */
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.freq = 1,
-		.sample_freq = freq,
+		.sample_freq = opts->freq,
 		.disabled = 1,
 	};
-
-	for (int i = 0; i < s->nr_cpus; i++) {
-		int fd = fl_perf_event_open(&attr, -1, s->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0) {
-			fl_pr_debug("sampler_bpf: perf_event_open on CPU %d: %s\n", s->cpus[i],
-				    strerror(-fd));
-			return fd;
-		}
-		s->pfds[i] = fd;
-	}
-	return 0;
-}
-
-static const struct fl_sampler_ops ops;
-
-int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
-{
 	struct fl_sampler_bpf *s;
 	uint32_t max_stack = FL_MAX_STACK_DEPTH;
 	uint32_t storage, nr_stacks;
@@ -158,25 +134,19 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->base.backend = FL_SAMPLER_BPF;
 	s->follow_children = opts->follow_children;
 
-	err = fl_online_cpus(&s->cpus);
-	if (err < 0)
-		goto out_free;
-	s->nr_cpus = err;
-	s->pfds = malloc(sizeof(*s->pfds) * (size_t)s->nr_cpus);
-	s->links = calloc((size_t)s->nr_cpus, sizeof(*s->links));
-	err = -ENOMEM;
-	if (!s->pfds || !s->links)
-		goto out_free;
-	for (int i = 0; i < s->nr_cpus; i++)
-		s->pfds[i] = -1;
 	err = fl_stackagg__new(&s->overflow);
 	if (err)
 		goto out_free;
 
 	/* Opening the events first gives a plain EACCES when perf events are not permitted. */
-	err = open_events(s, opts->freq);
+	err = fl_cpu_events__open(&attr, 0, &s->events);
 	if (err)
 		goto out_free;
+	s->links = calloc(fl_cpu_events__nr(s->events), sizeof(*s->links));
+	if (!s->links) {
+		err = -ENOMEM;
+		goto out_free;
+	}
 
 	s->skel = profile_bpf__open();
 	if (!s->skel) {
@@ -259,8 +229,9 @@ static int bpf_start(struct fl_sampler *base)
 			return -errno ?: -EINVAL;
 	}
 	/* Attaching enables each event: sampling starts here. */
-	for (int i = 0; i < s->nr_cpus; i++) {
-		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, s->pfds[i]);
+	for (size_t i = 0; i < fl_cpu_events__nr(s->events); i++) {
+		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
+							     fl_cpu_events__fd(s->events, i));
 		if (!s->links[i])
 			return -errno ?: -EINVAL;
 	}
@@ -271,12 +242,8 @@ static int bpf_start(struct fl_sampler *base)
 static int bpf_stop(struct fl_sampler *base)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
-	int err = 0;
 
-	for (int i = 0; i < s->nr_cpus; i++)
-		if (s->pfds[i] >= 0 && ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0) < 0)
-			err = -errno;
-	return err;
+	return fl_cpu_events__ioctl(s->events, PERF_EVENT_IOC_DISABLE);
 }
 
 static size_t bpf_nr_fds(const struct fl_sampler *base)

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "flamed/log.h"
@@ -38,10 +37,7 @@ struct ring_sampler {
 	struct fl_sampler base;
 	struct fl_sampler_opts opts; /* opts.pids not kept: copied into kept */
 
-	int *cpus;
-	size_t nr_cpus;
-	int *fds; /* one per CPU, -1 when not open */
-	struct fl_perfbuf **bufs;
+	struct fl_cpu_events *events; /* one per CPU, each with its ring */
 
 	/* Filtering: on once pids were given or added. */
 	bool filter;
@@ -66,7 +62,6 @@ struct ring_sampler {
 	struct fl_stackagg *pending, *pending_prev;
 
 	struct fl_sampler_stats st;
-	int cb_err;
 	uint64_t kips[FL_MAX_STACK_DEPTH], uips[FL_MAX_STACK_DEPTH];
 };
 
@@ -425,22 +420,10 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 	default:
 		break;
 	}
-	if (err) {
-		r->cb_err = err;
-		return 1;
-	}
-	return 0;
+	return err;
 }
 
 /* ---- operations ---- */
-
-static int ring_ioctl_all(struct ring_sampler *r, unsigned long req)
-{
-	for (size_t i = 0; i < r->nr_cpus; i++)
-		if (ioctl(r->fds[i], req, 0) < 0)
-			return -errno;
-	return 0;
-}
 
 static int ring_add_pid(struct fl_sampler *s, int pid)
 {
@@ -458,24 +441,22 @@ static int ring_add_pid(struct fl_sampler *s, int pid)
 
 static int ring_start(struct fl_sampler *s)
 {
-	return ring_ioctl_all(to_ring(s), PERF_EVENT_IOC_ENABLE);
+	return fl_cpu_events__ioctl(to_ring(s)->events, PERF_EVENT_IOC_ENABLE);
 }
 
 static int ring_stop(struct fl_sampler *s)
 {
-	return ring_ioctl_all(to_ring(s), PERF_EVENT_IOC_DISABLE);
+	return fl_cpu_events__ioctl(to_ring(s)->events, PERF_EVENT_IOC_DISABLE);
 }
 
 static size_t ring_nr_fds(const struct fl_sampler *s)
 {
-	return to_ring_const(s)->nr_cpus;
+	return fl_cpu_events__nr(to_ring_const(s)->events);
 }
 
 static int ring_fd(const struct fl_sampler *s, size_t i)
 {
-	const struct ring_sampler *r = to_ring_const(s);
-
-	return i < r->nr_cpus ? r->fds[i] : -EINVAL;
+	return fl_cpu_events__fd(to_ring_const(s)->events, i);
 }
 
 static int resolve_one(const struct fl_raw_stack *st, void *ctx)
@@ -524,21 +505,12 @@ static int ring_poll(struct fl_sampler *s)
 {
 	struct ring_sampler *r = to_ring(s);
 	struct fl_stackagg *tmp;
-	int ret = 0, err;
+	int ret, err;
 
-	for (size_t i = 0; i < r->nr_cpus; i++) {
-		int rc;
-
-		r->cb_err = 0;
-		rc = fl_perfbuf__consume(r->bufs[i], on_record, r);
-		if (r->cb_err)
-			return r->cb_err;
-		/* A corrupt ring was reset and its records are gone; read the others first. */
-		if (rc == -EBADMSG)
-			ret = rc;
-		else if (rc < 0)
-			return rc;
-	}
+	ret = fl_cpu_events__consume(r->events, on_record, r);
+	/* A corrupt ring was reset and the others read: the pending samples can still be decided. */
+	if (ret < 0 && ret != -EBADMSG)
+		return ret;
 	/* Every ring was read once more since the previous poll: its pending samples are decided. */
 	err = resolve_pending(r, &r->pending_prev);
 	if (err)
@@ -573,12 +545,7 @@ static void ring_free(struct fl_sampler *s)
 {
 	struct ring_sampler *r = to_ring(s);
 
-	for (size_t i = 0; i < r->nr_cpus; i++) {
-		if (r->bufs)
-			fl_perfbuf__free(r->bufs[i]);
-		if (r->fds && r->fds[i] >= 0)
-			close(r->fds[i]);
-	}
+	fl_cpu_events__free(r->events);
 	fl_stackagg__free(r->agg);
 	fl_stackagg__free(r->pending);
 	fl_stackagg__free(r->pending_prev);
@@ -586,9 +553,6 @@ static void ring_free(struct fl_sampler *s)
 	fl_u32map__fini(&r->parents);
 	fl_u32map__fini(&r->comm_idx);
 	free(r->comms);
-	free(r->bufs);
-	free(r->fds);
-	free(r->cpus);
 	free(r);
 }
 
@@ -604,47 +568,34 @@ static const struct fl_sampler_ops ring_ops = {
 	.free = ring_free,
 };
 
-static int open_cpu(struct ring_sampler *r, size_t i, size_t ring_bytes)
+/* Samples with callchains, and the names and parentage in the same ring. */
+static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, size_t ring_bytes)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
+	return (struct perf_event_attr){
+		.size = sizeof(struct perf_event_attr),
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.freq = 1,
-		.sample_freq = r->opts.freq,
+		.sample_freq = opts->freq,
 		/* The callchain's first kernel or user entry is the sampled ip: no PERF_SAMPLE_IP. */
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
-		.exclude_callchain_kernel = !r->opts.kernel,
-		.exclude_callchain_user = !r->opts.user,
-		/* Names and parentage arrive in the same ring as the samples. */
+		.exclude_callchain_kernel = !opts->kernel,
+		.exclude_callchain_user = !opts->user,
 		.comm = 1,
 		.task = 1,
 		.disabled = 1,
 		.watermark = 1,
 		.wakeup_watermark = (uint32_t)(ring_bytes / 4),
 	};
-	int fd, err;
-
-	fd = fl_perf_event_open(&attr, -1, r->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0) {
-		fl_pr_debug("sampler_ring: perf_event_open on CPU %d: %s\n", r->cpus[i],
-			    strerror(-fd));
-		return fd;
-	}
-	r->fds[i] = fd;
-	err = fl_perfbuf__new(fd, r->opts.ring_pages, &r->bufs[i]);
-	if (err)
-		fl_pr_debug("sampler_ring: mmap of the ring on CPU %d: %s\n", r->cpus[i],
-			    strerror(-err));
-	return err;
 }
 
 int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
 {
+	struct perf_event_attr attr;
 	struct ring_sampler *r;
 	long page = sysconf(_SC_PAGESIZE);
 	size_t ring_pages;
-	int n, err;
+	int err;
 
 	if (!opts || !ret || page <= 0 || opts->sz < offsetof(struct fl_sampler_opts, ring_pages))
 		return -EINVAL;
@@ -685,25 +636,10 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 	if (err)
 		goto out_free;
 
-	n = fl_online_cpus(&r->cpus);
-	if (n < 0) {
-		err = n;
+	attr = ring_attr(&r->opts, ring_pages * (size_t)page);
+	err = fl_cpu_events__open(&attr, ring_pages, &r->events);
+	if (err)
 		goto out_free;
-	}
-	r->nr_cpus = (size_t)n;
-	r->fds = malloc(r->nr_cpus * sizeof(*r->fds));
-	r->bufs = calloc(r->nr_cpus, sizeof(*r->bufs));
-	if (!r->fds || !r->bufs) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	for (size_t i = 0; i < r->nr_cpus; i++)
-		r->fds[i] = -1;
-	for (size_t i = 0; i < r->nr_cpus; i++) {
-		err = open_cpu(r, i, ring_pages * (size_t)page);
-		if (err)
-			goto out_free;
-	}
 	*ret = &r->base;
 	return 0;
 

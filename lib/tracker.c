@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "flamed/cleanup.h"
@@ -39,10 +38,7 @@ struct fl_tracker {
 	size_t nr_pids;
 	size_t ring_pages;
 
-	int *cpus;
-	size_t nr_cpus;
-	int *fds; /* one per CPU, -1 when not open */
-	struct fl_perfbuf **bufs;
+	struct fl_cpu_events *events; /* one per CPU, each with its ring */
 
 	struct fl_strpool *paths;
 
@@ -51,7 +47,6 @@ struct fl_tracker {
 	struct fl_u32map proc_idx; /* pid -> index into procs[]; pid 0 has no mappings */
 
 	struct fl_tracker_stats st;
-	int cb_err; /* first error inside a record callback */
 };
 
 /* ---- the process table ---- */
@@ -357,11 +352,7 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 	default:
 		break;
 	}
-	if (err) {
-		t->cb_err = err;
-		return 1;
-	}
-	return 0;
+	return err;
 }
 
 /* ---- /proc ---- */
@@ -509,13 +500,38 @@ static int scan_all(struct fl_tracker *t)
 
 /* ---- the object ---- */
 
+/* A side-band event: it never samples, it only brings the records. */
+static struct perf_event_attr tracker_attr(size_t ring_bytes)
+{
+	return (struct perf_event_attr){
+		.size = sizeof(struct perf_event_attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		/*
+		 * Executable mappings only (mmap_data stays 0), as MMAP2
+		 * records. mmap must be set too: the kernel skips building
+		 * mmap records at all unless some event has mmap or
+		 * mmap_data set (mmap2 alone is not counted).
+		 */
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.watermark = 1,
+		.wakeup_watermark = (uint32_t)(ring_bytes / 4),
+	};
+}
+
 int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 {
 	struct fl_tracker_opts o = {0};
+	struct perf_event_attr attr;
 	struct fl_tracker *t;
 	size_t ring_bytes;
 	long page = sysconf(_SC_PAGESIZE);
-	int n, err;
+	int err;
 
 	if (!ret || page <= 0)
 		return -EINVAL;
@@ -546,57 +562,10 @@ int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 	if (err)
 		goto out_free;
 
-	n = fl_online_cpus(&t->cpus);
-	if (n < 0) {
-		err = n;
+	attr = tracker_attr(ring_bytes);
+	err = fl_cpu_events__open(&attr, t->ring_pages, &t->events);
+	if (err)
 		goto out_free;
-	}
-	t->nr_cpus = (size_t)n;
-	t->fds = malloc(t->nr_cpus * sizeof(*t->fds));
-	t->bufs = calloc(t->nr_cpus, sizeof(*t->bufs));
-	if (!t->fds || !t->bufs) {
-		err = -ENOMEM;
-		goto out_free;
-	}
-	for (size_t i = 0; i < t->nr_cpus; i++)
-		t->fds[i] = -1;
-
-	for (size_t i = 0; i < t->nr_cpus; i++) {
-		struct perf_event_attr attr = {
-			.size = sizeof(attr),
-			.type = PERF_TYPE_SOFTWARE,
-			.config = PERF_COUNT_SW_DUMMY,
-			.disabled = 1,
-			/*
-			 * Executable mappings only (mmap_data stays 0), as MMAP2
-			 * records. mmap must be set too: the kernel skips building
-			 * mmap records at all unless some event has mmap or
-			 * mmap_data set (mmap2 alone is not counted).
-			 */
-			.mmap = 1,
-			.mmap2 = 1,
-			.comm = 1,
-			.comm_exec = 1,
-			.task = 1,
-			.watermark = 1,
-			.wakeup_watermark = (uint32_t)(ring_bytes / 4),
-		};
-		int fd = fl_perf_event_open(&attr, -1, t->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0) {
-			fl_pr_debug("tracker: perf_event_open on CPU %d: %s\n", t->cpus[i],
-				    strerror(-fd));
-			err = fd;
-			goto out_free;
-		}
-		t->fds[i] = fd;
-		err = fl_perfbuf__new(fd, t->ring_pages, &t->bufs[i]);
-		if (err) {
-			fl_pr_debug("tracker: mmap of the ring on CPU %d: %s\n", t->cpus[i],
-				    strerror(-err));
-			goto out_free;
-		}
-	}
 	*ret = t;
 	return 0;
 
@@ -609,37 +578,21 @@ void fl_tracker__free(struct fl_tracker *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nr_cpus; i++) {
-		if (t->bufs)
-			fl_perfbuf__free(t->bufs[i]);
-		if (t->fds && t->fds[i] >= 0)
-			close(t->fds[i]);
-	}
+	fl_cpu_events__free(t->events);
 	for (size_t i = 0; i < t->nr_procs; i++)
 		free(t->procs[i].maps);
 	free(t->procs);
 	fl_u32map__fini(&t->proc_idx);
 	fl_strpool__free(t->paths);
-	free(t->bufs);
-	free(t->fds);
-	free(t->cpus);
 	free(t->pids);
 	free(t);
-}
-
-static int ioctl_all(struct fl_tracker *t, unsigned long req)
-{
-	for (size_t i = 0; i < t->nr_cpus; i++)
-		if (ioctl(t->fds[i], req, 0) < 0)
-			return -errno;
-	return 0;
 }
 
 int fl_tracker__start(struct fl_tracker *t)
 {
 	int err;
 
-	err = ioctl_all(t, PERF_EVENT_IOC_ENABLE);
+	err = fl_cpu_events__ioctl(t->events, PERF_EVENT_IOC_ENABLE);
 	if (err)
 		return err;
 	/* Whatever already happened replays before the scan, so the scan has the last word. */
@@ -659,7 +612,7 @@ int fl_tracker__start(struct fl_tracker *t)
 
 int fl_tracker__stop(struct fl_tracker *t)
 {
-	return ioctl_all(t, PERF_EVENT_IOC_DISABLE);
+	return fl_cpu_events__ioctl(t->events, PERF_EVENT_IOC_DISABLE);
 }
 
 int fl_tracker__add_pid(struct fl_tracker *t, int pid)
@@ -669,32 +622,17 @@ int fl_tracker__add_pid(struct fl_tracker *t, int pid)
 
 size_t fl_tracker__nr_fds(const struct fl_tracker *t)
 {
-	return t->nr_cpus;
+	return fl_cpu_events__nr(t->events);
 }
 
 int fl_tracker__fd(const struct fl_tracker *t, size_t i)
 {
-	return i < t->nr_cpus ? t->fds[i] : -EINVAL;
+	return fl_cpu_events__fd(t->events, i);
 }
 
 int fl_tracker__poll(struct fl_tracker *t)
 {
-	int ret = 0;
-
-	for (size_t i = 0; i < t->nr_cpus; i++) {
-		int rc;
-
-		t->cb_err = 0;
-		rc = fl_perfbuf__consume(t->bufs[i], on_record, t);
-		if (t->cb_err)
-			return t->cb_err;
-		/* A corrupt ring was reset and its records are gone; read the others first. */
-		if (rc == -EBADMSG)
-			ret = rc;
-		else if (rc < 0)
-			return rc;
-	}
-	return ret;
+	return fl_cpu_events__consume(t->events, on_record, t);
 }
 
 const struct fl_tmap *fl_tracker__find(const struct fl_tracker *t, uint32_t pid, uint64_t addr)

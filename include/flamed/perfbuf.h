@@ -52,4 +52,37 @@ int fl_online_cpus(int **cpus);
  */
 int fl_cpu_list__parse(const char *s, int **cpus);
 
+/*
+ * One perf event per online CPU, all opened from one attr, each with its own
+ * ring if asked for: what the samplers and the tracker each need.
+ */
+struct fl_cpu_events;
+
+/*
+ * Opens attr for every task (pid -1) on every online CPU, close-on-exec.
+ * With ring_pages (a power of two) each event also gets a ring of that many
+ * data pages; with 0, no ring. Returns 0 or -errno from reading the CPU list,
+ * perf_event_open(2) or mmap (the first CPU that failed; nothing stays open).
+ */
+int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages,
+			struct fl_cpu_events **ret);
+/* Accepts NULL. Unmaps the rings, then closes the events. */
+void fl_cpu_events__free(struct fl_cpu_events *ev);
+/* The number of events: one per online CPU at open. */
+size_t fl_cpu_events__nr(const struct fl_cpu_events *ev);
+/* The fd of event i, or -EINVAL past the last. It stays the object's: do not close it. */
+int fl_cpu_events__fd(const struct fl_cpu_events *ev, size_t i);
+/*
+ * An ioctl without argument (PERF_EVENT_IOC_ENABLE, _DISABLE) on every
+ * event. Every event is tried; returns 0 or the first -errno.
+ */
+int fl_cpu_events__ioctl(const struct fl_cpu_events *ev, unsigned long req);
+/*
+ * fl_perfbuf__consume() on every ring, in CPU order. fn returns 0 to go on,
+ * or a negative errno to stop: that is returned at once, and the record
+ * that failed is not read again. A corrupt ring is reset and the others are
+ * still read; -EBADMSG is returned then. Otherwise 0. -EINVAL without rings.
+ */
+int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx);
+
 #endif

@@ -439,6 +439,97 @@ static void test_real_overflow_lost(void **state)
 	close(fd);
 }
 
+/* ---- per-CPU event sets ---- */
+
+struct own_comms {
+	unsigned seen; /* our COMM records read */
+	int fail;      /* returned for our next COMM record, then cleared */
+};
+
+/* Counts the COMM records of this process: the events see every process on their CPU. */
+static int own_comm_fn(const struct perf_event_header *hdr, void *ctx)
+{
+	const struct comm_rec *r = (const void *)hdr;
+	struct own_comms *c = ctx;
+	int fail = c->fail;
+
+	if (hdr->type != PERF_RECORD_COMM || r->pid != (uint32_t)getpid() ||
+	    strncmp(r->comm, "cpuev", 5) != 0)
+		return 0;
+	c->fail = 0;
+	if (fail)
+		return fail;
+	c->seen++;
+	return 0;
+}
+
+static void rename_cpuev(unsigned n)
+{
+	char name[16];
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "cpuev%u", i);
+		assert_int_equal(prctl(PR_SET_NAME, name, 0, 0, 0), 0);
+	}
+}
+
+static void test_cpu_events(void **state)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.comm = 1,
+		.disabled = 1,
+	};
+	struct fl_cpu_events *ev = NULL;
+	struct own_comms c = {0};
+	int *cpus = NULL;
+	int n, err;
+
+	(void)state;
+	n = fl_online_cpus(&cpus);
+	assert_true(n > 0);
+	free(cpus);
+	err = fl_cpu_events__open(&attr, 1, &ev);
+	if (err == -EACCES || err == -EPERM) {
+		printf("# per-CPU events: %s: skipped (needs root or CAP_PERFMON)\n",
+		       strerror(-err));
+		skip();
+	}
+	assert_int_equal(err, 0);
+	assert_int_equal(fl_cpu_events__nr(ev), n);
+	for (int i = 0; i < n; i++)
+		assert_true(fl_cpu_events__fd(ev, (size_t)i) >= 0);
+	assert_int_equal(fl_cpu_events__fd(ev, (size_t)n), -EINVAL);
+	/* Every event is tried and the first error returned. */
+	assert_int_equal(fl_cpu_events__ioctl(ev, 0x7fff), -ENOTTY);
+
+	assert_int_equal(fl_cpu_events__ioctl(ev, PERF_EVENT_IOC_ENABLE), 0);
+	rename_cpuev(10);
+	assert_int_equal(fl_cpu_events__consume(ev, own_comm_fn, &c), 0);
+	assert_int_equal(c.seen, 10);
+
+	/* A callback error stops the reading at once; the record that failed is not read again. */
+	rename_cpuev(3);
+	assert_int_equal(fl_cpu_events__ioctl(ev, PERF_EVENT_IOC_DISABLE), 0);
+	c.fail = -ENOSPC;
+	assert_int_equal(fl_cpu_events__consume(ev, own_comm_fn, &c), -ENOSPC);
+	assert_int_equal(fl_cpu_events__consume(ev, own_comm_fn, &c), 0);
+	assert_int_equal(c.seen, 12);
+	prctl(PR_SET_NAME, "test_perfbuf", 0, 0, 0);
+	fl_cpu_events__free(ev);
+
+	/* Without rings: events to attach to, nothing to read. */
+	ev = NULL;
+	assert_int_equal(fl_cpu_events__open(&attr, 0, &ev), 0);
+	assert_int_equal(fl_cpu_events__nr(ev), n);
+	assert_int_equal(fl_cpu_events__consume(ev, own_comm_fn, &c), -EINVAL);
+	fl_cpu_events__free(ev);
+	fl_cpu_events__free(NULL);
+	assert_int_equal(fl_cpu_events__open(&attr, 3, &ev), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,7 +537,7 @@ int main(void)
 		cmocka_unit_test(test_online_cpus),	   cmocka_unit_test(test_new_args),
 		cmocka_unit_test(test_fake_wrap),	   cmocka_unit_test(test_fake_stop_early),
 		cmocka_unit_test(test_fake_corrupt),	   cmocka_unit_test(test_real_wraparound),
-		cmocka_unit_test(test_real_overflow_lost),
+		cmocka_unit_test(test_real_overflow_lost), cmocka_unit_test(test_cpu_events),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

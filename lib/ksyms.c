@@ -8,6 +8,7 @@
 
 #include "flamed/cleanup.h"
 #include "flamed/ksyms.h"
+#include "parse.h"
 
 /*
  * How far past the last symbol of a region (the kernel image, one module)
@@ -128,17 +129,6 @@ static int loader__module(struct loader *l, const char *s, size_t len, uint32_t 
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t';
@@ -171,7 +161,7 @@ static int loader__line(struct loader *l, const char *p)
 	void *raw;
 	int rank, d, err;
 
-	for (; (d = hexval(*p)) >= 0; p++) {
+	for (; (d = fl_hexval(*p)) >= 0; p++) {
 		if (++ndigits > 16)
 			return 0;
 		addr = addr << 4 | (uint64_t)d;

@@ -14,6 +14,7 @@
 #include "flamed/cleanup.h"
 #include "flamed/log.h"
 #include "flamed/perfbuf.h"
+#include "parse.h"
 
 /* perf_event_header.size is 16 bits: no record is longer than this. */
 #define PB_MAX_RECORD 65536
@@ -193,20 +194,12 @@ int fl_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group
 /* Reads a decimal number of at most PB_MAX_CPU at *p, advancing it. */
 static int parse_cpu(const char **p, int *cpu)
 {
-	const char *s = *p;
-	long v = 0;
+	uint64_t v;
+	int err = fl_parse_uint(p, 10, PB_MAX_CPU, &v);
 
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	while (*s >= '0' && *s <= '9') {
-		v = v * 10 + (*s - '0');
-		if (v > PB_MAX_CPU)
-			return -ERANGE;
-		s++;
-	}
-	*p = s;
-	*cpu = (int)v;
-	return 0;
+	if (!err)
+		*cpu = (int)v;
+	return err;
 }
 
 int fl_cpu_list__parse(const char *s, int **cpus)

@@ -8,56 +8,19 @@
 
 #include "flamed/cleanup.h"
 #include "flamed/procmaps.h"
+#include "parse.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Reads at least one hex digit into *v, refusing overflow; advances *pp. */
+/* Hex with an upper bound: addresses, offsets and device numbers. */
 static int parse_hex(const char **pp, uint64_t max, uint64_t *v)
 {
-	const char *p = *pp;
-	uint64_t x = 0;
-	int d;
-
-	if (hexval(*p) < 0)
-		return -EINVAL;
-	for (; (d = hexval(*p)) >= 0; p++) {
-		if (x > (max - (uint64_t)d) / 16)
-			return -EINVAL;
-		x = x * 16 + (uint64_t)d;
-	}
-	*v = x;
-	*pp = p;
-	return 0;
+	return fl_parse_uint(pp, 16, max, v);
 }
 
 static int parse_dec(const char **pp, uint64_t *v)
 {
-	const char *p = *pp;
-	uint64_t x = 0;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		uint64_t d = (uint64_t)(*p - '0');
-
-		if (x > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		x = x * 10 + d;
-	}
-	*v = x;
-	*pp = p;
-	return 0;
+	return fl_parse_uint(pp, 10, UINT64_MAX, v);
 }
 
 /* Consumes exactly the character c. */

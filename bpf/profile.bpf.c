@@ -21,6 +21,8 @@ const volatile bool filter_pids = false;
 const volatile bool per_thread = false;
 const volatile bool want_kernel = true;
 const volatile bool want_user = true;
+/* Bytes waiting in the overflow ring before user space is woken: a quarter of it. */
+const volatile __u64 overflow_wakeup = 2 << 20;
 
 /* Sizes are set by user space before load: these are placeholders. */
 struct {
@@ -52,12 +54,10 @@ struct {
 	__uint(max_entries, FL_CNT_MAX);
 } counters SEC(".maps");
 
-/* Samples the maps could not hold travel whole through here. */
-#define OVERFLOW_BYTES (8 << 20)
-#define OVERFLOW_WAKEUP (OVERFLOW_BYTES / 4)
+/* Samples the maps could not hold travel whole through here; sized by user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, OVERFLOW_BYTES);
+	__uint(max_entries, 8 << 20);
 } overflow SEC(".maps");
 
 static __always_inline void count(__u32 idx)
@@ -110,7 +110,7 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 	 * sample; it drains on its own once a second, and is woken early only
 	 * when the ring is a quarter full.
 	 */
-	bpf_ringbuf_submit(rec, bpf_ringbuf_query(&overflow, BPF_RB_AVAIL_DATA) >= OVERFLOW_WAKEUP
+	bpf_ringbuf_submit(rec, bpf_ringbuf_query(&overflow, BPF_RB_AVAIL_DATA) >= overflow_wakeup
 					? BPF_RB_FORCE_WAKEUP
 					: BPF_RB_NO_WAKEUP);
 	count(FL_CNT_OVERFLOW_SENT);

@@ -92,16 +92,35 @@ static int intern_fmt(struct fl_fold *f, uint32_t *id, const char *fmt, ...)
 	return intern(f, f->name, (size_t)n, id);
 }
 
+/* Interns a + b + c (NULL for none), cut to the name buffer; no printf on this path. */
+static int intern_cat(struct fl_fold *f, uint32_t *id, const char *a, const char *b,
+		      const char *c)
+{
+	const char *parts[3] = { a, b, c };
+	size_t n = 0;
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t len;
+
+		if (!parts[i])
+			continue;
+		len = strnlen(parts[i], sizeof(f->name) - 1 - n);
+		memcpy(f->name + n, parts[i], len);
+		n += len;
+	}
+	return intern(f, f->name, n, id);
+}
+
 static int root_frame(struct fl_fold *f, const struct fl_raw_stack *st, uint32_t *id)
 {
+	const char *src = st->comm && st->comm[0] ? st->comm : "[unknown]";
 	char comm[64];
 	size_t i;
 
-	snprintf(comm, sizeof(comm), "%s", st->comm && st->comm[0] ? st->comm : "[unknown]");
 	/* Folded lines end in " COUNT": a space in the root frame would be read as part of it by some tools. */
-	for (i = 0; comm[i]; i++)
-		if (comm[i] == ' ')
-			comm[i] = '_';
+	for (i = 0; src[i] && i < sizeof(comm) - 1; i++)
+		comm[i] = src[i] == ' ' ? '_' : src[i];
+	comm[i] = '\0';
 	if (f->opts.per_thread)
 		return intern_fmt(f, id, "%s-%u/%u", comm, st->pid, st->tid);
 	if (f->opts.per_process)
@@ -112,23 +131,24 @@ static int root_frame(struct fl_fold *f, const struct fl_raw_stack *st, uint32_t
 /* The placeholder or the name of one symbolization result, as a frame id. */
 static int sym_frame(struct fl_fold *f, const struct fl_sym *sym, bool kernel, uint32_t *id)
 {
-	const char *k = kernel ? "_[k]" : "";
+	const char *k = kernel ? "_[k]" : NULL;
 
-	if (sym->reason == FL_SYM_OK)
-		return intern_fmt(f, id, "%s%s", sym->name, k);
 	switch (sym->reason) {
+	case FL_SYM_OK:
+		return intern_cat(f, id, sym->name, k, NULL);
 	case FL_SYM_UNMAPPED:
-		return intern_fmt(f, id, "[unknown]%s", k);
+		return intern_cat(f, id, "[unknown]", k, NULL);
 	case FL_SYM_ANON:
-		return intern_fmt(f, id, "[anon]%s", k);
+		return intern_cat(f, id, "[anon]", k, NULL);
 	case FL_SYM_KERNEL_HIDDEN:
-		return intern_fmt(f, id, "[kernel]%s", k);
+		return intern_cat(f, id, "[kernel]", k, NULL);
 	default:
 		if (!sym->module)
-			return intern_fmt(f, id, "[unknown]%s", k);
+			return intern_cat(f, id, "[unknown]", k, NULL);
 		if (sym->module[0] == '[')
-			return intern_fmt(f, id, "%s%s", sym->module, k);
-		return intern_fmt(f, id, "[%s]%s", sym->module, k);
+			return intern_cat(f, id, sym->module, k, NULL);
+		/* "[" + module + "]" + suffix: the suffix goes after the bracket. */
+		return intern_cat(f, id, "[", sym->module, kernel ? "]_[k]" : "]");
 	}
 }
 

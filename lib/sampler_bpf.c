@@ -110,6 +110,40 @@ static int on_overflow(void *ctx, void *data, size_t size)
 
 static const struct fl_sampler_ops ops;
 
+/* v rounded up to a power of two, within [lo, hi] (both powers of two). */
+static uint32_t pow2_within(uint64_t v, uint32_t lo, uint32_t hi)
+{
+	uint32_t p = lo;
+
+	while (p < v && p < hi)
+		p <<= 1;
+	return p;
+}
+
+/*
+ * Map sizes from the samples to expect. Allocating and charging a 33 MB
+ * stack map is a good part of what a short recording costs; a recording
+ * that cannot fill it gets a smaller one (overflows are recovered anyway).
+ * The overflow ring holds two seconds of samples that all overflow: it is
+ * drained every second.
+ */
+static void size_maps(const struct fl_sampler_opts *o, size_t nr_cpus, uint32_t *storage,
+		      uint32_t *nr_stacks, uint32_t *ring_bytes)
+{
+	uint64_t per_s = o->freq * (uint64_t)nr_cpus;
+	double expected = o->duration > 0 ? (double)per_s * o->duration : -1;
+
+	*storage = o->stack_storage_size ?: DEFAULT_STACK_STORAGE;
+	*nr_stacks = o->max_stacks ?: DEFAULT_MAX_STACKS;
+	if (expected >= 0 && expected < 1e12) {
+		if (!o->stack_storage_size)
+			*storage = pow2_within((uint64_t)expected / 2, 4096, DEFAULT_STACK_STORAGE);
+		if (!o->max_stacks)
+			*nr_stacks = pow2_within((uint64_t)expected, 4096, DEFAULT_MAX_STACKS);
+	}
+	*ring_bytes = pow2_within(per_s * 2 * sizeof(struct fl_overflow_rec), 1u << 20, 64u << 20);
+}
+
 int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
 {
 	/* No sample_type: the program reads what it needs itself. */
@@ -123,7 +157,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	};
 	struct fl_sampler_bpf *s;
 	uint32_t max_stack = FL_MAX_STACK_DEPTH;
-	uint32_t storage, nr_stacks;
+	uint32_t storage, nr_stacks, ring_bytes;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -166,11 +200,12 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if (max_stack == 0)
 		max_stack = 1;
 	s->depth = max_stack;
-	storage = opts->stack_storage_size ?: DEFAULT_STACK_STORAGE;
-	nr_stacks = opts->max_stacks ?: DEFAULT_MAX_STACKS;
+	size_maps(opts, fl_cpu_events__nr(s->events), &storage, &nr_stacks, &ring_bytes);
+	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
 	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.stacks, storage)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.counts, nr_stacks)))
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts, nr_stacks)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.overflow, ring_bytes)))
 		goto out_free;
 	/* The kernel rounds the stack map up to a power of two buckets. */
 	s->stack_slots = 1;

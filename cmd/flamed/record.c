@@ -776,6 +776,7 @@ static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
 		.user = a->user,
 		.stack_storage_size = a->stack_storage_size,
 		.max_stacks = a->max_stacks,
+		.duration = a->duration,
 	};
 	int err, bpf_err = 0;
 

@@ -31,7 +31,13 @@ struct fl_sampler_opts {
 	bool idle;            /* keep idle-task (pid 0) samples; with pids, idle is just not kept */
 	bool kernel;          /* record kernel stacks */
 	bool user;            /* record user stacks */
-	/* BPF: stack-map entries (0: default) and counts-map entries (0: default). */
+	/*
+	 * How long the recording will last, in seconds (0: unknown). The BPF
+	 * backend sizes its maps by the samples to expect: a short recording
+	 * does not pay to allocate maps made for a long one.
+	 */
+	double duration;
+	/* BPF: stack-map entries and counts-map entries (0: sized by the backend). */
 	uint32_t stack_storage_size;
 	uint32_t max_stacks;
 	/* Ring: data pages per CPU ring, a power of two (0: default). */

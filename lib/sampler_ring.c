@@ -11,6 +11,7 @@
 #include "flamed/perfbuf.h"
 #include "flamed/profile_abi.h"
 #include "flamed/stackagg.h"
+#include "perf_records.h"
 #include "sampler_impl.h"
 #include "u32map.h"
 
@@ -174,28 +175,6 @@ static const char *comm_of(struct ring_sampler *r, uint32_t pid, uint32_t tid)
 
 /* ---- records ---- */
 
-struct comm_rec {
-	struct perf_event_header hdr;
-	uint32_t pid, tid;
-	char comm[];
-};
-
-struct task_rec {
-	struct perf_event_header hdr;
-	uint32_t pid, ppid, tid, ptid;
-	uint64_t time;
-};
-
-struct lost_rec {
-	struct perf_event_header hdr;
-	uint64_t id, lost;
-};
-
-struct lost_samples_rec {
-	struct perf_event_header hdr;
-	uint64_t lost;
-};
-
 /* PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN, in the kernel's order. */
 struct sample_rec {
 	struct perf_event_header hdr;
@@ -323,7 +302,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 
 static int on_comm(struct ring_sampler *r, const struct perf_event_header *hdr)
 {
-	const struct comm_rec *rec = (const void *)hdr;
+	const struct fl_comm_rec *rec = (const void *)hdr;
 	size_t room;
 
 	if (hdr->size <= sizeof(*rec))
@@ -340,7 +319,7 @@ static int on_comm(struct ring_sampler *r, const struct perf_event_header *hdr)
  */
 static int on_fork(struct ring_sampler *r, const struct perf_event_header *hdr)
 {
-	const struct task_rec *rec = (const void *)hdr;
+	const struct fl_task_rec *rec = (const void *)hdr;
 	const struct comm_ent *mine;
 	const char *pc;
 	int err;
@@ -377,7 +356,7 @@ static int on_fork(struct ring_sampler *r, const struct perf_event_header *hdr)
 
 static void on_exit_rec(struct ring_sampler *r, const struct perf_event_header *hdr)
 {
-	const struct task_rec *rec = (const void *)hdr;
+	const struct fl_task_rec *rec = (const void *)hdr;
 	struct comm_ent *e;
 
 	if (hdr->size < sizeof(*rec))
@@ -407,12 +386,12 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 		on_exit_rec(r, hdr);
 		break;
 	case PERF_RECORD_LOST:
-		if (hdr->size >= sizeof(struct lost_rec))
-			r->st.lost_records += ((const struct lost_rec *)hdr)->lost;
+		if (hdr->size >= sizeof(struct fl_lost_rec))
+			r->st.lost_records += ((const struct fl_lost_rec *)hdr)->lost;
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		if (hdr->size >= sizeof(struct lost_samples_rec))
-			r->st.lost_records += ((const struct lost_samples_rec *)hdr)->lost;
+		if (hdr->size >= sizeof(struct fl_lost_samples_rec))
+			r->st.lost_records += ((const struct fl_lost_samples_rec *)hdr)->lost;
 		break;
 	case PERF_RECORD_THROTTLE:
 		r->st.throttled++;

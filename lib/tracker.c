@@ -14,6 +14,7 @@
 #include "flamed/procmaps.h"
 #include "flamed/strpool.h"
 #include "flamed/tracker.h"
+#include "perf_records.h"
 #include "u32map.h"
 
 #define TR_DEFAULT_RING_PAGES 64
@@ -161,45 +162,17 @@ static const char *intern(struct fl_tracker *t, const char *s, size_t len)
 
 /* ---- records ---- */
 
-struct mmap2_rec {
-	struct perf_event_header hdr;
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	uint32_t maj, min;
-	uint64_t ino, ino_generation;
-	uint32_t prot, flags;
-	char filename[];
-};
-
-struct comm_rec {
-	struct perf_event_header hdr;
-	uint32_t pid, tid;
-	char comm[];
-};
-
-/* PERF_RECORD_FORK and PERF_RECORD_EXIT. */
-struct task_rec {
-	struct perf_event_header hdr;
-	uint32_t pid, ppid, tid, ptid;
-	uint64_t time;
-};
-
-struct lost_rec {
-	struct perf_event_header hdr;
-	uint64_t id, lost;
-};
-
 static int on_mmap2(struct fl_tracker *t, const struct perf_event_header *hdr)
 {
-	const struct mmap2_rec *r = (const void *)hdr;
+	const struct fl_mmap2_rec *r = (const void *)hdr;
 	struct fl_tmap m = {0};
 	struct tproc *p;
 	size_t room;
 	int err;
 
-	if (hdr->size < offsetof(struct mmap2_rec, filename))
+	if (hdr->size < offsetof(struct fl_mmap2_rec, filename))
 		return 0;
-	room = hdr->size - offsetof(struct mmap2_rec, filename);
+	room = hdr->size - offsetof(struct fl_mmap2_rec, filename);
 	/* Data mappings are not asked for (mmap_data=0); skip any that come anyway. */
 	if (hdr->misc & PERF_RECORD_MISC_MMAP_DATA)
 		return 0;
@@ -230,7 +203,7 @@ static int on_mmap2(struct fl_tracker *t, const struct perf_event_header *hdr)
 
 static int on_comm(struct fl_tracker *t, const struct perf_event_header *hdr)
 {
-	const struct comm_rec *r = (const void *)hdr;
+	const struct fl_comm_rec *r = (const void *)hdr;
 	struct tproc *p;
 	int err;
 
@@ -256,7 +229,7 @@ static int on_comm(struct fl_tracker *t, const struct perf_event_header *hdr)
  */
 static int on_fork(struct fl_tracker *t, const struct perf_event_header *hdr)
 {
-	const struct task_rec *r = (const void *)hdr;
+	const struct fl_task_rec *r = (const void *)hdr;
 	struct fl_tmap *pmaps = NULL, *old;
 	struct tproc *child, *parent;
 	size_t nr_old, nr_pmaps = 0;
@@ -313,7 +286,7 @@ static int on_fork(struct fl_tracker *t, const struct perf_event_header *hdr)
 
 static int on_exit_rec(struct fl_tracker *t, const struct perf_event_header *hdr)
 {
-	const struct task_rec *r = (const void *)hdr;
+	const struct fl_task_rec *r = (const void *)hdr;
 	struct tproc *p;
 
 	/* Only the thread group leader's exit ends the process (as far as the tracker cares). */
@@ -346,8 +319,8 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 		err = on_exit_rec(t, hdr);
 		break;
 	case PERF_RECORD_LOST:
-		if (hdr->size >= sizeof(struct lost_rec))
-			t->st.lost += ((const struct lost_rec *)hdr)->lost;
+		if (hdr->size >= sizeof(struct fl_lost_rec))
+			t->st.lost += ((const struct fl_lost_rec *)hdr)->lost;
 		break;
 	default:
 		break;

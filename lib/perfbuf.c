@@ -282,6 +282,7 @@ struct fl_cpu_events {
 	int *cpus;
 	size_t nr;
 	int *fds;		  /* -1 where not open */
+	bool *disowned;		  /* closed by someone else */
 	struct fl_perfbuf **bufs; /* NULL without rings */
 };
 
@@ -293,9 +294,10 @@ void fl_cpu_events__free(struct fl_cpu_events *ev)
 		/* The ring goes first: it is a mapping of the event's fd. */
 		if (ev->bufs)
 			fl_perfbuf__free(ev->bufs[i]);
-		if (ev->fds && ev->fds[i] >= 0)
+		if (ev->fds && ev->fds[i] >= 0 && !(ev->disowned && ev->disowned[i]))
 			close(ev->fds[i]);
 	}
+	free(ev->disowned);
 	free(ev->bufs);
 	free(ev->fds);
 	free(ev->cpus);
@@ -303,6 +305,14 @@ void fl_cpu_events__free(struct fl_cpu_events *ev)
 }
 
 DEFINE_FREE_FUNC(struct fl_cpu_events, fl_cpu_events__free)
+
+int fl_cpu_events__disown(struct fl_cpu_events *ev, size_t i)
+{
+	if (i >= ev->nr)
+		return -EINVAL;
+	ev->disowned[i] = true;
+	return 0;
+}
 
 int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages, struct fl_cpu_events **ret)
 {
@@ -319,7 +329,8 @@ int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages, struct 
 		return n;
 	ev->nr = (size_t)n;
 	ev->fds = malloc(ev->nr * sizeof(*ev->fds));
-	if (!ev->fds)
+	ev->disowned = calloc(ev->nr, sizeof(*ev->disowned));
+	if (!ev->fds || !ev->disowned)
 		return -ENOMEM;
 	for (size_t i = 0; i < ev->nr; i++)
 		ev->fds[i] = -1;

@@ -269,6 +269,8 @@ static int bpf_start(struct fl_sampler *base)
 							     fl_cpu_events__fd(s->events, i));
 		if (!s->links[i])
 			return -errno ?: -EINVAL;
+		/* The link closes the perf fd when it is destroyed (libbpf's rule). */
+		fl_cpu_events__disown(s->events, i);
 	}
 	s->started = true;
 	return 0;

@@ -73,6 +73,13 @@ size_t fl_cpu_events__nr(const struct fl_cpu_events *ev);
 /* The fd of event i, or -EINVAL past the last. It stays the object's: do not close it. */
 int fl_cpu_events__fd(const struct fl_cpu_events *ev, size_t i);
 /*
+ * Hands event i's fd over to another owner (a libbpf perf_event link, which
+ * closes it when destroyed): fl_cpu_events__free() will not close it. The
+ * fd stays usable through this object until the new owner closes it, so
+ * destroy the owner last. Returns 0, or -EINVAL past the last event.
+ */
+int fl_cpu_events__disown(struct fl_cpu_events *ev, size_t i);
+/*
  * An ioctl without argument (PERF_EVENT_IOC_ENABLE, _DISABLE) on every
  * event. Every event is tried; returns 0 or the first -errno.
  */

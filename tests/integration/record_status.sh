@@ -7,6 +7,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 command -v script >/dev/null || skip "needs script(1) (util-linux) for a pseudo-terminal"
 
+# Something to sample: an idle machine gives -a no samples (idle is dropped).
+bg "$FIXTURES/chains" 8
+wait_comm "$BG_PID" chains
+
 # script(1) gives flamed a pseudo-terminal and copies what it writes to tty.log.
 run_cmd tty script -qfec "$FLAMED record -a -F 99 -d 2.5 -o $T/tty.folded" "$T/tty.log"
 expect_rc 0

@@ -137,8 +137,14 @@ static int maps_insert(struct tproc *p, const struct fl_tmap *m)
 	}
 	removed = hi - lo;
 	if (p->nr_maps - removed + k > p->cap_maps) {
-		size_t ncap = p->cap_maps ? p->cap_maps * 2 : 16;
-		struct fl_tmap *nm = realloc(p->maps, ncap * sizeof(*nm));
+		/* One split can add two entries to an array sized exactly (a fork's copy). */
+		size_t need = p->nr_maps - removed + k;
+		size_t ncap = p->cap_maps ? p->cap_maps : 16;
+		struct fl_tmap *nm;
+
+		while (ncap < need)
+			ncap *= 2;
+		nm = realloc(p->maps, ncap * sizeof(*nm));
 
 		if (!nm)
 			return -ENOMEM;

@@ -52,11 +52,17 @@ struct record_args {
 	uint32_t stack_storage_size, max_stacks;
 };
 
-/* Where the output goes: a temporary file beside the final path, renamed at the end. */
+/*
+ * Where the output goes: a temporary file beside the final path (beside a
+ * symlink's target), renamed at the end; or, for a path that exists and is
+ * not a regular file (/dev/null, a FIFO), that file itself.
+ */
 struct output {
-	const char *path; /* NULL: stdout */
+	const char *path; /* as given; NULL: stdout */
+	char *final_path; /* what is renamed over: path, or its symlink's target */
 	char *tmp_path;
 	FILE *f;
+	bool direct; /* written in place, no rename */
 };
 
 /* epoll tags: what woke us up. */
@@ -385,12 +391,37 @@ static int pidfd_open(int pid)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* The process a task belongs to (Tgid in /proc/PID/status), or -errno. */
+static int tgid_of(int pid)
+{
+	char path[64], line[256];
+	_cleanup_fclose_ FILE *f = NULL;
+	int tgid = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	return tgid;
+}
+
 static int check_pids(const struct record_args *a)
 {
 	for (size_t i = 0; i < a->nr_pids; i++) {
+		int tgid;
+
 		if (kill(a->pids[i], 0) < 0 && errno == ESRCH) {
 			msg("no such process: %d (check the PID with ps)", a->pids[i]);
 			return -ESRCH;
+		}
+		tgid = tgid_of(a->pids[i]);
+		if (tgid > 0 && tgid != a->pids[i]) {
+			msg("%d is a thread of process %d: use -p %d (all its threads are profiled)",
+			    a->pids[i], tgid, tgid);
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -398,28 +429,46 @@ static int check_pids(const struct record_args *a)
 
 static int output_open(struct output *o, const char *path)
 {
-	int fd;
+	struct stat st;
+	mode_t mask;
+	int fd, err;
 
 	if (!path || !strcmp(path, "-")) {
 		o->f = stdout;
 		return 0;
 	}
 	o->path = path;
-	if (asprintf(&o->tmp_path, "%s.XXXXXX", path) < 0) {
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* Renaming over a device or a FIFO would replace it with a file. */
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+			err = -errno;
+			if (fd >= 0)
+				close(fd);
+			msg("cannot write %s: %s (choose a writable path with -o)", path, strerror(-err));
+			return err;
+		}
+		o->direct = true;
+		return 0;
+	}
+	/* Through a symlink, the file it points to is replaced and the link stays. */
+	o->final_path = realpath(path, NULL);
+	if (!o->final_path)
+		o->final_path = strdup(path);
+	if (!o->final_path || asprintf(&o->tmp_path, "%s.XXXXXX", o->final_path) < 0) {
 		o->tmp_path = NULL;
 		return -ENOMEM;
 	}
 	fd = mkostemp(o->tmp_path, O_CLOEXEC);
 	if (fd < 0) {
-		int err = -errno;
-
-		msg("cannot write %s: %s (choose a writable path with -o)", path, strerror(errno));
+		err = -errno;
+		msg("cannot write %s: %s (choose a writable path with -o)", path, strerror(-err));
 		free(o->tmp_path);
 		o->tmp_path = NULL;
 		return err;
 	}
 	/* mkostemp makes the file private; an output file gets the usual mode. */
-	mode_t mask = umask(0);
+	mask = umask(0);
 	umask(mask);
 	if (fchmod(fd, 0666 & ~mask) < 0) {
 		/* Not fatal: the file stays readable by its owner. */
@@ -428,6 +477,8 @@ static int output_open(struct output *o, const char *path)
 	if (!o->f) {
 		close(fd);
 		unlink(o->tmp_path);
+		free(o->tmp_path);
+		o->tmp_path = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -435,13 +486,14 @@ static int output_open(struct output *o, const char *path)
 
 static void output_abort(struct output *o)
 {
-	if (o->tmp_path) {
-		if (o->f)
-			fclose(o->f);
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	if (o->tmp_path)
 		unlink(o->tmp_path);
-	}
 	free(o->tmp_path);
+	free(o->final_path);
 	o->tmp_path = NULL;
+	o->final_path = NULL;
 	o->f = NULL;
 }
 
@@ -449,22 +501,23 @@ static int output_commit(struct output *o)
 {
 	int err = 0;
 
-	if (!o->tmp_path) {
-		if (fflush(o->f) != 0 || ferror(o->f))
-			err = -EIO;
-		return err;
-	}
-	if (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) < 0)
+	if (fflush(o->f) != 0 || ferror(o->f))
 		err = -errno ?: -EIO;
+	if (o->f == stdout)
+		return err;
+	if (!err && o->tmp_path && fsync(fileno(o->f)) < 0)
+		err = -errno;
 	if (fclose(o->f) != 0 && !err)
 		err = -errno ?: -EIO;
 	o->f = NULL;
-	if (!err && rename(o->tmp_path, o->path) < 0)
+	if (!err && o->tmp_path && rename(o->tmp_path, o->final_path) < 0)
 		err = -errno;
-	if (err)
+	if (o->tmp_path && err)
 		unlink(o->tmp_path);
 	free(o->tmp_path);
+	free(o->final_path);
 	o->tmp_path = NULL;
+	o->final_path = NULL;
 	return err;
 }
 
@@ -499,12 +552,13 @@ struct child {
 	pid_t pid;
 	int go_fd;  /* write end: closing it lets the child exec */
 	int err_fd; /* read end: the child writes errno here if exec fails */
+	bool released; /* told to exec: until then it has our signal mask */
 	bool exited;
 	int status;
 };
 
 static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask,
-		       void (*orig_pipe)(int))
+		       void (*orig_pipe)(int), bool stdout_is_output)
 {
 	int go[2], errp[2];
 
@@ -534,6 +588,9 @@ static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask,
 		/* Wait until the parent samples us (or dies). */
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
+		/* The command's own output must not land in the profile on our stdout. */
+		if (stdout_is_output && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(127);
 		/* The command gets the signal state we were started with. */
 		signal(SIGPIPE, orig_pipe);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
@@ -559,6 +616,7 @@ static int child_release(struct child *c)
 
 	close(c->go_fd);
 	c->go_fd = -1;
+	c->released = true;
 	do
 		n = read(c->err_fd, &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
@@ -574,6 +632,13 @@ static void child_stop(struct child *c)
 {
 	if (c->pid <= 0 || c->exited)
 		return;
+	if (!c->released) {
+		/* Still waiting to exec, with SIGTERM blocked: nothing to ask. */
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+		c->exited = true;
+		return;
+	}
 	kill(c->pid, SIGTERM);
 	for (int i = 0; i < 100; i++) {
 		if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
@@ -731,9 +796,9 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		msg("%llu samples lost: the overflow ring buffer was full (raise --stack-storage-size or --max-stacks)",
 		    (unsigned long long)ss->lost);
 	if (ss->recovered)
-		msg("%llu samples counted in user space (%llu stack-id collisions, %llu full-map events): none lost",
+		msg("%llu samples counted in user space (%llu stack-id collisions, %llu full-map events)%s",
 		    (unsigned long long)ss->recovered, (unsigned long long)ss->collisions,
-		    (unsigned long long)ss->map_full);
+		    (unsigned long long)ss->map_full, ss->lost ? "" : ": none lost");
 	if (ss->lost_records || ss->throttled)
 		msg("ring buffer: %llu records lost, %llu throttling events (lower -F)",
 		    (unsigned long long)ss->lost_records, (unsigned long long)ss->throttled);
@@ -741,8 +806,8 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		msg("process tracker: %llu mapping records lost: some frames may stay unsymbolized",
 		    (unsigned long long)ts->lost);
 	if (ss->truncated)
-		msg("%llu samples with a stack truncated at %d frames", (unsigned long long)ss->truncated,
-		    FL_MAX_STACK_DEPTH);
+		msg("%llu samples with a stack cut at the depth limit (kernel.perf_event_max_stack, at most %d)",
+		    (unsigned long long)ss->truncated, FL_MAX_STACK_DEPTH);
 	if (fs->no_user_stack)
 		msg("%llu samples of user processes without a user stack", (unsigned long long)fs->no_user_stack);
 	msg("unsymbolized frames: %.1f%% (%llu of %llu)",
@@ -807,6 +872,29 @@ static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
 	return 0;
 }
 
+/* The temporary output, for a signal handler to remove. */
+static const char *volatile abort_unlink;
+
+static void on_second_signal(int sig)
+{
+	if (abort_unlink)
+		unlink(abort_unlink);
+	_exit(128 + sig);
+}
+
+/* Once sampling stopped, the signals it waited for end flamed at once. */
+static void arm_second_signal(const sigset_t *stop_signals)
+{
+	struct sigaction sa = { .sa_handler = on_second_signal };
+	sigset_t unblock = *stop_signals;
+
+	sigdelset(&unblock, SIGCHLD);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+}
+
 static int record(struct record_args *a)
 {
 	_cleanup_(fl_sampler__freep) struct fl_sampler *sampler = NULL;
@@ -817,9 +905,9 @@ static int record(struct record_args *a)
 	_cleanup_close_ int ep = -1, sfd = -1, dfd = -1, tfd = -1;
 	struct recording r = { .args = a, .child = { .go_fd = -1, .err_fd = -1 } };
 	struct output out = {};
-	struct fl_sampler_stats ss;
-	struct fl_tracker_stats ts;
-	struct fl_fold_stats fs;
+	struct fl_sampler_stats ss = {};
+	struct fl_tracker_stats ts = {};
+	struct fl_fold_stats fs = {};
 	sigset_t mask, orig_mask;
 	void (*orig_pipe)(int);
 	const int *pids = a->pids;
@@ -843,7 +931,7 @@ static int record(struct record_args *a)
 	orig_pipe = signal(SIGPIPE, SIG_IGN);
 
 	if (a->cmd) {
-		err = child_spawn(&r.child, a->cmd, &orig_mask, orig_pipe);
+		err = child_spawn(&r.child, a->cmd, &orig_mask, orig_pipe, out.f == stdout);
 		if (err) {
 			msg("cannot start %s: %s", a->cmd[0], strerror(-err));
 			goto out;
@@ -914,8 +1002,10 @@ static int record(struct record_args *a)
 	for (size_t i = 0; !err && i < fl_tracker__nr_fds(tracker); i++)
 		err = epoll_add(ep, fl_tracker__fd(tracker, i), TAG_TRACKER, (uint32_t)i);
 	if (!err && a->nr_pids) {
-		r.pidfds = calloc(a->nr_pids, sizeof(*r.pidfds));
+		r.pidfds = malloc(a->nr_pids * sizeof(*r.pidfds));
 		err = r.pidfds ? 0 : -ENOMEM;
+		for (size_t i = 0; !err && i < a->nr_pids; i++)
+			r.pidfds[i] = -1;
 		for (size_t i = 0; !err && i < a->nr_pids; i++) {
 			r.pidfds[i] = pidfd_open(a->pids[i]);
 			if (r.pidfds[i] == -ESRCH) {
@@ -964,6 +1054,11 @@ static int record(struct record_args *a)
 	fl_sampler__stop(sampler);
 	fl_tracker__stop(tracker);
 	elapsed = now_s() - r.started;
+	/* Not profiled any more: the command should not run on while we write. */
+	child_stop(&r.child);
+	/* A second Ctrl-C while the profile is written ends flamed, leaving no temp file. */
+	abort_unlink = out.tmp_path;
+	arm_second_signal(&mask);
 	if (r.status_line)
 		fputs("\r\033[K", stderr);
 	if (err)
@@ -998,12 +1093,14 @@ static int record(struct record_args *a)
 	err = fl_folded__write(profile, out.f);
 	if (!err)
 		err = output_commit(&out);
+	abort_unlink = NULL;
 	phase_done("write", &phase);
 	if (err) {
 		msg("cannot write %s: %s", out.path ? out.path : "standard output", strerror(-err));
 		goto out;
 	}
-	fl_sampler__stats(sampler, &ss);
+	if (fl_sampler__stats(sampler, &ss))
+		memset(&ss, 0, sizeof(ss));
 	fl_tracker__stats(tracker, &ts);
 	fl_fold__stats(fold, &fs);
 	print_summary(&r, profile, &ss, &fs, &ts, elapsed);
@@ -1014,7 +1111,7 @@ out:
 	child_stop(&r.child);
 	if (r.pidfds)
 		for (size_t i = 0; i < a->nr_pids; i++)
-			if (r.pidfds[i] > 0)
+			if (r.pidfds[i] >= 0)
 				close(r.pidfds[i]);
 	free(r.pidfds);
 	if (r.child.go_fd >= 0)

@@ -5,6 +5,6 @@
 
 /* Addresses named per run of the program, and room per name ("name [module]"). */
 #define FL_KSYM_BATCH 256
-#define FL_KSYM_NAME_LEN 160
+#define FL_KSYM_NAME_LEN 512 /* KSYM_NAME_LEN since Linux 6.1 (Rust symbols) */
 
 #endif

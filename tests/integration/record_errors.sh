@@ -52,6 +52,16 @@ expect_stderr "-p 999999999" 999999999
 [[ $(wc -l <"$LAST_ERR") -eq 1 ]] || fail "-p 999999999: more than one line on stderr"
 expect_no_file "-p 999999999" "$T/nopid.folded"
 
+# (a') A thread id instead of a process id: named, with the process to use.
+bg "$FIXTURES/chains" 4 --late-thread
+sleep 0.8
+tid=$(ls "/proc/$BG_PID/task" | grep -v "^$BG_PID\$" | head -n 1)
+[[ -n $tid ]] || fail "the chains fixture started no thread"
+run_flamed thread record -p "$tid" -o "$T/thread.folded"
+expect_error "-p TID" any
+expect_stderr "-p TID" "use -p $BG_PID"
+expect_no_file "-p TID" "$T/thread.folded"
+
 # (b) A frequency of 0.
 run_flamed freq0 record -a -F 0 -d 1 -o "$T/freq0.folded"
 expect_error "-F 0" any
@@ -102,4 +112,4 @@ else
 	expect_no_file "unprivileged -a" "$T/u/x.folded"
 fi
 
-pass "record errors: usage, exclusive options, no such PID, bad frequency, bad path, no permission"
+pass "record errors: usage, exclusive options, no such PID, a thread id, bad frequency, bad path, no permission"

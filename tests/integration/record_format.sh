@@ -57,4 +57,28 @@ bad=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
 [[ -z $bad ]] || fail "--kernel-only: a frame without _[k]: $bad"
 grep -q '^dd;.*_\[k\]' "$T/kernel.folded" || fail "--kernel-only: no kernel stacks of dd"
 
-pass "record output: .txt, --format folded, -o -, -g, --user-only, --kernel-only"
+# -o onto something that is not a regular file writes into it and leaves it
+# what it is: a character device stays one (the recording goes nowhere).
+mknod "$T/null" c 1 3
+run_flamed dev record -F 99 -o "$T/null" -- "$FIXTURES/chains" 1
+expect_rc 0
+[[ -c $T/null ]] || fail "-o onto a character device replaced it with a file"
+
+# -o through a symlink replaces the file it points to; the link stays a link.
+echo old >"$T/target.folded"
+ln -s target.folded "$T/link.folded"
+run_flamed link record -F 999 -o "$T/link.folded" -- "$FIXTURES/chains" 1
+expect_rc 0
+[[ -L $T/link.folded ]] || fail "-o through a symlink replaced the link"
+check_folded "$T/target.folded"
+has_chain_a "$T/target.folded" "-o through a symlink"
+
+# With the profile on stdout, the command's own stdout goes to stderr:
+# nothing it prints can become a line of the profile.
+run_flamed cmdout record -F 999 -- sh -c 'echo "INJECTED;frame 999"; exec "$0" 1' "$FIXTURES/chains"
+expect_rc 0
+check_folded "$T/cmdout.out"
+! grep -q INJECTED "$T/cmdout.out" || fail "the command's stdout got into the profile"
+grep -q 'INJECTED;frame 999' "$T/cmdout.err" || fail "the command's stdout was lost instead of going to stderr"
+
+pass "record output: .txt, --format folded, -o -, -g, --user-only, --kernel-only, devices, symlinks, the command's stdout"

@@ -471,17 +471,13 @@ static int elfsyms__from_elf(Elf *elf, struct fl_elfsyms **ret)
  * short read and an error, never SIGBUS, and a huge binary costs only its
  * symbol tables.
  */
-int fl_elfsyms__open(const char *path, struct fl_elfsyms **ret)
+int fl_elfsyms__open_fd(int fd, struct fl_elfsyms **ret)
 {
 	_cleanup_(elf_endp) Elf *elf = NULL;
-	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	if (!path || !ret)
+	if (fd < 0 || !ret)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
 	if (fstat(fd, &st))
 		return -errno;
 	if (S_ISDIR(st.st_mode))
@@ -493,6 +489,18 @@ int fl_elfsyms__open(const char *path, struct fl_elfsyms **ret)
 		return -EINVAL;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	return elfsyms__from_elf(elf, ret);
+}
+
+int fl_elfsyms__open(const char *path, struct fl_elfsyms **ret)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (!path || !ret)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	return fl_elfsyms__open_fd(fd, ret);
 }
 
 /*

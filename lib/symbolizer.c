@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Batch symbolization of kernel and user addresses, with ELF files cached per device and inode. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -333,24 +334,40 @@ static const char *path_basename(const char *path)
 
 /*
  * Opens a mapped file only if it is still the file that was mapped: a binary
- * replaced on disk since (same path, other inode) would give wrong names.
+ * replaced on disk since (same path, other inode), or another file with the
+ * same inode number on another filesystem, would give wrong names. The
+ * check is made on the opened fd, so the path cannot be swapped in between.
  */
+/* Same inode, and same device when the mapping record said which (a build-id record does not). */
+static bool is_mapped_file(const struct stat *st, const struct fl_tmap *tm)
+{
+	if (st->st_ino != tm->ino)
+		return false;
+	if (!tm->dev_major && !tm->dev_minor)
+		return true;
+	return major(st->st_dev) == tm->dev_major && minor(st->st_dev) == tm->dev_minor;
+}
+
 static struct fl_elfsyms *open_mapped_file(const struct fl_tmap *tm)
 {
 	struct fl_elfsyms *syms = NULL;
+	_cleanup_close_ int fd = -1;
 	struct stat st;
 	int err;
 
-	if (stat(tm->path, &st) < 0) {
+	fd = open(tm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(errno));
 		return NULL;
 	}
-	if (st.st_ino != tm->ino) {
-		fl_pr_debug("symbolizer: %s: inode %llu is not the mapped %llu\n", tm->path,
-			    (unsigned long long)st.st_ino, (unsigned long long)tm->ino);
+	if (!is_mapped_file(&st, tm)) {
+		fl_pr_debug("symbolizer: %s: %u:%u inode %llu is not the mapped %u:%u inode %llu\n",
+			    tm->path, major(st.st_dev), minor(st.st_dev),
+			    (unsigned long long)st.st_ino, tm->dev_major, tm->dev_minor,
+			    (unsigned long long)tm->ino);
 		return NULL;
 	}
-	err = fl_elfsyms__open(tm->path, &syms);
+	err = fl_elfsyms__open_fd(fd, &syms);
 	if (err) {
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(-err));
 		return NULL;

@@ -26,6 +26,13 @@ struct fl_elfsym {
  */
 int fl_elfsyms__open(const char *path, struct fl_elfsyms **ret);
 
+/*
+ * Same, from an fd the caller opened (and checked: see the symbolizer, which
+ * compares the file's device and inode with the mapping's first). The fd
+ * stays the caller's.
+ */
+int fl_elfsyms__open_fd(int fd, struct fl_elfsyms **ret);
+
 /* Same, from an ELF image in memory (the vdso); the image is not kept. */
 int fl_elfsyms__from_memory(const void *image, size_t size, struct fl_elfsyms **ret);
 

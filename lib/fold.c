@@ -190,7 +190,7 @@ static int cache_reserve(struct fl_fold *f, size_t n)
  * its caller. Addresses not seen before are symbolized in one batch.
  */
 static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t *ips, size_t n,
-		    size_t *nframes)
+		    uint64_t count, size_t *nframes)
 {
 	uint32_t key = kernel ? KERNEL_PID : pid;
 	size_t nmiss = 0;
@@ -229,9 +229,9 @@ static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t
 		const struct fentry *e = cache_slot(f->cache, f->cap_cache, f->lookup[i], key);
 
 		f->frames[(*nframes)++] = e->id - 1;
-		f->stats.frames++;
+		f->stats.frames += count;
 		if (e->unsym)
-			f->stats.unsymbolized++;
+			f->stats.unsymbolized += count;
 	}
 	return 0;
 }
@@ -256,9 +256,9 @@ int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
 
 	err = root_frame(f, st, &f->frames[n++]);
 	if (!err && nu)
-		err = add_half(f, st->pid, false, st->uips, nu, &n);
+		err = add_half(f, st->pid, false, st->uips, nu, st->count, &n);
 	if (!err && nk)
-		err = add_half(f, st->pid, true, st->kips, nk, &n);
+		err = add_half(f, st->pid, true, st->kips, nk, st->count, &n);
 	if (!err)
 		err = fl_profile__add(f->opts.profile, f->frames, n, st->count);
 	if (err)

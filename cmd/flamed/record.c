@@ -810,7 +810,7 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    (unsigned long long)ss->truncated, FL_MAX_STACK_DEPTH);
 	if (fs->no_user_stack)
 		msg("%llu samples of user processes without a user stack", (unsigned long long)fs->no_user_stack);
-	msg("unsymbolized frames: %.1f%% (%llu of %llu)",
+	msg("unsymbolized frames: %.1f%% (%llu of %llu frames in all samples)",
 	    fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
 }

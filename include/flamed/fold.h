@@ -25,8 +25,8 @@ struct fl_fold_opts {
 
 struct fl_fold_stats {
 	uint64_t samples;      /* samples added to the profile */
-	uint64_t frames;       /* user and kernel frames named (per distinct stack) */
-	uint64_t unsymbolized; /* ... of which had no symbol */
+	uint64_t frames;       /* user and kernel frames of all samples added */
+	uint64_t unsymbolized; /* ... of which had no symbol: the profile's unnamed share */
 	uint64_t no_user_stack; /* samples of user processes whose user stack was missing */
 	uint64_t kthread_samples; /* samples of kernel threads */
 };

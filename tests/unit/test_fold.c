@@ -78,7 +78,7 @@ static void test_kernel_frames_outermost_first(void **state)
 	assert_string_equal(out, "my_prog;do_syscall_64_[k];__x64_sys_getpid_[k] 7\n");
 	fl_fold__stats(e->fold, &fs);
 	assert_int_equal(fs.samples, 7);
-	assert_int_equal(fs.frames, 2);
+	assert_int_equal(fs.frames, 2 * 7);
 	assert_int_equal(fs.unsymbolized, 0);
 	free(out);
 	env_free(e);
@@ -100,8 +100,8 @@ static void test_user_then_kernel_and_unknown(void **state)
 	out = folded(e);
 	assert_string_equal(out, "a;[unknown];[unknown];__x64_sys_getpid_[k] 3\n");
 	fl_fold__stats(e->fold, &fs);
-	assert_int_equal(fs.frames, 3);
-	assert_int_equal(fs.unsymbolized, 2);
+	assert_int_equal(fs.frames, 3 * 3);
+	assert_int_equal(fs.unsymbolized, 2 * 3);
 	free(out);
 	env_free(e);
 }
@@ -174,8 +174,9 @@ static void test_cached_frames_count_every_time(void **state)
 				 "c;[unknown];do_syscall_64_[k];__x64_sys_getpid_[k] 3\n");
 	fl_fold__stats(e->fold, &fs);
 	assert_int_equal(fs.samples, 5);
-	assert_int_equal(fs.frames, 3 + 3 + 2);
-	assert_int_equal(fs.unsymbolized, 3);
+	/* Weighted by samples: 1 x 3 frames, 2 x 3 frames, 2 x 2 frames; one unnamed each. */
+	assert_int_equal(fs.frames, 1 * 3 + 2 * 3 + 2 * 2);
+	assert_int_equal(fs.unsymbolized, 1 + 2 + 2);
 	free(out);
 	env_free(e);
 }

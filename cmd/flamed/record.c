@@ -882,11 +882,19 @@ static void on_second_signal(int sig)
 	_exit(128 + sig);
 }
 
-/* Once sampling stopped, the signals it waited for end flamed at once. */
-static void arm_second_signal(const sigset_t *stop_signals)
+/*
+ * Once sampling stopped, the signals it waited for end flamed at once. One
+ * that came with the stop (Ctrl-C as -d ran out) is still queued on the
+ * signalfd: it was meant to stop the recording, so it is read, not obeyed.
+ */
+static void arm_second_signal(int sfd, const sigset_t *stop_signals)
 {
 	struct sigaction sa = { .sa_handler = on_second_signal };
 	sigset_t unblock = *stop_signals;
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		;
 
 	sigdelset(&unblock, SIGCHLD);
 	sigaction(SIGINT, &sa, NULL);
@@ -1058,7 +1066,7 @@ static int record(struct record_args *a)
 	child_stop(&r.child);
 	/* A second Ctrl-C while the profile is written ends flamed, leaving no temp file. */
 	abort_unlink = out.tmp_path;
-	arm_second_signal(&mask);
+	arm_second_signal(sfd, &mask);
 	if (r.status_line)
 		fputs("\r\033[K", stderr);
 	if (err)

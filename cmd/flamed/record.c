@@ -680,14 +680,28 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* With -v, how long each phase took: where the profiler's own CPU time goes. */
+/* CPU seconds (user + system) this process used so far. */
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* With -v, how long each phase took, and the CPU it cost: where the profiler's own time goes. */
 static void phase_done(const char *what, double *since)
 {
-	double t = now_s();
+	static double cpu_since;
+	double t = now_s(), c = cpu_s();
 
 	if (verbose)
-		fprintf(stderr, "flamed: debug: %s: %.1f ms\n", what, (t - *since) * 1e3);
+		fprintf(stderr, "flamed: debug: %s: %.1f ms, %.1f ms CPU\n", what,
+			(t - *since) * 1e3, (c - cpu_since) * 1e3);
 	*since = t;
+	cpu_since = c;
 }
 
 struct recording {
@@ -1058,9 +1072,11 @@ static int record(struct record_args *a)
 		}
 	}
 
+	phase = now_s();
 	err = event_loop(&r, ep, sfd);
 	fl_sampler__stop(sampler);
 	fl_tracker__stop(tracker);
+	phase_done("recording", &phase);
 	elapsed = now_s() - r.started;
 	/* Not profiled any more: the command should not run on while we write. */
 	child_stop(&r.child);

@@ -38,6 +38,9 @@ struct fl_fold {
 	size_t nr_cache, cap_cache;
 	uint64_t lookup[FL_MAX_STACK_DEPTH]; /* addresses as looked up, leaf first */
 	uint64_t miss[FL_MAX_STACK_DEPTH];   /* ... of which not cached */
+	uint32_t miss_at[FL_MAX_STACK_DEPTH]; /* where each miss is in lookup[] */
+	/* The cache entry of each lookup[]: inserts fill empty slots and move nothing. */
+	const struct fentry *slot[FL_MAX_STACK_DEPTH];
 	struct fl_sym syms[FL_MAX_STACK_DEPTH];
 	uint32_t frames[MAX_FRAMES];
 	char name[NAME_MAX_LEN];
@@ -201,8 +204,11 @@ static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t
 		return err;
 	for (size_t i = 0; i < n; i++) {
 		f->lookup[i] = i > 0 && ips[i] ? ips[i] - 1 : ips[i];
-		if (!cache_slot(f->cache, f->cap_cache, f->lookup[i], key)->id)
+		f->slot[i] = cache_slot(f->cache, f->cap_cache, f->lookup[i], key);
+		if (!f->slot[i]->id) {
+			f->miss_at[nmiss] = (uint32_t)i;
 			f->miss[nmiss++] = f->lookup[i];
+		}
 	}
 	if (nmiss) {
 		err = kernel ? fl_symbolizer__kernel(f->opts.symbolizer, f->miss, nmiss, f->syms)
@@ -210,9 +216,11 @@ static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t
 		if (err)
 			return err;
 		for (size_t i = 0; i < nmiss; i++) {
+			/* Probed again: two misses may have ended on the same empty slot. */
 			struct fentry *e = cache_slot(f->cache, f->cap_cache, f->miss[i], key);
 			uint32_t id;
 
+			f->slot[f->miss_at[i]] = e;
 			if (e->id)
 				continue; /* the same address twice in this stack */
 			err = sym_frame(f, &f->syms[i], kernel, &id);
@@ -226,7 +234,7 @@ static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t
 		}
 	}
 	for (size_t i = n; i-- > 0;) {
-		const struct fentry *e = cache_slot(f->cache, f->cap_cache, f->lookup[i], key);
+		const struct fentry *e = f->slot[i];
 
 		f->frames[(*nframes)++] = e->id - 1;
 		f->stats.frames += count;

@@ -25,9 +25,11 @@ static void usage(FILE *f)
 	fputs("usage: flamed <command> [options]\n"
 	      "\n"
 	      "commands:\n"
-	      "  record   sample CPU stacks (-a, -p PID, or -- CMD) and write folded stacks\n"
+	      "  record   sample CPU stacks (-a, -p PID, or -- CMD): folded stacks or an SVG\n"
+	      "  svg      folded stacks (from any tool) to an interactive flame graph SVG\n"
+	      "  diff     a differential flame graph of two folded files\n"
 	      "\n"
-	      "'flamed record --help' lists the options of record.\n",
+	      "'flamed COMMAND --help' lists the options of a command.\n",
 	      f);
 }
 
@@ -39,6 +41,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "svg"))
+		return cmd_svg(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "diff"))
+		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

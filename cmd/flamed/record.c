@@ -50,19 +50,7 @@ struct record_args {
 	bool kernel, user;
 	bool no_bpf;
 	uint32_t stack_storage_size, max_stacks;
-};
-
-/*
- * Where the output goes: a temporary file beside the final path (beside a
- * symlink's target), renamed at the end; or, for a path that exists and is
- * not a regular file (/dev/null, a FIFO), that file itself.
- */
-struct output {
-	const char *path; /* as given; NULL: stdout */
-	char *final_path; /* what is renamed over: path, or its symlink's target */
-	char *tmp_path;
-	FILE *f;
-	bool direct; /* written in place, no rename */
+	struct svg_args svg; /* -o FILE.svg / --format svg */
 };
 
 /* epoll tags: what woke us up. */
@@ -71,7 +59,8 @@ enum tag { TAG_SIGNAL, TAG_DURATION, TAG_TICK, TAG_SAMPLER, TAG_TRACKER, TAG_PID
 static const char record_usage[] =
 	"usage: flamed record [-a | -p PID[,PID...] | [--] CMD [ARGS...]] [options]\n"
 	"\n"
-	"Samples CPU stacks and writes them as folded stacks when the recording ends\n"
+	"Samples CPU stacks and writes them as folded stacks or a flame graph SVG when\n"
+	"the recording ends\n"
 	"(after -d SECONDS, when the targets exit, or on Ctrl-C / SIGTERM).\n"
 	"\n"
 	"targets:\n"
@@ -82,7 +71,8 @@ static const char record_usage[] =
 	"  -F, --freq HZ            samples per second per CPU (default 99)\n"
 	"  -d, --duration SECONDS   stop after this long\n"
 	"  -o, --output FILE        output file; '-' or absent: stdout\n"
-	"      --format FMT         folded (default; also from the extension .folded, .txt)\n"
+	"      --format FMT         folded or svg (default: from the extension of -o:\n"
+	"                           .svg is svg, anything else folded)\n"
 	"  -g                       accepted for perf compatibility: stacks are always recorded\n"
 	"      --call-graph fp      frame-pointer stacks (the default)\n"
 	"      --per-process        root frame COMM-PID\n"
@@ -230,12 +220,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		SVG_LONG_OPTIONS,
 		{},
 	};
 	bool kernel_only = false, user_only = false, freq_set = false;
 	int c;
 
 	a->freq = DEFAULT_FREQ;
+	svg_args_init(&a->svg);
 	opterr = 0;
 	/* '+': the first non-option starts the command, as with perf record. */
 	while ((c = getopt_long(argc, argv, "+ap:F:d:o:gvh", longopts, NULL)) != -1) {
@@ -328,13 +320,18 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'h':
 			fputs(record_usage, stdout);
+			fputs(svg_options_help, stdout);
 			return 1000;
 		case ':':
 			usage_error("option '%s' needs a value", argv[optind - 1]);
 			return 1000 + EXIT_USAGE;
-		default:
+		case '?':
 			usage_error("unknown option '%s'", argv[optind - 1]);
 			return 1000 + EXIT_USAGE;
+		default:
+			if (svg_args_parse(&a->svg, c, optarg))
+				return 1000 + EXIT_USAGE;
+			break;
 		}
 	}
 	(void)freq_set;
@@ -359,10 +356,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (a->format == FORMAT_AUTO)
 		a->format = format_of_path(a->output && strcmp(a->output, "-") ? a->output : NULL);
-	if (a->format == FORMAT_SVG) {
-		usage_error("SVG output is not available in this version: write folded stacks (-o FILE.folded)");
-		return 1000 + EXIT_USAGE;
-	}
 	return 0;
 }
 
@@ -425,100 +418,6 @@ static int check_pids(const struct record_args *a)
 		}
 	}
 	return 0;
-}
-
-static int output_open(struct output *o, const char *path)
-{
-	struct stat st;
-	mode_t mask;
-	int fd, err;
-
-	if (!path || !strcmp(path, "-")) {
-		o->f = stdout;
-		return 0;
-	}
-	o->path = path;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* Renaming over a device or a FIFO would replace it with a file. */
-		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-			err = -errno;
-			if (fd >= 0)
-				close(fd);
-			msg("cannot write %s: %s (choose a writable path with -o)", path, strerror(-err));
-			return err;
-		}
-		o->direct = true;
-		return 0;
-	}
-	/* Through a symlink, the file it points to is replaced and the link stays. */
-	o->final_path = realpath(path, NULL);
-	if (!o->final_path)
-		o->final_path = strdup(path);
-	if (!o->final_path || asprintf(&o->tmp_path, "%s.XXXXXX", o->final_path) < 0) {
-		o->tmp_path = NULL;
-		return -ENOMEM;
-	}
-	fd = mkostemp(o->tmp_path, O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		msg("cannot write %s: %s (choose a writable path with -o)", path, strerror(-err));
-		free(o->tmp_path);
-		o->tmp_path = NULL;
-		return err;
-	}
-	/* mkostemp makes the file private; an output file gets the usual mode. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0) {
-		/* Not fatal: the file stays readable by its owner. */
-	}
-	o->f = fdopen(fd, "w");
-	if (!o->f) {
-		close(fd);
-		unlink(o->tmp_path);
-		free(o->tmp_path);
-		o->tmp_path = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void output_abort(struct output *o)
-{
-	if (o->f && o->f != stdout)
-		fclose(o->f);
-	if (o->tmp_path)
-		unlink(o->tmp_path);
-	free(o->tmp_path);
-	free(o->final_path);
-	o->tmp_path = NULL;
-	o->final_path = NULL;
-	o->f = NULL;
-}
-
-static int output_commit(struct output *o)
-{
-	int err = 0;
-
-	if (fflush(o->f) != 0 || ferror(o->f))
-		err = -errno ?: -EIO;
-	if (o->f == stdout)
-		return err;
-	if (!err && o->tmp_path && fsync(fileno(o->f)) < 0)
-		err = -errno;
-	if (fclose(o->f) != 0 && !err)
-		err = -errno ?: -EIO;
-	o->f = NULL;
-	if (!err && o->tmp_path && rename(o->tmp_path, o->final_path) < 0)
-		err = -errno;
-	if (o->tmp_path && err)
-		unlink(o->tmp_path);
-	free(o->tmp_path);
-	free(o->final_path);
-	o->tmp_path = NULL;
-	o->final_path = NULL;
-	return err;
 }
 
 static void permission_hint(const char *what, int err)
@@ -829,6 +728,80 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
 }
 
+struct tree_ctx {
+	const struct fl_profile *p;
+	struct fl_flametree *t;
+	struct fl_str *frames;
+	double factor;
+};
+
+static int add_to_tree(const uint32_t *frames, size_t n, uint64_t count, void *ctx)
+{
+	struct tree_ctx *c = ctx;
+
+	if (n > FL_FLAMETREE_MAX_DEPTH)
+		n = FL_FLAMETREE_MAX_DEPTH; /* cannot happen: stacks are at most 2 x 127 frames */
+	for (size_t i = 0; i < n; i++) {
+		c->frames[i].s = fl_profile__name(c->p, frames[i]);
+		c->frames[i].len = strlen(c->frames[i].s);
+	}
+	return fl_flametree__add_frames(c->t, c->frames, n, 0, (double)count * c->factor);
+}
+
+/*
+ * The flame graph of the recording. Its subtitle (unless --subtitle gave
+ * one) and its notes say what the recording could not show, so a graph
+ * passed around on its own still carries its caveats.
+ */
+static int write_svg(const struct recording *r, const struct fl_profile *p,
+		     const struct fl_sampler_stats *ss, const struct fl_fold_stats *fs,
+		     const struct fl_tracker_stats *ts, double elapsed, FILE *f)
+{
+	struct record_args *a = r->args;
+	struct fl_flametree_opts to = { .sz = sizeof(to),
+					.reverse = a->svg.reverse,
+					.flamechart = a->svg.flamechart };
+	_cleanup_free_ struct fl_str *frames = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*frames));
+	_cleanup_free_ char *caveats = NULL, *notes = NULL;
+	struct fl_flametree *t = NULL;
+	struct tree_ctx c = { .p = p, .frames = frames, .factor = a->svg.factor };
+	int err;
+
+	if (!frames)
+		return -ENOMEM;
+	if (asprintf(&caveats,
+		     "%llu samples in %.1f s at %llu Hz; stacks lost: %llu, cut at the depth limit: %llu; "
+		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu",
+		     (unsigned long long)fl_profile__total(p), elapsed, (unsigned long long)a->freq,
+		     (unsigned long long)(ss->lost + ss->lost_records + ts->lost),
+		     (unsigned long long)ss->truncated,
+		     fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
+		     (unsigned long long)ss->idle) < 0) {
+		caveats = NULL;
+		return -ENOMEM;
+	}
+	if (asprintf(&notes, "flamed record: %s%s%s", caveats, a->svg.svg.notes ? "\n" : "",
+		     a->svg.svg.notes ? a->svg.svg.notes : "") < 0) {
+		notes = NULL;
+		return -ENOMEM;
+	}
+	err = fl_flametree__new(&to, &t);
+	if (err)
+		return err;
+	c.t = t;
+	err = fl_profile__for_each(p, add_to_tree, &c);
+	if (!err) {
+		struct svg_args sa = a->svg;
+
+		if (!sa.svg.subtitle)
+			sa.svg.subtitle = caveats;
+		sa.svg.notes = notes;
+		err = svg_render(&sa, t, f);
+	}
+	fl_flametree__free(t);
+	return err;
+}
+
 static int fold_cb(const struct fl_raw_stack *st, void *ctx)
 {
 	return fl_fold__add(ctx, st);
@@ -1114,7 +1087,14 @@ static int record(struct record_args *a)
 		msg("cannot collect the samples: %s", strerror(-err));
 		goto out;
 	}
-	err = fl_folded__write(profile, out.f);
+	if (fl_sampler__stats(sampler, &ss))
+		memset(&ss, 0, sizeof(ss));
+	fl_tracker__stats(tracker, &ts);
+	fl_fold__stats(fold, &fs);
+	if (a->format == FORMAT_SVG)
+		err = write_svg(&r, profile, &ss, &fs, &ts, elapsed, out.f);
+	else
+		err = fl_folded__write(profile, out.f);
 	if (!err)
 		err = output_commit(&out);
 	abort_unlink = NULL;
@@ -1123,10 +1103,6 @@ static int record(struct record_args *a)
 		msg("cannot write %s: %s", out.path ? out.path : "standard output", strerror(-err));
 		goto out;
 	}
-	if (fl_sampler__stats(sampler, &ss))
-		memset(&ss, 0, sizeof(ss));
-	fl_tracker__stats(tracker, &ts);
-	fl_fold__stats(fold, &fs);
 	print_summary(&r, profile, &ss, &fs, &ts, elapsed);
 	ret = 0;
 

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The flame graph options shared by svg, diff and record, and rendering with them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flamed.h"
+#include "flamed/cleanup.h"
+
+const char svg_options_help[] =
+	"flame graph options (as flamegraph.pl's):\n"
+	"      --title TEXT         title (default \"Flame Graph\")\n"
+	"      --subtitle TEXT      second title line\n"
+	"      --width PX           image width (default 1200)\n"
+	"      --height PX          frame height (default 16)\n"
+	"      --minwidth PX|N%     merge frames narrower than this (default 0.1 px)\n"
+	"      --fonttype FONT      font family (default Verdana)\n"
+	"      --fontsize N         font size (default 12)\n"
+	"      --fontwidth F        average character width / font size (default 0.59)\n"
+	"      --countname NAME     what the counts are (default samples)\n"
+	"      --nametype TEXT      label before a frame name (default \"Function:\")\n"
+	"      --colors PALETTE     hot (default), mem, io, wakeup, chain, java, js, perl,\n"
+	"                           red, green, blue, aqua, yellow, purple, orange\n"
+	"      --bgcolors COLOR     yellow (default), blue, green, grey, or #rrggbb\n"
+	"      --hash               colour from the name: the same in every graph\n"
+	"      --cp[=FILE]          keep colours in FILE between runs (default palette.map)\n"
+	"      --reverse            reverse each stack (leaves become roots)\n"
+	"      --inverted           icicle graph: roots at the top\n"
+	"      --flamechart         input order, merging only consecutive stacks (x is time)\n"
+	"      --negate             differential: swap red and blue\n"
+	"      --notes TEXT         notes stored in the SVG\n"
+	"      --total N            percentages and widths of this total, if larger than the sum\n"
+	"      --factor F           multiply the counts by F\n"
+	"      --sort name|count    sibling order: by name (default, stable) or widest first\n";
+
+void svg_args_init(struct svg_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->svg.sz = sizeof(a->svg);
+	a->svg.width = 1200;
+	a->svg.frame_height = 16;
+	a->svg.fontsize = 12;
+	a->svg.fontwidth = 0.59;
+	a->svg.minwidth = 0.1;
+	a->colors = FL_PALETTE_HOT;
+	a->factor = 1;
+}
+
+/* A number in (lo, hi]; strict: no trailing text, no inf or nan. */
+static int parse_num(const char *s, double lo, double hi, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(*v) || !(*v > lo) || *v > hi)
+		return -EINVAL;
+	return 0;
+}
+
+static int bad(const char *opt, const char *arg, const char *want)
+{
+	msg("invalid %s '%s': %s", opt, arg, want);
+	return -EINVAL;
+}
+
+int svg_args_parse(struct svg_args *a, int c, const char *arg)
+{
+	struct fl_svg_opts *o = &a->svg;
+	double v;
+
+	switch (c) {
+	case SVG_OPT_TITLE:
+		o->title = arg;
+		return 0;
+	case SVG_OPT_SUBTITLE:
+		o->subtitle = arg;
+		return 0;
+	case SVG_OPT_NOTES:
+		o->notes = arg;
+		return 0;
+	case SVG_OPT_FONTTYPE:
+		o->fonttype = arg;
+		return 0;
+	case SVG_OPT_COUNTNAME:
+		o->countname = arg;
+		return 0;
+	case SVG_OPT_NAMETYPE:
+		o->nametype = arg;
+		return 0;
+	case SVG_OPT_WIDTH:
+		if (parse_num(arg, 50, 1e6, &o->width))
+			return bad("--width", arg, "give pixels, 51 to 1000000");
+		return 0;
+	case SVG_OPT_HEIGHT:
+		if (parse_num(arg, 0, 1000, &o->frame_height))
+			return bad("--height", arg, "give the frame height in pixels, e.g. 16");
+		return 0;
+	case SVG_OPT_FONTSIZE:
+		if (parse_num(arg, 0, 1000, &o->fontsize))
+			return bad("--fontsize", arg, "give a size in pixels, e.g. 12");
+		return 0;
+	case SVG_OPT_FONTWIDTH:
+		if (parse_num(arg, 0, 10, &o->fontwidth))
+			return bad("--fontwidth", arg,
+				   "give a fraction of the font size, e.g. 0.59");
+		return 0;
+	case SVG_OPT_MINWIDTH: {
+		size_t n = strlen(arg);
+
+		if (n > 1 && arg[n - 1] == '%') {
+			_cleanup_free_ char *num = strndup(arg, n - 1);
+
+			if (!num || parse_num(num, 0, 100, &o->minwidth_pct))
+				return bad("--minwidth", arg,
+					   "give pixels (0.1) or a percentage (0.5%)");
+			return 0;
+		}
+		if (parse_num(arg, -1, 1e6, &v) || v < 0)
+			return bad("--minwidth", arg, "give pixels (0.1) or a percentage (0.5%)");
+		o->minwidth = v;
+		o->minwidth_pct = 0;
+		return 0;
+	}
+	case SVG_OPT_COLORS:
+		if (fl_palette__parse_kind(arg, &a->colors))
+			return bad("--colors", arg,
+				   "use hot, mem, io, wakeup, chain, java, js, perl, red, green, "
+				   "blue, aqua, yellow, purple or orange");
+		return 0;
+	case SVG_OPT_BGCOLORS:
+		if (fl_palette__parse_bgcolors(arg, &o->bg_top, &o->bg_bottom))
+			return bad("--bgcolors", arg, "use yellow, blue, green, grey or #rrggbb");
+		return 0;
+	case SVG_OPT_HASH:
+		a->hash = true;
+		return 0;
+	case SVG_OPT_CP:
+		a->cp_path = arg && *arg ? arg : "palette.map";
+		return 0;
+	case SVG_OPT_REVERSE:
+		a->reverse = true;
+		return 0;
+	case SVG_OPT_INVERTED:
+		o->inverted = true;
+		return 0;
+	case SVG_OPT_FLAMECHART:
+		a->flamechart = true;
+		o->flamechart = true;
+		return 0;
+	case SVG_OPT_NEGATE:
+		o->negate = true;
+		return 0;
+	case SVG_OPT_TOTAL:
+		if (parse_num(arg, 0, 1e18, &o->total))
+			return bad("--total", arg, "give a positive count");
+		return 0;
+	case SVG_OPT_FACTOR:
+		if (parse_num(arg, 0, 1e12, &a->factor))
+			return bad("--factor", arg, "give a positive number, e.g. 0.001");
+		return 0;
+	case SVG_OPT_SORT:
+		if (!strcmp(arg, "name"))
+			o->sort = FL_SORT_NAME;
+		else if (!strcmp(arg, "count"))
+			o->sort = FL_SORT_COUNT;
+		else
+			return bad("--sort", arg, "use name or count");
+		return 0;
+	}
+	return -EINVAL;
+}
+
+DEFINE_FREE_FUNC(struct fl_palette, fl_palette__free)
+
+/* Loads the --cp map; a missing file is an empty map (the first run). */
+static int load_map(struct fl_palette *p, const char *path)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	size_t nr_bad = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT) {
+		/* The first run: an empty map, filled and saved at the end. */
+		f = fopen("/dev/null", "re");
+		if (!f)
+			return -errno;
+		return fl_palette__load_map(p, f, NULL);
+	}
+	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			msg("cannot use colour map %s: not a regular file (give --cp=FILE)", path);
+			return -EINVAL;
+		}
+		f = fdopen(fd, "r");
+		if (!f)
+			close(fd);
+	}
+	if (!f) {
+		err = -errno;
+		msg("cannot read colour map %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = fl_palette__load_map(p, f, &nr_bad);
+	if (err) {
+		msg("cannot read colour map %s: %s", path, strerror(-err));
+		return err;
+	}
+	if (nr_bad)
+		msg("%s: skipped %zu malformed lines", path, nr_bad);
+	return 0;
+}
+
+static int save_map(struct fl_palette *p, const char *path)
+{
+	struct output out = {};
+	int err;
+
+	err = output_open(&out, path);
+	if (err)
+		return err;
+	err = fl_palette__save_map(p, out.f);
+	if (!err)
+		err = output_commit(&out);
+	output_abort(&out);
+	if (err)
+		msg("cannot write colour map %s: %s", path, strerror(-err));
+	return err;
+}
+
+int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
+{
+	struct fl_palette_opts po = {.kind = a->colors, .hash = a->hash};
+	_cleanup_(fl_palette__freep) struct fl_palette *p = NULL;
+	int err;
+
+	err = fl_palette__new(&po, &p);
+	if (err) {
+		msg("cannot set up colours: %s", strerror(-err));
+		return err;
+	}
+	if (a->cp_path) {
+		err = load_map(p, a->cp_path);
+		if (err)
+			return err;
+	}
+	a->svg.palette = p;
+	err = fl_svg__write(t, &a->svg, f);
+	a->svg.palette = NULL;
+	if (err) {
+		msg("cannot write the flame graph: %s", strerror(-err));
+		return err;
+	}
+	if (a->cp_path)
+		return save_map(p, a->cp_path);
+	return 0;
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# `flamed svg` and `flamed diff` as commands: inputs, outputs, malformed lines,
+# errors, hostile names (checked with xmllint), --cp and --hash colours.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+command -v xmllint >/dev/null || skip "xmllint is not installed (Debian: libxml2-utils)"
+
+# well_formed FILE: xmllint accepts it, it has exactly one script element and
+# no attribute of any element is an event handler (on...).
+well_formed() {
+	xmllint --noout "$1" 2>"$T/xmllint.err" || fail "$1 is not well-formed XML: $(head -3 "$T/xmllint.err")"
+	local n
+	n=$(xmllint --xpath 'count(//*[local-name()="script"])' "$1")
+	[[ $n == 1 ]] || fail "$1 has $n script elements, not 1"
+	n=$(xmllint --xpath 'count(//@*[starts-with(local-name(), "on")])' "$1")
+	[[ $n == 0 ]] || fail "$1 has $n event-handler attributes"
+}
+
+# frames FILE: the number of drawn frames.
+frames() {
+	xmllint --xpath 'count(//*[local-name()="g"][contains(concat(" ", @class, " "), " f ")])' "$1"
+}
+
+# title_of FILE NAME: the tooltip title of the frame named NAME.
+title_of() {
+	xmllint --xpath "string(//*[local-name()=\"title\"][starts-with(., \"$2 (\")])" "$1"
+}
+
+printf 'app;main;a;b 50\napp;main;a;c 30\napp;main;d 20\n' >"$T/basic.folded"
+
+# A file argument, -o, and the same graph from stdin to stdout.
+run_flamed file svg "$T/basic.folded" -o "$T/basic.svg"
+expect_rc 0
+well_formed "$T/basic.svg"
+[[ $(frames "$T/basic.svg") == 6 ]] || fail "basic.svg: $(frames "$T/basic.svg") frames, want 6"
+[[ $(title_of "$T/basic.svg" b) == "b (50 samples, 50.00%)" ]] || fail "title of b: $(title_of "$T/basic.svg" b)"
+run_cmd stdin bash -c "'$FLAMED' svg < '$T/basic.folded'"
+expect_rc 0
+cmp -s "$T/stdin.out" "$T/basic.svg" || fail "svg from stdin differs from svg from a file"
+[[ ! -s $T/stdin.err ]] || fail "a clean input printed: $(cat "$T/stdin.err")"
+
+# Several files add up; --title, --countname, --width, --factor, --total.
+run_flamed two svg --title "Two files" --countname ms --width 600 --factor 2 --total 800 \
+	"$T/basic.folded" "$T/basic.folded" -o "$T/two.svg"
+expect_rc 0
+well_formed "$T/two.svg"
+[[ $(title_of "$T/two.svg" b) == "b (200 ms, 25.00%)" ]] || fail "--factor/--total: $(title_of "$T/two.svg" b)"
+grep -q '>Two files</text>' "$T/two.svg" || fail "--title not shown"
+grep -q 'width="600"' "$T/two.svg" || fail "--width not applied"
+
+# Malformed lines are skipped, counted and reported once with their line numbers.
+printf 'app;a 5\n\nno count\napp;b -3\r\napp;c 2\r\napp;d 1.5\n' >"$T/bad.folded"
+run_flamed bad svg "$T/bad.folded" -o "$T/bad.svg"
+expect_rc 0
+well_formed "$T/bad.svg"
+[[ $(wc -l <"$T/bad.err") == 1 ]] || fail "malformed lines: want one line on stderr, got: $(cat "$T/bad.err")"
+grep -q "skipped 4 malformed lines of 6: lines 2 (blank), 3 (no count), 4 (CRLF line ending), ..." "$T/bad.err" ||
+	fail "malformed report: $(cat "$T/bad.err")"
+grep -q "dos2unix" "$T/bad.err" || fail "CRLF hint missing: $(cat "$T/bad.err")"
+[[ $(title_of "$T/bad.svg" d) == "d (1.50 samples, 23.08%)" ]] || fail "fractional count: $(title_of "$T/bad.svg" d)"
+
+# Empty and wholly malformed inputs are errors, and write nothing.
+: >"$T/empty.folded"
+run_flamed empty svg "$T/empty.folded" -o "$T/empty.svg"
+expect_rc 1
+[[ ! -e $T/empty.svg ]] || fail "an empty input left $T/empty.svg"
+grep -q "no folded stacks in it" "$T/empty.err" || fail "empty input: $(cat "$T/empty.err")"
+printf 'garbage\nmore garbage\n' >"$T/garbage.folded"
+run_flamed garbage svg "$T/garbage.folded" -o "$T/garbage.svg"
+expect_rc 1
+[[ ! -e $T/garbage.svg ]] || fail "a malformed input left $T/garbage.svg"
+run_flamed missing svg "$T/nonexistent.folded"
+expect_rc 1
+grep -q "cannot read .*nonexistent.folded: No such file" "$T/missing.err" || fail "missing file: $(cat "$T/missing.err")"
+
+# Bad options: usage errors (exit 2) naming the option and what it wants.
+for args in "--width 0" "--minwidth x" "--colors rainbow" "--bgcolors url(x)" "--sort size" "--nosuch"; do
+	# shellcheck disable=SC2086 # word splitting wanted
+	run_flamed badopt svg $args "$T/basic.folded"
+	expect_rc 2
+	[[ $(wc -l <"$T/badopt.err") -le 2 ]] || fail "$args: more than a line or two of error: $(cat "$T/badopt.err")"
+done
+
+# Hostile names and option texts: well-formed, one script, nothing injected.
+{
+	printf 'p;<script>alert(1)</script> 3\n'
+	printf 'p;]]><x/> 3\n'
+	printf 'p;</script><script>alert(2)</script> 3\n'
+	printf 'p;<!-- comment --> 3\n'
+	printf 'p;" onload="alert(3) 3\n'
+	printf "p;' onmouseover='alert(4) 3\n"
+	printf 'p;&amp;&lt;& 3\n'
+	printf 'p;ctl\001\002\033[31m\177 3\n'
+	printf 'p;bad utf8 \377\376\300\257 \355\240\200 \357\277\276 3\n'
+	printf 'p;tab\there 3\n'
+	head -c 65536 /dev/zero | tr '\0' '<'
+	printf ' 3\n'
+} >"$T/hostile.folded"
+run_flamed hostile svg --title '<script>alert(5)</script>]]>' --subtitle '" onload="x' \
+	--notes '</desc><script>alert(6)</script>' --countname '<b>' --nametype '&' \
+	--fonttype '"><script>' "$T/hostile.folded" -o "$T/hostile.svg"
+expect_rc 0
+well_formed "$T/hostile.svg"
+[[ $(frames "$T/hostile.svg") -ge 11 ]] || fail "hostile.svg: only $(frames "$T/hostile.svg") frames"
+xmllint --xpath 'string(//*[local-name()="text"][@id="title"])' "$T/hostile.svg" | grep -qF '<script>alert(5)</script>]]>' ||
+	fail "the hostile title is not shown as text"
+
+# --minwidth: narrow frames merge into one grey box that says what it stands for.
+{
+	echo "r;big 1000"
+	for i in $(seq 1 30); do echo "r;tiny$i;below 1"; done
+} >"$T/narrow.folded"
+run_flamed narrow svg --minwidth 5 "$T/narrow.folded" -o "$T/narrow.svg"
+expect_rc 0
+well_formed "$T/narrow.svg"
+xmllint --xpath 'string(//*[local-name()="title"][starts-with(., "30 frames narrower than 5 px")])' "$T/narrow.svg" |
+	grep -q "30 frames narrower than 5 px, 30 below (30 samples" || fail "no merged box for 30 narrow frames"
+run_flamed narrow_pct svg --minwidth 0.05% "$T/narrow.folded" -o "$T/narrow_pct.svg"
+expect_rc 0
+[[ $(frames "$T/narrow_pct.svg") -gt 30 ]] || fail "--minwidth 0.05%: narrow frames not drawn"
+
+# --hash: a name has the same colour in two different graphs.
+printf 'x;shared_fn 10\nx;other 5\n' >"$T/h1.folded"
+printf 'y;z;q;shared_fn 3\ny;first 8\n' >"$T/h2.folded"
+fill_of() { # FILE NAME
+	xmllint --xpath "string(//*[local-name()=\"title\"][starts-with(., \"$2 (\")]/following-sibling::*[local-name()=\"rect\"]/@fill)" "$1"
+}
+run_flamed h1 svg --hash "$T/h1.folded" -o "$T/h1.svg"
+run_flamed h2 svg --hash "$T/h2.folded" -o "$T/h2.svg"
+[[ -n $(fill_of "$T/h1.svg" shared_fn) && $(fill_of "$T/h1.svg" shared_fn) == $(fill_of "$T/h2.svg" shared_fn) ]] ||
+	fail "--hash: shared_fn is $(fill_of "$T/h1.svg" shared_fn) and $(fill_of "$T/h2.svg" shared_fn)"
+
+# --cp: colours kept in a palette file between runs, even without --hash.
+(cd "$T" && "$FLAMED" svg --cp h1.folded >"$T/cp1.svg") || fail "--cp run 1"
+[[ -s $T/palette.map ]] || fail "--cp did not write palette.map"
+grep -q '^shared_fn->rgb(' "$T/palette.map" || fail "palette.map: $(head -3 "$T/palette.map")"
+(cd "$T" && "$FLAMED" svg --cp h2.folded >"$T/cp2.svg") || fail "--cp run 2"
+[[ $(fill_of "$T/cp1.svg" shared_fn) == $(fill_of "$T/cp2.svg" shared_fn) ]] ||
+	fail "--cp: shared_fn is $(fill_of "$T/cp1.svg" shared_fn) then $(fill_of "$T/cp2.svg" shared_fn)"
+grep -q '^first->rgb(' "$T/palette.map" || fail "--cp: the second run's new name was not added"
+
+# Two count columns make a differential graph.
+printf 'a;b 10 30\na;c 20 5\n' >"$T/two_col.folded"
+run_flamed two_col svg "$T/two_col.folded" -o "$T/two_col.svg"
+expect_rc 0
+grep -q 'data-diff="1"' "$T/two_col.svg" || fail "two count columns did not make a differential graph"
+[[ $(title_of "$T/two_col.svg" b) == "b (30 samples, 85.71%; before: 10, +20, +200.00%)" ]] ||
+	fail "two-column title: $(title_of "$T/two_col.svg" b)"
+
+# flamed diff: widths from B, deltas, --normalize, --strip-hex, --folded.
+printf 'app;main;grow 10\napp;main;shrink 30\napp;main;gone 10\napp;f+0x1a 5\n' >"$T/a.folded"
+printf 'app;main;grow 40\napp;main;shrink 10\napp;main;new 10\napp;f+0x2b 5\n' >"$T/b.folded"
+run_flamed diff diff "$T/a.folded" "$T/b.folded" -o "$T/diff.svg"
+expect_rc 0
+well_formed "$T/diff.svg"
+[[ $(title_of "$T/diff.svg" main) == "main (60 samples, 92.31%; before: 50, +10, +20.00%)" ]] ||
+	fail "diff: $(title_of "$T/diff.svg" main)"
+[[ $(title_of "$T/diff.svg" new) == "new (10 samples, 15.38%; before: 0, +10, new)" ]] || fail "diff: $(title_of "$T/diff.svg" new)"
+[[ -z $(title_of "$T/diff.svg" gone) ]] || fail "diff: a frame gone in B is drawn"
+grep -q ">Differential Flame Graph<" "$T/diff.svg" || fail "diff: default title"
+run_flamed diff_folded diff --folded --strip-hex "$T/a.folded" "$T/b.folded"
+expect_rc 0
+cat >"$T/want.folded" <<'WANT'
+app;f 5 5
+app;main;gone 10 0
+app;main;grow 10 40
+app;main;new 0 10
+app;main;shrink 30 10
+WANT
+diff -u "$T/want.folded" "$T/diff_folded.out" || fail "diff --folded --strip-hex output"
+run_flamed diff_norm diff --folded --normalize "$T/a.folded" <(printf 'app;main;grow 110\n')
+expect_rc 0
+grep -qx 'app;main;grow 20 110' "$T/diff_norm.out" || fail "--normalize: $(cat "$T/diff_norm.out")"
+run_flamed diff_args diff "$T/a.folded"
+expect_rc 2
+
+pass "svg and diff: files, stdin, malformed lines, errors, hostile names, --minwidth, --hash, --cp, diffs"

@@ -39,10 +39,18 @@ struct fl_flametree {
 	uint32_t *slots; /* node ids, FL_FLAMETREE_NONE when empty */
 	size_t nr_slots; /* power of two */
 
-	/* The previous stack's path: node ids and their names. */
+	/*
+	 * The previous stack's path: node ids, and a copy of its names back to
+	 * back in prev (names[k] at prev + path_off[k]): comparing with the copy
+	 * reads memory just written, not the string pool.
+	 */
 	uint32_t *path;
-	struct fl_str *path_names;
+	struct ft_name {
+		size_t off, len;
+	} * path_names;
 	size_t path_len;
+	char *prev;
+	size_t prev_cap;
 	struct fl_str *scratch; /* split or reversed frames */
 
 	double total, total_before;
@@ -93,6 +101,7 @@ void fl_flametree__free(struct fl_flametree *t)
 	free(t->slots);
 	free(t->path);
 	free(t->path_names);
+	free(t->prev);
 	free(t->scratch);
 	free(t->drawn);
 	free(t->child_off);
@@ -188,35 +197,53 @@ static int child_of(struct fl_flametree *t, uint32_t parent, const struct fl_str
 	return 0;
 }
 
-static bool str_eq(const struct fl_str *a, const struct fl_str *b)
+/* Makes room for n more bytes of names after off in t->prev. */
+static int prev_reserve(struct fl_flametree *t, size_t off, size_t n)
 {
-	return a->len == b->len && !memcmp(a->s, b->s, a->len);
+	size_t cap = t->prev_cap ? t->prev_cap : 4096;
+	char *p;
+
+	if (off + n <= t->prev_cap)
+		return 0;
+	while (cap < off + n)
+		cap *= 2;
+	p = realloc(t->prev, cap);
+	if (!p)
+		return -ENOMEM;
+	t->prev = p;
+	t->prev_cap = cap;
+	return 0;
 }
 
 /* Adds a stack already in merge order. */
 static int add_path(struct fl_flametree *t, const struct fl_str *f, size_t n, double before,
 		    double after)
 {
-	size_t i = 0;
+	size_t i = 0, off;
 	int err;
 
 	if (!n || !(before >= 0) || !(after >= 0) || !isfinite(before) || !isfinite(after))
 		return -EINVAL;
 	if (n > FL_FLAMETREE_MAX_DEPTH)
 		return -E2BIG;
-	while (i < t->path_len && i < n && str_eq(&t->path_names[i], &f[i]))
+	while (i < t->path_len && i < n && t->path_names[i].len == f[i].len &&
+	       !memcmp(t->prev + t->path_names[i].off, f[i].s, f[i].len))
 		i++;
+	off = i ? t->path_names[i - 1].off + t->path_names[i - 1].len : 0;
 	for (; i < n; i++) {
 		uint32_t parent = i ? t->path[i - 1] : 0, id;
 
-		err = child_of(t, parent, &f[i], &id);
+		err = prev_reserve(t, off, f[i].len);
+		if (!err)
+			err = child_of(t, parent, &f[i], &id);
 		if (err) {
 			t->path_len = i; /* the path so far is still right */
 			return err;
 		}
 		t->path[i] = id;
-		t->path_names[i].s = fl_strpool__str(t->names, t->nodes[id].name);
-		t->path_names[i].len = f[i].len;
+		memcpy(t->prev + off, f[i].s, f[i].len);
+		t->path_names[i] = (struct ft_name){.off = off, .len = f[i].len};
+		off += f[i].len;
 	}
 	t->path_len = n;
 	t->nodes[t->path[n - 1]].self += after;

@@ -4,12 +4,29 @@
 # Fedora), then configures and builds it in build/. Installs nothing when
 # everything is there already, so running it again is quick.
 #
-#   packaging/bootstrap.sh      from any directory; uses sudo when not root
+#   packaging/bootstrap.sh          from any directory; uses sudo when not root
+#   packaging/bootstrap.sh --test   also what the test suite needs: xmllint,
+#                                   Chromium and Node.js (the SVG's browser tests)
 #
 # Warnings are errors (-DFLAMED_WERROR=ON) when CI is set or FLAMED_WERROR=1.
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+
+want_tests=0
+for arg; do
+	case $arg in
+	--test) want_tests=1 ;;
+	-h | --help)
+		sed -n '3,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		printf 'bootstrap: error: unknown argument %s (use --test or nothing)\n' "$arg" >&2
+		exit 2
+		;;
+	esac
+done
 
 step() { printf 'bootstrap: %s\n' "$*" >&2; }
 warn() { printf 'bootstrap: warning: %s\n' "$*" >&2; }
@@ -54,12 +71,21 @@ debian | ubuntu)
 		REQUIRED+=(bpftool)
 		OPTIONAL+=(linux-perf)
 	fi
+	if [[ $want_tests -eq 1 ]]; then
+		REQUIRED+=(libxml2-utils chromium)
+		# Any Node.js will do (Debian's, or one from NodeSource already there).
+		command -v node >/dev/null || REQUIRED+=(nodejs)
+	fi
 	is_installed() { [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]; }
 	;;
 fedora)
 	REQUIRED=(gcc make cmake pkgconf-pkg-config clang llvm libbpf-devel elfutils-libelf-devel
 		elfutils-devel libunwind-devel libcmocka-devel bpftool)
 	OPTIONAL=(time perf)
+	if [[ $want_tests -eq 1 ]]; then
+		REQUIRED+=(libxml2 chromium)
+		command -v node >/dev/null || REQUIRED+=(nodejs)
+	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }
 	;;
 *)

@@ -353,7 +353,7 @@ static void put_header(struct out *o, const struct geom *g, const struct fl_svg_
 	put(o, " data-total=\"");
 	put_num(o, g->total);
 	snprintf(b, sizeof(b), "\" data-diff=\"%d\" data-inverted=\"%d\" data-flamechart=\"%d\"",
-		 op->diff ? 1 : 0, g->inverted ? 1 : 0, 0);
+		 op->diff ? 1 : 0, g->inverted ? 1 : 0, op->flamechart ? 1 : 0);
 	put(o, b);
 	put_attr_px(o, "data-fh", g->fh);
 	put_attr_px(o, "data-xpad", XPAD);

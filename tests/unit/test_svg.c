@@ -216,6 +216,7 @@ static void test_reverse_and_chart(void **state)
 	assert_near(r.x, 76.67);
 	assert_near(r.w, 33.33);
 	assert_non_null(strstr(svg, ">Flame Chart</text>"));
+	assert_non_null(strstr(svg, "data-flamechart=\"1\""));
 	free(svg);
 	fl_flametree__free(t);
 

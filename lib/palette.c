@@ -7,6 +7,7 @@
 
 #include "flamed/cleanup.h"
 #include "flamed/palette.h"
+#include "flamed/strpool.h"
 #include "parse.h"
 
 /*
@@ -93,31 +94,18 @@ static const char *const pal_kind_names[] = {
 #define PAL_MAP_MAX_LINE (64 * 1024)
 #define PAL_MAP_COLOUR_MAX "->rgb(255,255,255)"
 #define PAL_MAP_MAX_NAME (PAL_MAP_MAX_LINE - (sizeof(PAL_MAP_COLOUR_MAX) - 1))
-#define PAL_MAP_MIN_SLOTS 64
-#define PAL_MAP_MAX_ENTRIES (UINT32_MAX - 1) /* slots store index + 1 */
-#define PAL_CHUNK_SIZE (64 * 1024)
 
 /* Fixed, so the default (non --hash) colours of a graph are the same in every run. */
 #define PAL_RNG_SEED 0x6a09e667f3bcc909ULL
 
 /*
- * A name as stored in the map: its full text (the annotation included) and
- * the split the colour code works with. A waker frame of the chain palette
- * without an annotation is stored as NAME "_[w]": that is how a collapser
- * would have annotated it, and it keeps its two colours (on- and off-CPU
- * side) apart in the file.
+ * The colour of a map name, by the name's id in the pool. A name can be in
+ * the pool and not in the map (set false): a name looked up that cannot be
+ * saved, or whose colour found no memory.
  */
-struct pal_entry {
-	const char *s; /* len bytes, not NUL-terminated; in an arena chunk */
-	uint32_t len;
-	uint8_t annot; /* enum pal_annot: the last PAL_ANNOT_LEN bytes of s unless PA_NONE */
+struct pal_color {
 	struct fl_rgb rgb;
-};
-
-/* The hash beside the index lets a probe skip most entries without touching them. */
-struct pal_slot {
-	uint32_t idx1; /* entry index + 1, 0 when empty */
-	uint32_t hash;
+	bool set;
 };
 
 struct fl_palette {
@@ -126,17 +114,20 @@ struct fl_palette {
 	uint64_t rng;
 
 	bool map; /* a colour map was loaded: remember every colour handed out */
-	struct pal_entry *entries;
-	size_t nr_entries, cap_entries;
-	/* Sort scratch for save_map, as long as entries, so that saving needs no memory. */
-	const struct pal_entry **order;
-	struct pal_slot *slots; /* power-of-two sized, linear probing */
-	size_t nr_slots;
-
-	char **chunks; /* name bytes: chunks are never moved, so entry names never dangle */
-	size_t nr_chunks, cap_chunks;
-	char *cur;
-	size_t cur_left;
+	/*
+	 * The map's names, in full: the annotation included. A waker frame of
+	 * the chain palette without an annotation is named NAME "_[w]": that is
+	 * how a collapser would have annotated it, and it keeps its two colours
+	 * (on- and off-CPU side) apart in the file. Names with a NUL cannot be
+	 * pool strings; none can be saved as a line either.
+	 */
+	struct fl_strpool *names;
+	struct pal_color *colors; /* by name id; cap_colors long, unset past the last set */
+	/* Sort scratch for save_map, as long as colors, so that saving needs no memory. */
+	uint32_t *order;
+	size_t cap_colors;
+	/* PAL_MAP_MAX_LINE bytes: the line being loaded, or a waker's name with its "_[w]". */
+	char *scratch;
 };
 
 static const struct fl_rgb pal_grey = {168, 168, 168};
@@ -183,16 +174,12 @@ int fl_palette__new(const struct fl_palette_opts *opts, struct fl_palette **ret)
 
 void fl_palette__free(struct fl_palette *p)
 {
-	size_t i;
-
 	if (!p)
 		return;
-	for (i = 0; i < p->nr_chunks; i++)
-		free(p->chunks[i]);
-	free(p->chunks);
-	free(p->slots);
+	fl_strpool__free(p->names);
+	free(p->colors);
 	free(p->order);
-	free(p->entries);
+	free(p->scratch);
 	free(p);
 }
 
@@ -201,7 +188,7 @@ void fl_palette__free(struct fl_palette *p)
  * does not depend on the machine's endianness or word size; its low bits
  * are weak (bit 0 is the parity of the bytes' bit 0), hence the final
  * avalanche. This function is part of the output format: changing it
- * changes the colours of every --hash graph and of every map lookup.
+ * changes the colours of every --hash graph.
  */
 static uint64_t pal_name_hash(const char *s, size_t len)
 {
@@ -486,211 +473,99 @@ static enum pal_family pal_family_of(enum fl_palette_kind kind, const char *s, s
 	return PF_HOT;
 }
 
-/* The index's hash of a (name without annotation, annotation) key. */
-static uint32_t pal_slot_hash(uint64_t name_hash, enum pal_annot annot)
+/* Makes room for the colour of id, the new slots unset. On failure nothing changes. */
+static int pal_map_reserve(struct fl_palette *p, uint32_t id)
 {
-	return (uint32_t)(name_hash >> 32) ^ ((uint32_t)annot * 0x9e3779b9u);
-}
-
-static struct pal_slot *pal_map_find(const struct fl_palette *p, const char *stem, size_t stem_len,
-				     enum pal_annot annot, uint32_t hash)
-{
-	size_t mask = p->nr_slots - 1;
-	size_t i = hash & mask;
-
-	for (;; i = (i + 1) & mask) {
-		struct pal_slot *slot = &p->slots[i];
-		const struct pal_entry *e;
-
-		if (!slot->idx1)
-			return slot;
-		if (slot->hash != hash)
-			continue;
-		e = &p->entries[slot->idx1 - 1];
-		if (e->annot == annot && e->len - (annot ? PAL_ANNOT_LEN : 0) == stem_len &&
-		    (!stem_len || memcmp(e->s, stem, stem_len) == 0))
-			return slot;
-	}
-}
-
-/* Makes room for one more entry in the index; on failure the old index is kept. */
-static int pal_map_reserve_slots(struct fl_palette *p)
-{
-	struct pal_slot *slots;
-	size_t nr, i;
-
-	/* Load factor under 3/4: probes stay short and an empty slot always exists. */
-	if (p->nr_slots && (p->nr_entries + 1) * 4 <= p->nr_slots * 3)
-		return 0;
-	nr = p->nr_slots ? p->nr_slots * 2 : PAL_MAP_MIN_SLOTS;
-	if (nr > SIZE_MAX / sizeof(*slots))
-		return -ENOMEM;
-	slots = calloc(nr, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < p->nr_slots; i++) {
-		const struct pal_slot *old = &p->slots[i];
-		size_t j;
-
-		if (!old->idx1)
-			continue;
-		for (j = old->hash & (nr - 1); slots[j].idx1; j = (j + 1) & (nr - 1))
-			;
-		slots[j] = *old;
-	}
-	free(p->slots);
-	p->slots = slots;
-	p->nr_slots = nr;
-	return 0;
-}
-
-/* Grows entries and the save scratch together, so that they always have the same capacity. */
-static int pal_map_reserve_entry(struct fl_palette *p)
-{
-	const struct pal_entry **order;
-	struct pal_entry *entries;
+	struct pal_color *colors;
+	uint32_t *order;
 	size_t cap;
 
-	if (p->nr_entries < p->cap_entries)
+	if (id < p->cap_colors)
 		return 0;
-	if (p->nr_entries >= PAL_MAP_MAX_ENTRIES)
+	/* The pool also holds names without a colour, so an id may skip past a doubling. */
+	if (p->cap_colors > SIZE_MAX / 2 / sizeof(*colors))
 		return -ENOMEM;
-	cap = p->cap_entries ? p->cap_entries * 2 : 256;
-	if (cap > SIZE_MAX / sizeof(*entries))
-		return -ENOMEM;
+	cap = p->cap_colors ? p->cap_colors * 2 : 256;
+	if (cap <= id)
+		cap = (size_t)id + 1;
 	order = realloc(p->order, cap * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
 	p->order = order;
-	entries = realloc(p->entries, cap * sizeof(*entries));
-	if (!entries)
+	colors = realloc(p->colors, cap * sizeof(*colors));
+	if (!colors)
 		return -ENOMEM;
-	p->entries = entries;
-	p->cap_entries = cap;
+	memset(colors + p->cap_colors, 0, (cap - p->cap_colors) * sizeof(*colors));
+	p->colors = colors;
+	p->cap_colors = cap;
 	return 0;
 }
 
-static int pal_push_chunk(struct fl_palette *p, char *chunk)
+/* Sets the colour of the name id (adding it to the map). Returns 0 or -ENOMEM (the map is unchanged). */
+static int pal_map_set(struct fl_palette *p, uint32_t id, struct fl_rgb rgb)
 {
-	if (p->nr_chunks == p->cap_chunks) {
-		size_t cap = p->cap_chunks ? p->cap_chunks * 2 : 16;
-		char **chunks = realloc(p->chunks, cap * sizeof(*chunks));
+	int err = pal_map_reserve(p, id);
 
-		if (!chunks)
-			return -ENOMEM;
-		p->chunks = chunks;
-		p->cap_chunks = cap;
-	}
-	p->chunks[p->nr_chunks++] = chunk;
+	if (err)
+		return err;
+	p->colors[id] = (struct pal_color){rgb, true};
 	return 0;
-}
-
-/* size bytes that never move; NULL when out of memory or above a chunk (no name is). */
-static char *pal_alloc(struct fl_palette *p, size_t size)
-{
-	_cleanup_free_ char *chunk = NULL;
-	char *mem;
-
-	if (size > PAL_CHUNK_SIZE)
-		return NULL;
-	if (size > p->cur_left) {
-		/* The tail of the old chunk is wasted: less than one maximal name. */
-		chunk = malloc(PAL_CHUNK_SIZE);
-		if (!chunk || pal_push_chunk(p, chunk) < 0)
-			return NULL;
-		p->cur = TAKE_PTR(chunk);
-		p->cur_left = PAL_CHUNK_SIZE;
-	}
-	mem = p->cur;
-	p->cur += size;
-	p->cur_left -= size;
-	return mem;
 }
 
 /*
- * Sets the colour of the key (stem, annot), adding it if new. Its text is
- * stem followed by annot's suffix. Returns 0 or -ENOMEM (the map is
- * unchanged).
+ * The map name of a frame of len bytes: name itself, or for a waker without
+ * an annotation NAME "_[w]" in the scratch buffer (*key_len bytes). NULL
+ * when no such name can be in the map: no line loaded holds a NUL or a
+ * newline, nor a name longer than the line buffer.
  */
-static int pal_map_set(struct fl_palette *p, const char *stem, size_t stem_len,
-		       enum pal_annot annot, uint64_t name_hash, struct fl_rgb rgb)
+static const char *pal_map_key(struct fl_palette *p, const char *name, size_t len, bool woken,
+			       size_t *key_len)
 {
-	uint32_t hash = pal_slot_hash(name_hash, annot);
-	size_t len = stem_len + (annot ? PAL_ANNOT_LEN : 0);
-	struct pal_entry *e;
-	struct pal_slot *slot;
-	char *mem;
-	int err;
-
-	if (p->nr_slots) {
-		slot = pal_map_find(p, stem, stem_len, annot, hash);
-		if (slot->idx1) {
-			p->entries[slot->idx1 - 1].rgb = rgb;
-			return 0;
-		}
-	}
-	/* Every allocation before the first change. */
-	err = pal_map_reserve_entry(p);
-	if (err)
-		return err;
-	err = pal_map_reserve_slots(p);
-	if (err)
-		return err;
-	mem = pal_alloc(p, len);
-	if (!mem && len)
-		return -ENOMEM;
-	if (stem_len)
-		memcpy(mem, stem, stem_len);
-	if (annot)
-		memcpy(mem + stem_len, pal_annot_suffix[annot], PAL_ANNOT_LEN);
-
-	slot = pal_map_find(p, stem, stem_len, annot, hash);
-	slot->idx1 = (uint32_t)p->nr_entries + 1;
-	slot->hash = hash;
-	e = &p->entries[p->nr_entries++];
-	e->s = mem;
-	e->len = (uint32_t)len;
-	e->annot = (uint8_t)annot;
-	e->rgb = rgb;
-	return 0;
-}
-
-/* Whether a name's map line would load again: one line, within the length limit. */
-static bool pal_map_storable(const char *stem, size_t stem_len, enum pal_annot annot)
-{
-	size_t len = stem_len + (annot ? PAL_ANNOT_LEN : 0);
-
-	return len <= PAL_MAP_MAX_NAME && !(stem_len && memchr(stem, '\n', stem_len));
+	*key_len = len + (woken ? PAL_ANNOT_LEN : 0);
+	if (*key_len > PAL_MAP_MAX_LINE || memchr(name, '\0', len) || memchr(name, '\n', len))
+		return NULL;
+	if (!woken)
+		return name;
+	memcpy(p->scratch, name, len);
+	memcpy(p->scratch + len, pal_annot_suffix[PA_WAKER], PAL_ANNOT_LEN);
+	return p->scratch;
 }
 
 struct fl_rgb fl_palette__color(struct fl_palette *p, const char *name, size_t len, unsigned flags)
 {
+	const char *key = NULL;
 	enum pal_annot annot;
-	uint64_t h = 0;
+	size_t stem_len, key_len = 0;
 	struct fl_rgb rgb;
-	size_t stem_len;
+	uint32_t id = 0;
+	bool woken;
+	int err = 0;
 
 	if (!p || (!name && len))
 		return pal_grey;
+	if (!len)
+		name = "";
 	if (len == 1 && name[0] == '-')
 		return pal_grey;
 	annot = pal_split_annot(name, len, &stem_len);
 	/* Honoured by chain only: the other palettes colour both sides of a chain alike. */
-	if (annot == PA_NONE && p->kind == FL_PALETTE_CHAIN && (flags & FL_COLOR_WAKER))
+	woken = annot == PA_NONE && p->kind == FL_PALETTE_CHAIN && (flags & FL_COLOR_WAKER);
+	if (woken)
 		annot = PA_WAKER;
-	if (p->hash || p->map)
-		h = pal_name_hash(name, stem_len);
-	if (p->map && p->nr_slots) {
-		const struct pal_slot *slot =
-			pal_map_find(p, name, stem_len, annot, pal_slot_hash(h, annot));
-
-		if (slot->idx1)
-			return p->entries[slot->idx1 - 1].rgb;
+	if (p->map) {
+		/* Interning a name already in the pool finds it and allocates nothing. */
+		key = pal_map_key(p, name, len, woken, &key_len);
+		if (key)
+			err = fl_strpool__intern(p->names, key, key_len, &id);
+		if (key && !err && id < p->cap_colors && p->colors[id].set)
+			return p->colors[id].rgb;
 	}
 	rgb = pal_family_color(pal_family_of(p->kind, name, stem_len, annot),
-			       p->hash ? h : pal_next_random(p));
-	if (p->map && pal_map_storable(name, stem_len, annot) &&
-	    pal_map_set(p, name, stem_len, annot, h, rgb) < 0)
+			       p->hash ? pal_name_hash(name, stem_len) : pal_next_random(p));
+	/* A name whose line would not load again is coloured, not remembered. */
+	if (!key || key_len > PAL_MAP_MAX_NAME)
+		return rgb;
+	if (err || pal_map_set(p, id, rgb) < 0)
 		return pal_grey;
 	return rgb;
 }
@@ -750,35 +625,50 @@ static int pal_parse_map_line(const char *line, size_t len, size_t *name_len, st
 	return 0;
 }
 
-/* A well-formed line is added (a later line for the same name wins). Returns 0, -EINVAL, -ENOMEM. */
+/*
+ * A well-formed line is added (a later line for the same name wins); one
+ * with a NUL is not, as a pool string has none. Returns 0, -EINVAL, -ENOMEM.
+ */
 static int pal_map_load_line(struct fl_palette *p, const char *line, size_t len)
 {
 	struct fl_rgb rgb;
-	size_t name_len, stem_len;
-	enum pal_annot annot;
+	size_t name_len;
+	uint32_t id;
 	int err;
 
+	if (memchr(line, '\0', len))
+		return -EINVAL;
 	err = pal_parse_map_line(line, len, &name_len, &rgb);
 	if (err)
 		return err;
-	annot = pal_split_annot(line, name_len, &stem_len);
-	return pal_map_set(p, line, stem_len, annot, pal_name_hash(line, stem_len), rgb);
+	err = fl_strpool__intern(p->names, line, name_len, &id);
+	if (err)
+		return err;
+	return pal_map_set(p, id, rgb);
 }
 
 int fl_palette__load_map(struct fl_palette *p, FILE *f, size_t *nr_bad)
 {
-	_cleanup_free_ char *line = NULL;
 	size_t n = 0, bad = 0;
 	bool too_long = false;
 	int c, err = 0;
+	char *line;
 
 	if (nr_bad)
 		*nr_bad = 0;
 	if (!p || !f)
 		return -EINVAL;
-	line = malloc(PAL_MAP_MAX_LINE);
-	if (!line)
-		return -ENOMEM;
+	if (!p->names) {
+		err = fl_strpool__new(&p->names);
+		if (err)
+			return err;
+	}
+	if (!p->scratch) {
+		p->scratch = malloc(PAL_MAP_MAX_LINE);
+		if (!p->scratch)
+			return -ENOMEM;
+	}
+	line = p->scratch;
 	p->map = true;
 
 	/* Byte by byte into a fixed buffer: NULs are data and no line can grow memory. */
@@ -818,35 +708,34 @@ int fl_palette__load_map(struct fl_palette *p, FILE *f, size_t *nr_bad)
 	return err;
 }
 
-/* Bytewise, a prefix first: the order of sort(1) under LC_ALL=C. */
-static int pal_entry_cmp(const void *a, const void *b)
+/*
+ * Bytewise, a prefix first: the order of sort(1) under LC_ALL=C, which is
+ * strcmp's on strings without a NUL.
+ */
+static int pal_name_cmp(const void *a, const void *b, void *names)
 {
-	const struct pal_entry *x = *(const struct pal_entry *const *)a;
-	const struct pal_entry *y = *(const struct pal_entry *const *)b;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = n ? memcmp(x->s, y->s, n) : 0;
-
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	return strcmp(fl_strpool__str(names, *(const uint32_t *)a),
+		      fl_strpool__str(names, *(const uint32_t *)b));
 }
 
 int fl_palette__save_map(const struct fl_palette *p, FILE *f)
 {
-	size_t i;
+	size_t nr = 0, i;
 
 	if (!p || !f)
 		return -EINVAL;
-	for (i = 0; i < p->nr_entries; i++)
-		p->order[i] = &p->entries[i];
-	if (p->nr_entries)
-		qsort(p->order, p->nr_entries, sizeof(*p->order), pal_entry_cmp);
-	for (i = 0; i < p->nr_entries; i++) {
-		const struct pal_entry *e = p->order[i];
+	for (i = 0; i < p->cap_colors; i++) {
+		if (p->colors[i].set)
+			p->order[nr++] = (uint32_t)i;
+	}
+	if (nr)
+		qsort_r(p->order, nr, sizeof(*p->order), pal_name_cmp, p->names);
+	for (i = 0; i < nr; i++) {
+		const struct fl_rgb *c = &p->colors[p->order[i]].rgb;
 
-		if ((e->len && fwrite(e->s, 1, e->len, f) != e->len) ||
-		    fprintf(f, "->rgb(%u,%u,%u)\n", (unsigned)e->rgb.r, (unsigned)e->rgb.g,
-			    (unsigned)e->rgb.b) < 0)
+		if (fputs(fl_strpool__str(p->names, p->order[i]), f) == EOF ||
+		    fprintf(f, "->rgb(%u,%u,%u)\n", (unsigned)c->r, (unsigned)c->g,
+			    (unsigned)c->b) < 0)
 			return -EIO;
 	}
 	if (fflush(f) || ferror(f))

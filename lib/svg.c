@@ -379,7 +379,6 @@ static void put_header(struct out *o, const struct geom *g, const struct fl_svg_
 	       "#frames g.f { cursor: pointer; }\n"
 	       "#labels text { pointer-events: none; }\n"
 	       ".hide { display: none; }\n"
-	       "g.parent > rect { opacity: 0.5; }\n"
 	       "g.match > rect { fill: rgb(230,0,230); }\n"
 	       "</style>\n");
 	if (op->notes) {

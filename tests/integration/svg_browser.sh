@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The SVG's script in a real browser: `flamed svg` output loaded in headless
+# Chromium, hovered, clicked, searched and reloaded from its URL
+# (tests/browser/check_svg.js), against numbers computed here from the input.
+# Needs node and chromium (Debian: nodejs, chromium); exits 77 without them.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+SRCDIR=${SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+export CHROMIUM
+command -v node >/dev/null || skip "needs node (Debian: apt-get install nodejs)"
+[[ -x $CHROMIUM ]] || skip "needs chromium at $CHROMIUM (Debian: apt-get install chromium)"
+
+# Known counts: "alloc" is both a child of main and of parse, and alloc_page
+# sits inside alloc, so /alloc/ has nested matches: they count once.
+cat >"$T/in.folded" <<'EOF'
+app;main;alloc;alloc_page 40
+app;main;alloc;memcpy 10
+app;main;idle 10
+app;main;parse;alloc 25
+app;main;parse;lex 15
+EOF
+
+run_flamed svg svg "$T/in.folded" -o "$T/out.svg"
+expect_rc 0
+[[ -s $T/out.svg ]] || fail "flamed svg wrote no SVG"
+
+total=$(total_count "$T/in.folded")
+
+# share RE [PREFIX] [i]: percent of the samples under PREFIX (all without one)
+# whose stack has a frame matching the extended regular expression RE (each
+# stack counted once, however many of its frames match); i: ignoring case.
+share() {
+	awk -v re="$1" -v prefix="${2:-}" -v ic="${3:-}" '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		if (prefix != "" && s != prefix && index(s, prefix ";") != 1) next
+		all += $NF
+		n = split(s, f, ";")
+		for (i = 1; i <= n; i++) {
+			if ((ic == "" && f[i] ~ re) || (ic != "" && tolower(f[i]) ~ tolower(re))) { hit += $NF; break }
+		}
+	} END { printf "%.4f\n", all ? 100 * hit / all : 0 }' "$T/in.folded"
+}
+
+# under PREFIX: the samples of the frame at PREFIX.
+under() {
+	awk -v prefix="$1" '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		if (s == prefix || index(s, prefix ";") == 1) n += $NF
+	} END { print n + 0 }' "$T/in.folded"
+}
+
+zoom=app\;main\;parse
+hover=app\;main\;parse\;alloc
+zc=$(under "$zoom")
+hc=$(under "$hover")
+# Sanity of this test's own arithmetic: the nested case must differ from a sum.
+[[ $(share alloc) == "75.0000" ]] || fail "test bug: /alloc/ should match 75% of $T/in.folded, computed $(share alloc)"
+
+cat >"$T/expect.json" <<EOF
+{
+  "total": $total,
+  "hover": { "path": "$hover", "count": $hc, "percent": $(awk -v a="$hc" -v b="$total" 'BEGIN { printf "%.4f", 100 * a / b }') },
+  "zoom": { "path": "$zoom", "count": $zc,
+            "children": { "alloc": $(under "$zoom;alloc"), "lex": $(under "$zoom;lex") } },
+  "search": [
+    { "re": "alloc", "percent": $(share alloc), "zoomed": $(share alloc "$zoom") },
+    { "re": "^(main|parse)\$", "percent": $(share '^(main|parse)$'), "zoomed": $(share '^(main|parse)$' "$zoom") },
+    { "re": "^alloc_page\$|^lex\$", "percent": $(share '^alloc_page$|^lex$'), "zoomed": $(share '^alloc_page$|^lex$' "$zoom") }
+  ],
+  "ignorecase": { "re": "^ALLOC", "sensitive": $(share '^ALLOC'), "insensitive": $(share '^ALLOC' "" i) }
+}
+EOF
+note "expected: $(tr -s ' \n' ' ' <"$T/expect.json")"
+
+TIMEOUT=120 run_cmd browser node "$SRCDIR/tests/browser/check_svg.js" "$T/out.svg" "@$T/expect.json"
+cat "$T/browser.out"
+[[ $RC -ne 77 ]] || skip "$(head -n 1 "$T/browser.out")"
+[[ $RC -eq 0 ]] || fail "the SVG's script misbehaves in chromium: $(tail -n 1 "$LAST_ERR")"
+
+pass "svg in chromium: hover, click-zoom, search (nested matches once), ignore case, URL state"

@@ -80,7 +80,10 @@ int fl_flametree__new(const struct fl_flametree_opts *opts, struct fl_flametree 
 	t->path = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->path));
 	t->path_names = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->path_names));
 	t->scratch = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->scratch));
-	if (err || !t->nodes || !t->slots || !t->path || !t->path_names || !t->scratch) {
+	t->prev_cap = 4096;
+	t->prev = malloc(t->prev_cap);
+	if (err || !t->nodes || !t->slots || !t->path || !t->path_names || !t->scratch ||
+	    !t->prev) {
 		fl_flametree__free(t);
 		return -ENOMEM;
 	}

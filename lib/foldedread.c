@@ -38,7 +38,8 @@ static bool is_digit(char c)
  * The number that ends [p, *e): digits, optionally '.' and more digits.
  * On success moves *e to its first character. Returns 0, or the kind of
  * problem: FL_FOLDED_NO_COUNT (no number there, or not preceded by white
- * space or a '-'), FL_FOLDED_NEGATIVE, FL_FOLDED_HUGE.
+ * space), FL_FOLDED_NEGATIVE (white space and a '-' before it),
+ * FL_FOLDED_HUGE.
  */
 static int number_at_end(const char *p, const char **e, double *val)
 {
@@ -57,8 +58,8 @@ static int number_at_end(const char *p, const char **e, double *val)
 	}
 	if (s == end || !is_digit(*s))
 		return FL_FOLDED_NO_COUNT; /* "", ".5": flamegraph.pl wants a digit first */
-	if (s > p && s[-1] == '-')
-		return FL_FOLDED_NEGATIVE;
+	if (s > p && s[-1] == '-' && (s - 1 == p || is_blank(s[-2])))
+		return FL_FOLDED_NEGATIVE; /* "stack -5"; "pool-1-thread-1 5" is a name */
 	if (s > p && !is_blank(s[-1]))
 		return FL_FOLDED_NO_COUNT; /* "foo5": part of the last frame */
 	for (const char *q = s; q < (dot ? dot : end); q++, ndig++) {

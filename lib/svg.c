@@ -2,6 +2,7 @@
 /* The SVG writer: lays out a flame tree and writes the flame graph of docs/svg-format.md. */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,13 @@
  */
 
 #define XPAD 10.0
+/*
+ * Frames nest as <g> elements down to this depth; deeper ones are written
+ * flat inside their ancestor at depth NEST_MAX - 1, each with data-depth:
+ * libxml2 (xmllint, librsvg) refuses documents nested 256 deep, and stacks
+ * reach 255 frames.
+ */
+#define NEST_MAX 64
 #define OUT_BUF (256 * 1024)
 
 struct out {
@@ -101,7 +109,8 @@ static const char REPLACEMENT[] = "\xef\xbf\xbd"; /* U+FFFD */
  * Returns the number of characters written. Each invalid byte or control
  * character is one replacement character.
  */
-static size_t put_text_n(struct out *o, const char *s, size_t len, size_t max_chars)
+static size_t put_text_n(struct out *o, const char *s, size_t len, size_t max_chars,
+			 bool keep_lines)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 	size_t chars = 0;
@@ -141,7 +150,10 @@ static size_t put_text_n(struct out *o, const char *s, size_t len, size_t max_ch
 			p++;
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f) {
+			if (keep_lines && (*p == '\n' || *p == '\t')) {
+				put_ch(o, (char)*p);
+				p++;
+			} else if (*p < 0x20 || *p == 0x7f) {
 				put(o, REPLACEMENT);
 				p++;
 			} else {
@@ -163,7 +175,7 @@ static size_t put_text_n(struct out *o, const char *s, size_t len, size_t max_ch
 
 static void put_text(struct out *o, const char *s, size_t len)
 {
-	put_text_n(o, s, len, SIZE_MAX);
+	put_text_n(o, s, len, SIZE_MAX, false);
 }
 
 static void put_str_text(struct out *o, const char *s)
@@ -186,24 +198,41 @@ static size_t text_chars(const char *s, size_t len)
 	return chars;
 }
 
-/* A pixel coordinate: two decimals, trailing zeros dropped. */
-static void put_px(struct out *o, double v)
+/* printf into the output; what does not fit 128 bytes is cut, never read past. */
+static void put_fmt(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put_fmt(struct out *o, const char *fmt, ...)
 {
-	char b[32];
-	long long c = llround(v * 100);
+	char b[128];
+	va_list ap;
 	int n;
 
+	va_start(ap, fmt);
+	n = vsnprintf(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	put_mem(o, b, (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1);
+}
+
+/* A pixel coordinate: two decimals, trailing zeros dropped. Callers keep |v| < 1e9. */
+static void put_px(struct out *o, double v)
+{
+	long long c;
+
+	if (!isfinite(v) || fabs(v) > 1e12)
+		v = 0;
+	c = llround(v * 100);
 	if (c < 0) {
 		put_ch(o, '-');
 		c = -c;
 	}
 	if (c % 100 == 0)
-		n = snprintf(b, sizeof(b), "%lld", c / 100);
+		put_fmt(o, "%lld", c / 100);
 	else if (c % 10 == 0)
-		n = snprintf(b, sizeof(b), "%lld.%lld", c / 100, (c % 100) / 10);
+		put_fmt(o, "%lld.%lld", c / 100, (c % 100) / 10);
 	else
-		n = snprintf(b, sizeof(b), "%lld.%02lld", c / 100, c % 100);
-	put_mem(o, b, (size_t)n);
+		put_fmt(o, "%lld.%02lld", c / 100, c % 100);
 }
 
 static bool is_integral(double v)
@@ -211,35 +240,43 @@ static bool is_integral(double v)
 	return v == floor(v) && fabs(v) < 9007199254740992.0;
 }
 
-/* A count for the script: exact digits, or enough of them for a fraction. */
+/*
+ * A count for the script, which does its arithmetic with it: as many
+ * digits as it takes to read back the same double (at most 17).
+ */
 static void put_num(struct out *o, double v)
 {
-	char b[40];
-	int n;
+	if (!isfinite(v))
+		put_ch(o, '0');
+	else if (is_integral(v))
+		put_fmt(o, "%lld", (long long)v);
+	else {
+		/* The shortest form that reads back as the same double. */
+		char b[40];
 
-	if (is_integral(v))
-		n = snprintf(b, sizeof(b), "%lld", (long long)v);
-	else
-		n = snprintf(b, sizeof(b), "%.12g", v);
-	put_mem(o, b, (size_t)n);
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(b, sizeof(b), "%.*g", prec, v);
+			if (strtod(b, NULL) == v)
+				break;
+		}
+		put(o, b);
+	}
 }
 
-/* A count for people: 1,234,567 or 12.35. */
+/* A count for people: 1,234,567, or 12.35 for a fraction. */
 static void put_count(struct out *o, double v)
 {
-	char b[48], r[64];
+	char b[32], r[48];
 	size_t n, k = 0;
 
 	if (!is_integral(v)) {
-		int m = snprintf(b, sizeof(b), "%.2f", v);
-
-		put_mem(o, b, (size_t)m);
+		put_fmt(o, fabs(v) < 1e15 ? "%.2f" : "%.6g", v);
 		return;
 	}
 	n = (size_t)snprintf(b, sizeof(b), "%lld", (long long)fabs(v));
 	if (v < 0)
 		r[k++] = '-';
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && i < sizeof(b) - 1; i++) {
 		if (i && (n - i) % 3 == 0)
 			r[k++] = ',';
 		r[k++] = b[i];
@@ -249,18 +286,14 @@ static void put_count(struct out *o, double v)
 
 static void put_pct(struct out *o, double part, double whole)
 {
-	char b[32];
-	int n = snprintf(b, sizeof(b), "%.2f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+	double pct = whole > 0 ? 100.0 * part / whole : 0.0;
 
-	put_mem(o, b, (size_t)n);
+	put_fmt(o, fabs(pct) < 1e9 ? "%.2f%%" : "%.3g%%", pct);
 }
 
 static void put_rgb(struct out *o, struct fl_rgb c)
 {
-	char b[32];
-	int n = snprintf(b, sizeof(b), "rgb(%u,%u,%u)", c.r, c.g, c.b);
-
-	put_mem(o, b, (size_t)n);
+	put_fmt(o, "rgb(%u,%u,%u)", c.r, c.g, c.b);
 }
 
 static void put_attr_px(struct out *o, const char *name, double v)
@@ -304,9 +337,11 @@ static double frame_y(const struct geom *g, uint32_t depth)
 /* The label of a frame w pixels wide: how many characters of the name, and whether cut. */
 static size_t label_fit(const struct geom *g, double w, size_t chars, bool *cut)
 {
-	double fit = floor((w - 6) / g->charw);
+	double fit = g->charw > 0 ? floor((w - 6) / g->charw) : 0;
 
 	*cut = false;
+	if (!(fit >= 0))
+		return 0;
 	if (fit >= (double)chars)
 		return chars;
 	if (fit < 3)
@@ -327,7 +362,7 @@ static void put_label(struct out *o, const struct geom *g, double x, double y, d
 	put_attr_px(o, "x", x + 3);
 	put_attr_px(o, "y", y + g->fh / 2 + g->fs * 0.35);
 	put_ch(o, '>');
-	put_text_n(o, name, len, n);
+	put_text_n(o, name, len, n, false);
 	if (cut)
 		put(o, "..");
 	put(o, "</text>\n");
@@ -383,7 +418,8 @@ static void put_header(struct out *o, const struct geom *g, const struct fl_svg_
 	       "</style>\n");
 	if (op->notes) {
 		put(o, "<desc id=\"notes\">");
-		put_str_text(o, op->notes);
+		/* Element content: line breaks and tabs are text here, kept as they are. */
+		put_text_n(o, op->notes, strlen(op->notes), SIZE_MAX, true);
 		put(o, "</desc>\n");
 	}
 	put(o, "<rect id=\"bg\" x=\"0\" y=\"0\"");
@@ -427,13 +463,9 @@ static void put_title(struct out *o, const struct fl_svg_opts *op, const struct 
 {
 	put(o, "<title>");
 	if (d->merged) {
-		char b[160];
-		int n = snprintf(b, sizeof(b), "%u frames narrower than ", d->nr_merged);
-
-		put_mem(o, b, (size_t)n);
+		put_fmt(o, "%u frames narrower than ", d->nr_merged);
 		put_px(o, g->minwidth);
-		n = snprintf(b, sizeof(b), " px, %llu below", (unsigned long long)d->nr_below);
-		put_mem(o, b, (size_t)n);
+		put_fmt(o, " px, %llu below", (unsigned long long)d->nr_below);
 	} else {
 		put_text(o, name, len);
 	}
@@ -522,7 +554,12 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 			bottom = in.bg_bottom;
 		}
 	}
-	if ((!op.diff && !op.palette) || op.width <= 2 * XPAD + 1)
+	/* Bounds that keep every coordinate finite and every element valid SVG. */
+	if ((!op.diff && !op.palette) || !(op.width > 2 * XPAD + 1 && op.width <= 1e6) ||
+	    !(op.frame_height >= 2 && op.frame_height <= 1000) ||
+	    !(op.fontsize >= 1 && op.fontsize <= 1000) ||
+	    !(op.fontwidth >= 0.01 && op.fontwidth <= 10) || !(op.minwidth <= 1e6) ||
+	    !(op.minwidth_pct <= 100) || !isfinite(op.total))
 		return -EINVAL;
 	g.total = fl_flametree__total(t);
 	if (op.total > g.total)
@@ -600,13 +637,11 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 			put(&o, "\" data-a=\"");
 			put_num(&o, d->before);
 		}
-		if (d->merged) {
-			char b[64];
-			int n = snprintf(b, sizeof(b), "\" data-m=\"%u\" data-d=\"%llu",
-					 d->nr_merged, (unsigned long long)d->nr_below);
-
-			put_mem(&o, b, (size_t)n);
-		}
+		if (d->merged)
+			put_fmt(&o, "\" data-m=\"%u\" data-d=\"%llu", d->nr_merged,
+				(unsigned long long)d->nr_below);
+		if (d->depth >= NEST_MAX)
+			put_fmt(&o, "\" data-depth=\"%u", d->depth);
 		put(&o, "\">");
 		put_title(&o, &op, &g, d, name, len ? display_len(name, len) : 0);
 		put(&o, "<rect");
@@ -617,7 +652,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 		put(&o, " fill=\"");
 		put_rgb(&o, c);
 		put(&o, "\" rx=\"2\" ry=\"2\"/>");
-		if (d->end > i + 1) {
+		if (d->end > i + 1 && d->depth < NEST_MAX) {
 			put_ch(&o, '\n');
 			open_ends[nr_open++] = d->end;
 		} else {

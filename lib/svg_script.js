@@ -104,10 +104,20 @@
 		const stackEl = [];
 		for (let i = 0; i < n; i++) {
 			const el = nodes[i];
-			const up = el.parentNode;
-			while (stack.length && stackEl[stackEl.length - 1] !== up) {
-				end[stack.pop()] = i;
-				stackEl.pop();
+			const flat = el.getAttribute('data-depth');
+			if (flat !== null) {
+				// Deep frames are written flat, in the same depth-first order, with their depth.
+				const want = parseInt(flat, 10) || 0;
+				while (stack.length > want) {
+					end[stack.pop()] = i;
+					stackEl.pop();
+				}
+			} else {
+				const up = el.parentNode;
+				while (stack.length && stackEl[stackEl.length - 1] !== up) {
+					end[stack.pop()] = i;
+					stackEl.pop();
+				}
 			}
 			const d = stack.length;
 			parent[i] = d ? stack[d - 1] : -1;
@@ -140,7 +150,9 @@
 	// The index of a <g class="f"> of #frames: its depth and data-x find it.
 	function indexOfFrame(g) {
 		let d = 0;
-		for (let up = g.parentNode; up && up !== framesG; up = up.parentNode) d++;
+		const flat = g.getAttribute('data-depth');
+		if (flat !== null) d = parseInt(flat, 10) || 0;
+		else for (let up = g.parentNode; up && up !== framesG; up = up.parentNode) d++;
 		if (d >= yAt.length) return -1;
 		const x = parseFloat(g.getAttribute('data-x')) || 0;
 		let lo = depthAt[d];

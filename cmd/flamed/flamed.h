@@ -41,6 +41,11 @@ int output_open(struct output *o, const char *path);
 int output_commit(struct output *o);
 /* Closes and removes the temporary file, if any; safe after commit. */
 void output_abort(struct output *o);
+/*
+ * Until called again with NULL: SIGINT, SIGTERM, SIGHUP and SIGPIPE remove
+ * o's temporary file, then end the process as the signal would have.
+ */
+void output_remove_on_signal(struct output *o);
 
 /* The flame graph options every SVG-writing subcommand takes (flamegraph.pl's, and ours). */
 struct svg_args {

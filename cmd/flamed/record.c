@@ -354,6 +354,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				    : "nothing to record: give -a, -p PID, or -- CMD");
 		return 1000 + EXIT_USAGE;
 	}
+	if (a->svg.flamechart) {
+		usage_error("--flamechart needs stacks in time order; record counts them: draw a graph");
+		return 1000 + EXIT_USAGE;
+	}
 	if (a->format == FORMAT_AUTO)
 		a->format = format_of_path(a->output && strcmp(a->output, "-") ? a->output : NULL);
 	return 0;

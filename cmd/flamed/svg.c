@@ -95,12 +95,13 @@ static int add_line(const struct fl_folded_line *l, void *ctx)
 	size_t len = l->len;
 	int err;
 
-	if (l->nr_counts == 2) {
+	if (l->nr_counts == 2 && !in->side) {
 		before = l->count[0] * f;
 		after = l->count[1] * f;
 		in->nr_diff_lines++;
 	} else {
-		after = l->count[0] * f;
+		/* One profile per file in a diff: of two columns, the last is its count. */
+		after = l->count[l->nr_counts - 1] * f;
 	}
 	if (in->side < 0) {
 		before = after;
@@ -135,6 +136,7 @@ static int read_input(struct input *in, const char *path)
 	int fd, err;
 
 	in->name = strcmp(path, "-") ? path : "standard input";
+	in->nr_too_deep = 0;
 	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
 	if (fd < 0) {
 		err = -errno;
@@ -164,7 +166,8 @@ static int read_input(struct input *in, const char *path)
 	if (in->nr_too_deep)
 		msg("%s: skipped %zu stacks deeper than %d frames", in->name, in->nr_too_deep,
 		    FL_FLAMETREE_MAX_DEPTH);
-	if (!st.good) {
+	if (!st.good && !(in->side < 0 && !st.lines)) {
+		/* An empty BEFORE of a diff is fine: everything in AFTER is new. */
 		msg("%s: no folded stacks in it (%zu lines): expected \"frame;frame;... COUNT\" "
 		    "lines",
 		    in->name, st.lines);
@@ -182,6 +185,7 @@ static int write_output(const char *path, struct svg_args *sa, struct fl_flametr
 	err = output_open(&out, path);
 	if (err)
 		return err;
+	output_remove_on_signal(&out);
 	err = write(sa, t, out.f);
 	if (!err) {
 		err = output_commit(&out);
@@ -189,6 +193,7 @@ static int write_output(const char *path, struct svg_args *sa, struct fl_flametr
 			msg("cannot write %s: %s",
 			    path && strcmp(path, "-") ? path : "standard output", strerror(-err));
 	}
+	output_remove_on_signal(NULL);
 	output_abort(&out);
 	return err;
 }
@@ -270,12 +275,20 @@ static int cmp_diff_line(const void *a, const void *b)
 	return strcmp(((const struct diff_line *)a)->stack, ((const struct diff_line *)b)->stack);
 }
 
+/* A count as flamed svg (and flamegraph.pl) read it back: digits and a point, no exponent. */
 static void put_count(FILE *f, double v)
 {
-	if (v == floor(v) && v < 9007199254740992.0)
+	char b[400];
+	int n;
+
+	if (v == floor(v)) {
 		fprintf(f, " %.0f", v);
-	else
-		fprintf(f, " %.6g", v);
+		return;
+	}
+	n = snprintf(b, sizeof(b), "%.9f", v);
+	while (n > 1 && b[n - 1] == '0')
+		b[--n] = '\0';
+	fprintf(f, " %s", b);
 }
 
 /* "stack before after" for every stack that ends somewhere, sorted. */

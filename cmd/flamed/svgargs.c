@@ -98,17 +98,17 @@ int svg_args_parse(struct svg_args *a, int c, const char *arg)
 			return bad("--width", arg, "give pixels, 51 to 1000000");
 		return 0;
 	case SVG_OPT_HEIGHT:
-		if (parse_num(arg, 0, 1000, &o->frame_height))
-			return bad("--height", arg, "give the frame height in pixels, e.g. 16");
+		if (parse_num(arg, 0, 1000, &o->frame_height) || o->frame_height < 2)
+			return bad("--height", arg, "give the frame height in pixels, 2 to 1000");
 		return 0;
 	case SVG_OPT_FONTSIZE:
-		if (parse_num(arg, 0, 1000, &o->fontsize))
-			return bad("--fontsize", arg, "give a size in pixels, e.g. 12");
+		if (parse_num(arg, 0, 1000, &o->fontsize) || o->fontsize < 1)
+			return bad("--fontsize", arg, "give a size in pixels, 1 to 1000");
 		return 0;
 	case SVG_OPT_FONTWIDTH:
-		if (parse_num(arg, 0, 10, &o->fontwidth))
+		if (parse_num(arg, 0, 10, &o->fontwidth) || o->fontwidth < 0.01)
 			return bad("--fontwidth", arg,
-				   "give a fraction of the font size, e.g. 0.59");
+				   "give a fraction of the font size, 0.01 to 10");
 		return 0;
 	case SVG_OPT_MINWIDTH: {
 		size_t n = strlen(arg);

@@ -66,7 +66,8 @@ int fl_folded__parse(const char *buf, size_t len, fl_folded_line_fn fn, void *ct
 
 /*
  * The same, reading fd to its end in chunks: memory stays bounded by the
- * longest line (at most FL_FOLDED_MAX_LINE), not the input size. Returns 0,
+ * longest line, not the input size (the buffer doubles up to twice
+ * FL_FOLDED_MAX_LINE; longer lines are skipped without being kept). Returns 0,
  * fn's non-zero return, -errno of a failed read, or -ENOMEM.
  */
 int fl_folded__parse_fd(int fd, fl_folded_line_fn fn, void *ctx, struct fl_folded_stats *st);

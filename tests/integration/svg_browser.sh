@@ -80,4 +80,12 @@ cat "$T/browser.out"
 [[ $RC -ne 77 ]] || skip "$(head -n 1 "$T/browser.out")"
 [[ $RC -eq 0 ]] || fail "the SVG's script misbehaves in chromium: $(tail -n 1 "$LAST_ERR")"
 
-pass "svg in chromium: hover, click-zoom, search (nested matches once), ignore case, URL state"
+# A stack deeper than the writer nests (frames below depth 64 are flat, with data-depth).
+awk 'BEGIN { s = "f0"; for (i = 1; i < 150; i++) s = s ";f" i; print s " 5"; print "other 1" }' >"$T/deep.folded"
+run_flamed deep svg --minwidth 0 "$T/deep.folded" -o "$T/deep.svg"
+expect_rc 0
+TIMEOUT=120 run_cmd deep_browser node "$SRCDIR/tests/browser/check_deep.js" "$T/deep.svg" 150
+cat "$T/deep_browser.out"
+[[ $RC -eq 0 ]] || fail "deep stacks in chromium: $(tail -n 1 "$LAST_ERR")"
+
+pass "svg in chromium: hover, click-zoom, search (nested matches once), ignore case, URL state, deep stacks"

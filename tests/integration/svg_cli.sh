@@ -75,7 +75,8 @@ expect_rc 1
 grep -q "cannot read .*nonexistent.folded: No such file" "$T/missing.err" || fail "missing file: $(cat "$T/missing.err")"
 
 # Bad options: usage errors (exit 2) naming the option and what it wants.
-for args in "--width 0" "--minwidth x" "--colors rainbow" "--bgcolors url(x)" "--sort size" "--nosuch"; do
+for args in "--width 0" "--minwidth x" "--colors rainbow" "--bgcolors url(x)" "--sort size" "--nosuch" \
+	"--height 0.5" "--fontsize 1e-300" "--fontwidth 0"; do
 	# shellcheck disable=SC2086 # word splitting wanted
 	run_flamed badopt svg $args "$T/basic.folded"
 	expect_rc 2
@@ -174,5 +175,61 @@ expect_rc 0
 grep -qx 'app;main;grow 20 110' "$T/diff_norm.out" || fail "--normalize: $(cat "$T/diff_norm.out")"
 run_flamed diff_args diff "$T/a.folded"
 expect_rc 2
+
+# A frame name with a '-' and digits at its end is a name, not a negative count.
+printf 'bash-1234 5\njava;pool-1-thread-1 7\n' >"$T/dash.folded"
+run_flamed dash svg "$T/dash.folded" -o "$T/dash.svg"
+expect_rc 0
+[[ ! -s $T/dash.err ]] || fail "names ending in -N were taken for negative counts: $(cat "$T/dash.err")"
+
+# Stacks deeper than libxml2's nesting limit (256) still give well-formed XML.
+for depth in 300 8192; do
+	awk -v n=$depth 'BEGIN { s = "f0"; for (i = 1; i < n; i++) s = s ";f" i; print s " 1"; print "other 1" }' >"$T/deep.folded"
+	run_flamed deep svg --minwidth 0 "$T/deep.folded" -o "$T/deep$depth.svg"
+	expect_rc 0
+	well_formed "$T/deep$depth.svg"
+	[[ $(frames "$T/deep$depth.svg") == $((depth + 1)) ]] || fail "deep$depth.svg: $(frames "$T/deep$depth.svg") frames"
+done
+
+# diff --folded writes counts that read back exactly (no exponents); an empty BEFORE is fine.
+printf 'a;b 1234567.25\n' >"$T/fa.folded"
+printf 'a;b 3\na;c 0.125\n' >"$T/fb.folded"
+run_flamed frac diff --folded "$T/fa.folded" "$T/fb.folded" -o "$T/frac.folded"
+expect_rc 0
+printf 'a;b 1234567.25 3\na;c 0 0.125\n' | diff -u - "$T/frac.folded" || fail "diff --folded with fractions"
+run_flamed frac_back svg "$T/frac.folded" -o "$T/frac.svg"
+expect_rc 0
+[[ ! -s $T/frac_back.err ]] || fail "diff --folded output does not read back: $(cat "$T/frac_back.err")"
+: >"$T/none.folded"
+run_flamed from_nothing diff "$T/none.folded" "$T/fb.folded" -o "$T/from_nothing.svg"
+expect_rc 0
+[[ $(title_of "$T/from_nothing.svg" b) == "b (3 samples, 96.00%; before: 0, +3, new)" ]] ||
+	fail "diff from an empty BEFORE: $(title_of "$T/from_nothing.svg" b)"
+
+# record --flamechart: a usage error (record's stacks have no time order).
+run_flamed chart record --flamechart -a -d 1 -o "$T/chart.svg"
+expect_rc 2
+
+# As root: -o through a symlink planted by another user in a sticky
+# world-writable directory (/tmp) is refused, and the target is untouched.
+if [[ $(id -u) -eq 0 ]] && id nobody >/dev/null 2>&1; then
+	mkdir -m 1777 "$T/sticky"
+	echo precious >"$T/target"
+	chmod 600 "$T/target"
+	ln -s "$T/target" "$T/sticky/out.svg"
+	chown -h nobody "$T/sticky/out.svg"
+	run_flamed planted svg "$T/basic.folded" -o "$T/sticky/out.svg"
+	expect_rc 1
+	grep -q "refusing to write .*symlink owned by uid" "$T/planted.err" || fail "planted symlink: $(cat "$T/planted.err")"
+	[[ $(cat "$T/target") == precious && $(stat -c %a "$T/target") == 600 ]] || fail "the symlink's target was changed"
+	# Our own symlink is followed: the target is replaced, the link stays.
+	echo old >"$T/mine.svg"
+	ln -s "$T/mine.svg" "$T/sticky/own.svg"
+	run_flamed own svg "$T/basic.folded" -o "$T/sticky/own.svg"
+	expect_rc 0
+	[[ -L $T/sticky/own.svg ]] && grep -q "<svg" "$T/mine.svg" || fail "our own symlink was not followed"
+else
+	note "not root (or no user nobody): the planted-symlink case is not run"
+fi
 
 pass "svg and diff: files, stdin, malformed lines, errors, hostile names, --minwidth, --hash, --cp, diffs"

@@ -92,16 +92,16 @@ static void test_malformed(void **state)
 	struct fl_folded_stats st;
 	struct got g;
 	static const char in[] = "good 1\n"
-				 "\n" /* 2 blank */
-				 "   \n" /* 3 blank */
-				 "no count here\n" /* 4 */
-				 "neg -5\n" /* 5 */
-				 "crlf 5\r\n" /* 6 */
-				 " 5\n" /* 7 no stack */
-				 "foo5\n" /* 8 no count: part of the name */
-				 "x 1.2.3\n" /* 9 */
+				 "\n"				  /* 2 blank */
+				 "   \n"			  /* 3 blank */
+				 "no count here\n"		  /* 4 */
+				 "neg -5\n"			  /* 5 */
+				 "crlf 5\r\n"			  /* 6 */
+				 " 5\n"				  /* 7 no stack */
+				 "foo5\n"			  /* 8 no count: part of the name */
+				 "x 1.2.3\n"			  /* 9 */
 				 "huge 99999999999999999999999\n" /* 10 */
-				 ".5\n" /* 11 */
+				 ".5\n"				  /* 11 */
 				 "good 2\n";
 
 	(void)state;
@@ -122,6 +122,24 @@ static void test_malformed(void **state)
 	assert_int_equal(st.first_bad_line[2], 4);
 	assert_int_equal(st.first_bad_kind[2], FL_FOLDED_NO_COUNT);
 	assert_string_equal(fl_folded__bad_name(FL_FOLDED_CRLF), "CRLF line ending");
+}
+
+/* A '-' inside the last frame is part of the name, not a sign. */
+static void test_dash_in_name(void **state)
+{
+	struct fl_folded_stats st;
+	struct got g;
+
+	(void)state;
+	parse_str("bash-1234 5\njava;pool-1-thread-1 7\ncpu-7 3 4\nneg -2\n", &g, &st);
+	assert_int_equal(g.n, 3);
+	assert_string_equal(g.stack[0], "bash-1234");
+	assert_int_equal(g.nc[0], 1);
+	assert_string_equal(g.stack[1], "java;pool-1-thread-1");
+	assert_true(g.c0[1] == 7);
+	assert_string_equal(g.stack[2], "cpu-7");
+	assert_int_equal(g.nc[2], 2);
+	assert_int_equal(st.bad[FL_FOLDED_NEGATIVE], 1);
 }
 
 static void test_nul_and_negative_before(void **state)
@@ -149,7 +167,8 @@ static void test_callback_stops(void **state)
 	struct fl_folded_stats st;
 
 	(void)state;
-	assert_int_equal(fl_folded__parse("a 1\nb 2\nc 3\n", 12, stop_at_two, NULL, &st), -ECANCELED);
+	assert_int_equal(fl_folded__parse("a 1\nb 2\nc 3\n", 12, stop_at_two, NULL, &st),
+			 -ECANCELED);
 	assert_int_equal(st.good, 2);
 }
 
@@ -251,6 +270,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_lines),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_dash_in_name),
 		cmocka_unit_test(test_nul_and_negative_before),
 		cmocka_unit_test(test_callback_stops),
 		cmocka_unit_test(test_fd_chunks),

@@ -21,7 +21,7 @@
 
 static struct fl_flametree *tree_of(const char *folded, bool chart, bool reverse)
 {
-	struct fl_flametree_opts o = { .sz = sizeof(o), .flamechart = chart, .reverse = reverse };
+	struct fl_flametree_opts o = {.sz = sizeof(o), .flamechart = chart, .reverse = reverse};
 	struct fl_flametree *t = NULL;
 	const char *p = folded;
 
@@ -53,7 +53,7 @@ static struct fl_flametree *tree_of(const char *folded, bool chart, bool reverse
 
 static char *render(struct fl_flametree *t, struct fl_svg_opts *o)
 {
-	struct fl_palette_opts po = { .kind = FL_PALETTE_HOT };
+	struct fl_palette_opts po = {.kind = FL_PALETTE_HOT};
 	struct fl_palette *pal = NULL;
 	char *buf = NULL;
 	size_t len = 0;
@@ -93,7 +93,9 @@ static bool find_rect(const char *svg, const char *name, int nth, struct rect *r
 	}
 	p = strstr(p, "<rect ");
 	assert_non_null(p);
-	assert_int_equal(sscanf(p, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\" fill=\"rgb(%u,%u,%u)\"",
+	assert_int_equal(sscanf(p,
+				"<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\" "
+				"fill=\"rgb(%u,%u,%u)\"",
 				&r->x, &r->y, &r->w, &r->h, &r->r, &r->g, &r->b),
 			 7);
 	return true;
@@ -145,7 +147,7 @@ static void assert_near(double a, double b)
 static void test_positions(void **state)
 {
 	struct fl_flametree *t = tree_of(basic, false, false);
-	struct fl_svg_opts o = { .minwidth = 0.1 };
+	struct fl_svg_opts o = {.minwidth = 0.1};
 	char *svg = render(t, &o);
 	struct rect r;
 
@@ -182,7 +184,7 @@ static void test_positions(void **state)
 static void test_inverted(void **state)
 {
 	struct fl_flametree *t = tree_of(basic, false, false);
-	struct fl_svg_opts o = { .inverted = true, .minwidth = 0.1 };
+	struct fl_svg_opts o = {.inverted = true, .minwidth = 0.1};
 	char *svg = render(t, &o);
 	struct rect app, b;
 
@@ -201,7 +203,7 @@ static void test_inverted(void **state)
 static void test_reverse_and_chart(void **state)
 {
 	struct fl_flametree *t = tree_of("p;x;leaf 3\np;y;leaf 1\np;x;leaf 2\n", true, false);
-	struct fl_svg_opts o = { .flamechart = true, .width = 120 };
+	struct fl_svg_opts o = {.flamechart = true, .width = 120};
 	char *svg = render(t, &o);
 	struct rect r;
 
@@ -237,7 +239,7 @@ static void test_reverse_and_chart(void **state)
 static void test_minwidth_box(void **state)
 {
 	struct fl_flametree *t;
-	struct fl_svg_opts o = { .minwidth = 5 };
+	struct fl_svg_opts o = {.minwidth = 5};
 	char buf[4096] = "r;big 1000\n";
 	char *svg;
 	struct rect r;
@@ -269,7 +271,7 @@ static void test_diff_colours(void **state)
 {
 	struct fl_flametree *t =
 		tree_of("a;grew 10 40\na;shrank 40 10\na;same 20 20\na;new 0 15\n", false, false);
-	struct fl_svg_opts o = { .diff = true };
+	struct fl_svg_opts o = {.diff = true};
 	char *svg = render(t, &o);
 	struct rect grew, shrank, same, nw;
 
@@ -278,8 +280,8 @@ static void test_diff_colours(void **state)
 	assert_true(find_rect(svg, "shrank", 0, &shrank));
 	assert_true(find_rect(svg, "same", 0, &same));
 	assert_true(find_rect(svg, "new", 0, &nw));
-	assert_true(grew.r > grew.b + 50); /* red */
-	assert_true(shrank.b > shrank.r + 50); /* blue */
+	assert_true(grew.r > grew.b + 50);			   /* red */
+	assert_true(shrank.b > shrank.r + 50);			   /* blue */
 	assert_true(same.r > 200 && same.g > 200 && same.b > 200); /* near white */
 	{
 		struct fl_rgb c = fl_palette__new_color();
@@ -290,13 +292,16 @@ static void test_diff_colours(void **state)
 	}
 	/* Widths from after; the tooltip has both counts and the change. */
 	assert_near(grew.w, 40 * 1180.0 / 85);
-	assert_non_null(strstr(svg, "<title>grew (40 samples, 47.06%; before: 10, +30, +300.00%)</title>"));
-	assert_non_null(strstr(svg, "<title>shrank (10 samples, 11.76%; before: 40, -30, -75.00%)</title>"));
-	assert_non_null(strstr(svg, "<title>new (15 samples, 17.65%; before: 0, +15, new)</title>"));
+	assert_non_null(
+		strstr(svg, "<title>grew (40 samples, 47.06%; before: 10, +30, +300.00%)</title>"));
+	assert_non_null(strstr(
+		svg, "<title>shrank (10 samples, 11.76%; before: 40, -30, -75.00%)</title>"));
+	assert_non_null(
+		strstr(svg, "<title>new (15 samples, 17.65%; before: 0, +15, new)</title>"));
 	assert_non_null(strstr(svg, "data-a=\"10\""));
 	free(svg);
 	/* Negated: the colours swap. */
-	o = (struct fl_svg_opts){ .diff = true, .negate = true };
+	o = (struct fl_svg_opts){.diff = true, .negate = true};
 	svg = render(t, &o);
 	assert_true(find_rect(svg, "grew", 0, &grew));
 	assert_true(grew.b > grew.r + 50);
@@ -326,21 +331,34 @@ static void test_annotations_and_separator(void **state)
 static void test_hostile(void **state)
 {
 	static const char *const names[] = {
-		"<script>alert(1)</script>", "]]>", "</script>", "<!--", "-->", "onload=alert(1)",
-		"\" onmouseover=\"x", "'", "&amp;", "a\x01\x02\x1f\x7f" "b", "\xff\xfe\xc0\xaf",
-		"\xed\xa0\x80", "\xef\xbf\xbe", "\xe2\x82", "ok\xe2\x82\xac",
+		"<script>alert(1)</script>",
+		"]]>",
+		"</script>",
+		"<!--",
+		"-->",
+		"onload=alert(1)",
+		"\" onmouseover=\"x",
+		"'",
+		"&amp;",
+		"a\x01\x02\x1f\x7f"
+		"b",
+		"\xff\xfe\xc0\xaf",
+		"\xed\xa0\x80",
+		"\xef\xbf\xbe",
+		"\xe2\x82",
+		"ok\xe2\x82\xac",
 	};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	struct fl_flametree *t;
-	struct fl_svg_opts o = { .title = "<script>x</script>]]>",
-				 .subtitle = "\" onload=\"y",
-				 .notes = "</desc><script>z</script>",
-				 .countname = "<b>",
-				 .nametype = "&",
-				 .fonttype = "\"><script>",
-				 .minwidth = 0 };
+	struct fl_svg_opts o = {.title = "<script>x</script>]]>",
+				.subtitle = "\" onload=\"y",
+				.notes = "</desc><script>z</script>",
+				.countname = "<b>",
+				.nametype = "&",
+				.fonttype = "\"><script>",
+				.minwidth = 0};
 	char *svg;
 
 	(void)state;
@@ -371,10 +389,82 @@ static void test_hostile(void **state)
 	assert_int_equal(event_attributes(svg), 0);
 	assert_non_null(strstr(svg, "&lt;script&gt;alert(1)&lt;/script&gt;"));
 	/* Control characters and invalid UTF-8 became U+FFFD; valid UTF-8 stays. */
-	assert_non_null(strstr(svg, "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "b"));
+	assert_non_null(strstr(svg, "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+				    "b"));
 	assert_non_null(strstr(svg, "ok\xe2\x82\xac"));
 	for (const char *p = svg; p < strstr(svg, "<script"); p++)
 		assert_true(((unsigned char)*p >= 0x20 && *p != 0x7f) || *p == '\n');
+	free(svg);
+	fl_flametree__free(t);
+}
+
+/* Deep stacks: nesting stops at 64 levels, deeper frames are flat with their depth. */
+static void test_deep_stack(void **state)
+{
+	struct fl_flametree *t = tree_of("", false, false);
+	struct fl_str *frames = calloc(300, sizeof(*frames));
+	char names[300][8];
+	struct fl_svg_opts o = {.minwidth = 0.1};
+	char *svg;
+	int depth = 0, max_depth = 0;
+
+	(void)state;
+	assert_non_null(frames);
+	for (int i = 0; i < 300; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+		frames[i] = (struct fl_str){names[i], strlen(names[i])};
+	}
+	assert_int_equal(fl_flametree__add_frames(t, frames, 300, 0, 5), 0);
+	assert_int_equal(fl_flametree__add_frames(t, frames, 200, 0, 5), 0);
+	free(frames);
+	svg = render(t, &o);
+	/* Element nesting of the frames, counted on the <g ...> and </g> of #frames. */
+	for (const char *p = strstr(svg, "<g id=\"frames\">") + 1;
+	     p < strstr(svg, "<g id=\"labels\">"); p++) {
+		if (!strncmp(p, "<g ", 3) && ++depth > max_depth)
+			max_depth = depth;
+		else if (!strncmp(p, "</g>", 4))
+			depth--;
+	}
+	assert_int_equal(depth, -1);	 /* the count ends with #frames' own </g> */
+	assert_int_equal(max_depth, 65); /* 64 nested levels, and the flat ones inside the last */
+	assert_int_equal(count_of(svg, "<g class=\"f\""), 300);
+	assert_int_equal(count_of(svg, "data-depth="), 300 - 64);
+	assert_non_null(strstr(svg, "data-depth=\"64\"><title>f64 "));
+	assert_non_null(strstr(svg, "data-depth=\"299\"><title>f299 "));
+	free(svg);
+	fl_flametree__free(t);
+}
+
+/* Numbers: exact for the script, bounded for people, whatever the counts. */
+static void test_numbers(void **state)
+{
+	struct fl_flametree *t =
+		tree_of("a;x 1234567890123.25\na;y 1\nb;tiny 0.000000000000000001 10000000000000\n",
+			false, false);
+	struct fl_svg_opts o = {.diff = true, .minwidth = 0};
+	char *svg = render(t, &o);
+
+	(void)state;
+	assert_non_null(strstr(svg, "data-c=\"1234567890123.25\""));
+	assert_non_null(strstr(svg, "data-c=\"1234567890124.25\""));
+	/* A change of 1e33 percent prints short, without reading past a buffer. */
+	assert_non_null(strstr(svg, "+1e+33%)</title>"));
+	for (const char *p = svg; p < strstr(svg, "<script"); p++)
+		assert_true(*p != '\0');
+	free(svg);
+	fl_flametree__free(t);
+}
+
+static void test_notes_keep_lines(void **state)
+{
+	struct fl_flametree *t = tree_of("a 1\n", false, false);
+	struct fl_svg_opts o = {.notes = "line one\nline\ttwo\x01<"};
+	char *svg = render(t, &o);
+
+	(void)state;
+	assert_non_null(
+		strstr(svg, "<desc id=\"notes\">line one\nline\ttwo\xef\xbf\xbd&lt;</desc>"));
 	free(svg);
 	fl_flametree__free(t);
 }
@@ -432,11 +522,11 @@ static void test_goldens(void **state)
 		bool chart, reverse;
 		struct fl_svg_opts o;
 	} cases[] = {
-		{ "svg_basic.svg", false, false, { .minwidth = 0.1 } },
-		{ "svg_inverted.svg", false, false, { .inverted = true, .minwidth = 0.1 } },
-		{ "svg_reverse.svg", false, true, { .minwidth = 0.1 } },
-		{ "svg_flamechart.svg", true, false, { .flamechart = true, .minwidth = 0.1 } },
-		{ "svg_minwidth.svg", false, false, { .minwidth = 5, .sort = FL_SORT_COUNT } },
+		{"svg_basic.svg", false, false, {.minwidth = 0.1}},
+		{"svg_inverted.svg", false, false, {.inverted = true, .minwidth = 0.1}},
+		{"svg_reverse.svg", false, true, {.minwidth = 0.1}},
+		{"svg_flamechart.svg", true, false, {.flamechart = true, .minwidth = 0.1}},
+		{"svg_minwidth.svg", false, false, {.minwidth = 5, .sort = FL_SORT_COUNT}},
 	};
 
 	(void)state;
@@ -452,7 +542,7 @@ static void test_goldens(void **state)
 		struct fl_flametree *t = tree_of("web;main;handle 100 150\nweb;main;idle 50 20\n"
 						 "web;gc 30 0\nweb;new 0 10\n",
 						 false, false);
-		struct fl_svg_opts o = { .diff = true, .minwidth = 0.1 };
+		struct fl_svg_opts o = {.diff = true, .minwidth = 0.1};
 		char *svg = render(t, &o);
 
 		check_golden("svg_diff.svg", svg);
@@ -471,6 +561,9 @@ int main(void)
 		cmocka_unit_test(test_diff_colours),
 		cmocka_unit_test(test_annotations_and_separator),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_deep_stack),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_notes_keep_lines),
 		cmocka_unit_test(test_goldens),
 	};
 

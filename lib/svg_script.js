@@ -353,8 +353,8 @@
 		return j + 1;
 	}
 
-	// Is any frame in [from, to) a match? (matches is ascending)
-	function anyMatch(from, to) {
+	// The first position in matches (ascending) whose frame is at or after from.
+	function firstMatchFrom(from) {
 		let lo = 0;
 		let hi = matches.length;
 		while (lo < hi) {
@@ -362,6 +362,12 @@
 			if (matches[mid] < from) lo = mid + 1;
 			else hi = mid;
 		}
+		return lo;
+	}
+
+	// Is any frame in [from, to) a match?
+	function anyMatch(from, to) {
+		const lo = firstMatchFrom(from);
 		return lo < matches.length && matches[lo] < to;
 	}
 
@@ -557,13 +563,7 @@
 
 	// Samples under the matches in [from, to), each counted once.
 	function sumMatches(from, to) {
-		let lo = 0;
-		let hi = matches.length;
-		while (lo < hi) {
-			const mid = (lo + hi) >> 1;
-			if (matches[mid] < from) lo = mid + 1;
-			else hi = mid;
-		}
+		const lo = firstMatchFrom(from);
 		let sum = 0;
 		let covered = from;
 		for (let m = lo; m < matches.length && matches[m] < to; m++) {

@@ -29,15 +29,8 @@ BENCH_TOOLS=${BENCH_TOOLS:-perf flamed}
 BENCH_SRC=${BENCH_SRC:-$SRCDIR}
 WARMUP=2 # seconds of workload before each measurement starts
 
-say() { echo "bench: $*" >&2; }
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
+# shellcheck source=tests/bench/lib.sh
+source "$SRCDIR/tests/bench/lib.sh"
 
 [[ $DURATION =~ ^[0-9]+$ && $DURATION -gt 0 ]] || die "DURATION must be a whole number of seconds, not '$DURATION'"
 [[ $(id -u) -eq 0 ]] || skip "needs root (both tools record every CPU)"

@@ -29,14 +29,8 @@ STACKS=${STACKS:-8000}
 RUNS=${1:-${RUNS:-7}}
 export GOAL_MS=${GOAL_MS:-100} CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
+# shellcheck source=tests/bench/lib.sh
+source "$SRCDIR/tests/bench/lib.sh"
 
 [[ $STACKS =~ ^[0-9]+$ && $STACKS -gt 0 ]] || die "STACKS must be a positive number, not '$STACKS'"
 [[ $RUNS =~ ^[0-9]+$ && $RUNS -gt 0 ]] || die "RUNS must be a positive number, not '$RUNS'"

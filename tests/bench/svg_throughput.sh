@@ -42,15 +42,8 @@ GOAL_MBPS=100 # flamed's goal, one core
 FG_MBPS=6     # what flamegraph.pl does on this kind of machine
 KEEP=
 
-say() { echo "bench: $*" >&2; }
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-die() {
-	echo "bench: $*" >&2
-	exit 1
-}
+# shellcheck source=tests/bench/lib.sh
+source "$SRCDIR/tests/bench/lib.sh"
 usage() {
 	sed -n 's/^#   //p' "${BASH_SOURCE[0]}" | head -n 1
 	exit 0

@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What the benchmark scripts share (sourced): their messages and exits.
+# A benchmark prints numbers; it exits 77 (skip) when this machine lacks a
+# tool it needs, and 1 when something is wrong.
+
+say() { echo "bench: $*" >&2; }
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Unit tests of the DWARF unwinder on real samples of real fixture processes. */
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "flamed/elfsyms.h"
+#include "flamed/perfbuf.h"
+#include "flamed/procmaps.h"
+#include "flamed/unwind.h"
+
+#ifndef FIXTURE_DIR
+#error "FIXTURE_DIR must name the built fixtures directory"
+#endif
+
+#define STACK_COPY 16384
+#define MAX_MAPS 256
+#define MAX_SAMPLES 4096
+
+/* A fixture process, its executable mappings, and the samples taken of it. */
+struct capture {
+	pid_t pid;
+	struct fl_tmap maps[MAX_MAPS];
+	char paths[MAX_MAPS][256];
+	size_t nr_maps;
+	struct {
+		uint64_t regs[FL_UNWIND_NR_REGS];
+		unsigned char *stack;
+		size_t size;
+	} samples[MAX_SAMPLES];
+	size_t nr_samples;
+};
+
+static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr)
+{
+	struct capture *c = ctx;
+
+	(void)pid;
+	for (size_t i = 0; i < c->nr_maps; i++)
+		if (addr >= c->maps[i].start && addr < c->maps[i].end)
+			return &c->maps[i];
+	return NULL;
+}
+
+static int add_map(const struct fl_procmap *m, void *ctx)
+{
+	struct capture *c = ctx;
+
+	if (!(m->prot & FL_PROT_EXEC) || c->nr_maps == MAX_MAPS)
+		return 0;
+	snprintf(c->paths[c->nr_maps], sizeof(c->paths[0]), "%s", m->path);
+	c->maps[c->nr_maps] = (struct fl_tmap){.start = m->start,
+					       .end = m->end,
+					       .pgoff = m->pgoff,
+					       .dev_major = m->dev_major,
+					       .dev_minor = m->dev_minor,
+					       .ino = m->ino,
+					       .path = c->paths[c->nr_maps]};
+	c->nr_maps++;
+	return 0;
+}
+
+static int on_record(const struct perf_event_header *hdr, void *ctx)
+{
+	struct capture *c = ctx;
+	const unsigned char *p = (const unsigned char *)(hdr + 1);
+	uint64_t abi, size, perf_regs[64];
+	size_t nregs = (size_t)__builtin_popcountll(fl_unwind__perf_regs_mask());
+
+	if (hdr->type != PERF_RECORD_SAMPLE || c->nr_samples == MAX_SAMPLES)
+		return 0;
+	p += 8; /* pid, tid */
+	memcpy(&abi, p, 8);
+	p += 8;
+	if (!abi)
+		return 0; /* a kernel thread's sample: no user registers */
+	memcpy(perf_regs, p, nregs * 8);
+	p += nregs * 8;
+	memcpy(&size, p, 8);
+	p += 8;
+	fl_unwind__regs_from_perf(perf_regs, c->samples[c->nr_samples].regs);
+	if (size) {
+		uint64_t dyn;
+
+		memcpy(&dyn, p + size, 8);
+		size = dyn < size ? dyn : size;
+	}
+	c->samples[c->nr_samples].stack = malloc(size ? size : 1);
+	assert_non_null(c->samples[c->nr_samples].stack);
+	memcpy(c->samples[c->nr_samples].stack, p, size);
+	c->samples[c->nr_samples].size = size;
+	c->nr_samples++;
+	return 0;
+}
+
+/* Runs FIXTURE_DIR/prog for a while and samples its user stacks at 999 Hz. */
+static struct capture *capture(const char *prog, double seconds)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = 999,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		.sample_regs_user = fl_unwind__perf_regs_mask(),
+		.sample_stack_user = STACK_COPY,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+		.disabled = 1,
+	};
+	struct fl_perfbuf *buf = NULL;
+	char path[512], secs[32];
+	struct timespec ts = {.tv_sec = (time_t)seconds,
+			      .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9)};
+	int fd, status;
+
+	assert_non_null(c);
+	snprintf(path, sizeof(path), "%s/%s", FIXTURE_DIR, prog);
+	snprintf(secs, sizeof(secs), "%g", seconds + 2);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (!c->pid) {
+		execl(path, prog, secs, (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000); /* past exec and the dynamic loader */
+	fd = fl_perf_event_open(&attr, c->pid, -1, -1, 0);
+	if (fd < 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &status, 0);
+		free(c);
+		return NULL;
+	}
+	assert_int_equal(fl_perfbuf__new(fd, 256, &buf), 0);
+	assert_int_equal(fl_procmaps__read(c->pid, add_map, c), 0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	/* Each sample carries 16 KiB of stack: read the ring often. */
+	for (long waited = 0; waited < ts.tv_sec * 1000 + ts.tv_nsec / 1000000; waited += 10) {
+		usleep(10000);
+		assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
+	fl_perfbuf__free(buf);
+	close(fd);
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, &status, 0);
+	return c;
+}
+
+static void capture_free(struct capture *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr_samples; i++)
+		free(c->samples[i].stack);
+	free(c);
+}
+
+/* The name of a user address inside the fixture's own binary, else "?". */
+static const char *name_of(struct capture *c, struct fl_elfsyms *syms, const char *binpath,
+			   uint64_t addr)
+{
+	const struct fl_tmap *m = find_map(c, 0, addr);
+	const struct fl_elfsym *s;
+	uint64_t vaddr;
+
+	if (!m || strcmp(m->path, binpath) ||
+	    fl_elfsyms__offset_to_vaddr(syms, addr - m->start + m->pgoff, &vaddr))
+		return "?";
+	s = fl_elfsyms__find(syms, vaddr);
+	return s ? s->name : "?";
+}
+
+/*
+ * Unwinds every sample and returns the share (0-100) of those whose frames,
+ * leaf first, contain want[] (leaf first) in order, one after the other.
+ */
+static double share_with_chain(const char *prog, const char *const *want, size_t nr_want,
+			       double *complete)
+{
+	struct capture *c = capture(prog, 1.5);
+	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map};
+	struct fl_unwinder *u = NULL;
+	struct fl_elfsyms *syms = NULL;
+	char rel[512], binpath[PATH_MAX];
+	size_t hits = 0, done = 0;
+
+	if (!c)
+		skip();
+	o.ctx = c;
+	snprintf(rel, sizeof(rel), "%s/%s", FIXTURE_DIR, prog);
+	assert_non_null(realpath(rel, binpath));
+	assert_int_equal(fl_elfsyms__open(binpath, &syms), 0);
+	assert_int_equal(fl_unwinder__new(&o, &u), 0);
+	assert_true(c->nr_samples > 100);
+	for (size_t i = 0; i < c->nr_samples; i++) {
+		struct fl_unwind_sample s = {.pid = (uint32_t)c->pid,
+					     .stack = c->samples[i].stack,
+					     .stack_size = c->samples[i].size};
+		enum fl_unwind_outcome out;
+		uint64_t ips[128];
+		size_t n, k = 0;
+
+		memcpy(s.regs, c->samples[i].regs, sizeof(s.regs));
+		n = fl_unwinder__unwind(u, &s, ips, 128, &out);
+		done += out == FL_UNWIND_COMPLETE;
+		for (size_t j = 0; j < n && k < nr_want; j++) {
+			const char *name = name_of(c, syms, binpath, j ? ips[j] - 1 : ips[j]);
+
+			if (!strcmp(name, want[k]))
+				k++;
+			else if (k)
+				break;
+		}
+		hits += k == nr_want;
+	}
+	*complete = 100.0 * (double)done / (double)c->nr_samples;
+	print_message("%s: %zu samples, %.1f%% with the chain, %.1f%% unwound to the end\n", prog,
+		      c->nr_samples, 100.0 * (double)hits / (double)c->nr_samples, *complete);
+	fl_unwinder__free(u);
+	fl_elfsyms__free(syms);
+	{
+		double share = 100.0 * (double)hits / (double)c->nr_samples;
+
+		capture_free(c);
+		return share;
+	}
+}
+
+/* The chains fixture has frame pointers, but its CFI must give the same chains. */
+static void test_chains(void **state)
+{
+	static const char *const a[] = {"burn_cpu", "chain_a3", "chain_a2", "chain_a1", "main"};
+	static const char *const b[] = {"burn_cpu", "chain_b3", "chain_b2", "chain_b1", "main"};
+	double complete, sa, sb;
+
+	(void)state;
+	sa = share_with_chain("chains", a, 5, &complete);
+	sb = share_with_chain("chains", b, 5, &complete);
+	/* Nearly every sample is in one of the two chains. */
+	assert_true(sa + sb >= 95);
+	assert_true(sa > sb);
+	assert_true(complete >= 95);
+}
+
+static void test_regs_mapping(void **state)
+{
+	uint64_t perf[64], regs[FL_UNWIND_NR_REGS];
+	size_t n = (size_t)__builtin_popcountll(fl_unwind__perf_regs_mask());
+
+	(void)state;
+	if (!n)
+		skip();
+	/* AX BX CX DX SI DI BP SP IP R8..R15, in that order, get 100 + their perf number. */
+	static const int perf_no[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 17, 18, 19, 20, 21, 22, 23};
+	for (size_t i = 0; i < n; i++)
+		perf[i] = 100 + (uint64_t)perf_no[i];
+	fl_unwind__regs_from_perf(perf, regs);
+	assert_int_equal(regs[0], 100); /* rax */
+	assert_int_equal(regs[1], 103); /* rdx */
+	assert_int_equal(regs[2], 102); /* rcx */
+	assert_int_equal(regs[3], 101); /* rbx */
+	assert_int_equal(regs[6], 106); /* rbp */
+	assert_int_equal(regs[FL_UNWIND_REG_SP], 107);
+	assert_int_equal(regs[FL_UNWIND_REG_IP], 108);
+	assert_int_equal(regs[8], 116);	 /* r8 */
+	assert_int_equal(regs[15], 123); /* r15 */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_regs_mapping),
+		cmocka_unit_test(test_chains),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -174,16 +174,33 @@ static void capture_free(struct capture *c)
 	free(c);
 }
 
-/* The name of a user address inside the fixture's own binary, else "?". */
-static const char *name_of(struct capture *c, struct fl_elfsyms *syms, const char *binpath,
-			   uint64_t addr)
+/* Symbol tables of the fixture's files, opened once each. */
+struct names {
+	char paths[8][PATH_MAX];
+	struct fl_elfsyms *syms[8];
+	size_t n;
+};
+
+/* The name of a user address in one of the fixture's files (its binary or its libraries), else "?". */
+static const char *name_of(struct capture *c, struct names *nm, uint64_t addr)
 {
 	const struct fl_tmap *m = find_map(c, 0, addr);
 	const struct fl_elfsym *s;
+	struct fl_elfsyms *syms = NULL;
 	uint64_t vaddr;
 
-	if (!m || strcmp(m->path, binpath) ||
-	    fl_elfsyms__offset_to_vaddr(syms, addr - m->start + m->pgoff, &vaddr))
+	if (!m || !strstr(m->path, "/tests/fixtures/"))
+		return "?";
+	for (size_t i = 0; i < nm->n; i++)
+		if (!strcmp(nm->paths[i], m->path))
+			syms = nm->syms[i];
+	if (!syms && nm->n < 8) {
+		if (fl_elfsyms__open(m->path, &syms))
+			return "?";
+		snprintf(nm->paths[nm->n], PATH_MAX, "%s", m->path);
+		nm->syms[nm->n++] = syms;
+	}
+	if (!syms || fl_elfsyms__offset_to_vaddr(syms, addr - m->start + m->pgoff, &vaddr))
 		return "?";
 	s = fl_elfsyms__find(syms, vaddr);
 	return s ? s->name : "?";
@@ -199,16 +216,12 @@ static double share_with_chain(const char *prog, const char *const *want, size_t
 	struct capture *c = capture(prog, 1.5);
 	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map};
 	struct fl_unwinder *u = NULL;
-	struct fl_elfsyms *syms = NULL;
-	char rel[512], binpath[PATH_MAX];
+	struct names nm = {.n = 0};
 	size_t hits = 0, done = 0;
 
 	if (!c)
 		skip();
 	o.ctx = c;
-	snprintf(rel, sizeof(rel), "%s/%s", FIXTURE_DIR, prog);
-	assert_non_null(realpath(rel, binpath));
-	assert_int_equal(fl_elfsyms__open(binpath, &syms), 0);
 	assert_int_equal(fl_unwinder__new(&o, &u), 0);
 	assert_true(c->nr_samples > 100);
 	for (size_t i = 0; i < c->nr_samples; i++) {
@@ -223,7 +236,7 @@ static double share_with_chain(const char *prog, const char *const *want, size_t
 		n = fl_unwinder__unwind(u, &s, ips, 128, &out);
 		done += out == FL_UNWIND_COMPLETE;
 		for (size_t j = 0; j < n && k < nr_want; j++) {
-			const char *name = name_of(c, syms, binpath, j ? ips[j] - 1 : ips[j]);
+			const char *name = name_of(c, &nm, j ? ips[j] - 1 : ips[j]);
 
 			if (!strcmp(name, want[k]))
 				k++;
@@ -236,7 +249,8 @@ static double share_with_chain(const char *prog, const char *const *want, size_t
 	print_message("%s: %zu samples, %.1f%% with the chain, %.1f%% unwound to the end\n", prog,
 		      c->nr_samples, 100.0 * (double)hits / (double)c->nr_samples, *complete);
 	fl_unwinder__free(u);
-	fl_elfsyms__free(syms);
+	for (size_t i = 0; i < nm.n; i++)
+		fl_elfsyms__free(nm.syms[i]);
 	{
 		double share = 100.0 * (double)hits / (double)c->nr_samples;
 
@@ -258,6 +272,30 @@ static void test_chains(void **state)
 	/* Nearly every sample is in one of the two chains. */
 	assert_true(sa + sb >= 95);
 	assert_true(sa > sb);
+	assert_true(complete >= 95);
+}
+
+/* Built without frame pointers: only CFI finds the callers. */
+static void test_no_frame_pointers(void **state)
+{
+	static const char *const chain[] = {"nofp_burn", "nofp_8", "nofp_7", "nofp_6", "nofp_5",
+					    "nofp_4",	 "nofp_3", "nofp_2", "nofp_1", "main"};
+	double complete;
+
+	(void)state;
+	assert_true(share_with_chain("nofp_chain", chain, 10, &complete) >= 95);
+	assert_true(complete >= 95);
+}
+
+/* A callback called from inside a shared library built without frame pointers. */
+static void test_through_library(void **state)
+{
+	static const char *const chain[] = {"nofp_burn",      "nofp_cb",	  "nofp_lib_inner",
+					    "nofp_lib_outer", "nofp_lib_iterate", "main"};
+	double complete;
+
+	(void)state;
+	assert_true(share_with_chain("nofp_callback", chain, 6, &complete) >= 95);
 	assert_true(complete >= 95);
 }
 
@@ -290,6 +328,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_regs_mapping),
 		cmocka_unit_test(test_chains),
+		cmocka_unit_test(test_no_frame_pointers),
+		cmocka_unit_test(test_through_library),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

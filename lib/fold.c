@@ -36,8 +36,8 @@ struct fl_fold {
 	struct fl_fold_stats stats;
 	struct fentry *cache; /* open addressing, power-of-two capacity */
 	size_t nr_cache, cap_cache;
-	uint64_t lookup[FL_MAX_STACK_DEPTH]; /* addresses as looked up, leaf first */
-	uint64_t miss[FL_MAX_STACK_DEPTH];   /* ... of which not cached */
+	uint64_t lookup[FL_MAX_STACK_DEPTH];  /* addresses as looked up, leaf first */
+	uint64_t miss[FL_MAX_STACK_DEPTH];    /* ... of which not cached */
 	uint32_t miss_at[FL_MAX_STACK_DEPTH]; /* where each miss is in lookup[] */
 	/* The cache entry of each lookup[]: inserts fill empty slots and move nothing. */
 	const struct fentry *slot[FL_MAX_STACK_DEPTH];
@@ -96,10 +96,9 @@ static int intern_fmt(struct fl_fold *f, uint32_t *id, const char *fmt, ...)
 }
 
 /* Interns a + b + c (NULL for none), cut to the name buffer; no printf on this path. */
-static int intern_cat(struct fl_fold *f, uint32_t *id, const char *a, const char *b,
-		      const char *c)
+static int intern_cat(struct fl_fold *f, uint32_t *id, const char *a, const char *b, const char *c)
 {
-	const char *parts[3] = { a, b, c };
+	const char *parts[3] = {a, b, c};
 	size_t n = 0;
 
 	for (size_t i = 0; i < 3; i++) {
@@ -212,7 +211,8 @@ static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t
 	}
 	if (nmiss) {
 		err = kernel ? fl_symbolizer__kernel(f->opts.symbolizer, f->miss, nmiss, f->syms)
-			     : fl_symbolizer__user(f->opts.symbolizer, pid, f->miss, nmiss, f->syms);
+			     : fl_symbolizer__user(f->opts.symbolizer, pid, f->miss, nmiss,
+						   f->syms);
 		if (err)
 			return err;
 		for (size_t i = 0; i < nmiss; i++) {
@@ -226,10 +226,10 @@ static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t
 			err = sym_frame(f, &f->syms[i], kernel, &id);
 			if (err)
 				return err;
-			*e = (struct fentry){ .ip = f->miss[i],
-					      .pid = key,
-					      .id = id + 1,
-					      .unsym = f->syms[i].reason != FL_SYM_OK };
+			*e = (struct fentry){.ip = f->miss[i],
+					     .pid = key,
+					     .id = id + 1,
+					     .unsym = f->syms[i].reason != FL_SYM_OK};
 			f->nr_cache++;
 		}
 	}
@@ -256,13 +256,23 @@ int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
 		nu = FL_MAX_STACK_DEPTH;
 	if (nk > FL_MAX_STACK_DEPTH)
 		nk = FL_MAX_STACK_DEPTH;
-	kthread = st->pid == 0 || (f->opts.tracker && fl_tracker__is_kthread(f->opts.tracker, st->pid));
+	kthread = st->pid == 0 ||
+		  (f->opts.tracker && fl_tracker__is_kthread(f->opts.tracker, st->pid));
 	if (kthread)
 		f->stats.kthread_samples += st->count;
 	else if (st->uerr && st->uerr != -ENOENT)
 		f->stats.no_user_stack += st->count;
 
 	err = root_frame(f, st, &f->frames[n++]);
+	/* DWARF mode: an unwinding that stopped early says so where the missing callers would be. */
+	if (!err && nu &&
+	    (st->uips[nu - 1] == FL_UIP_TRUNCATED || st->uips[nu - 1] == FL_UIP_FAILED)) {
+		err = intern_cat(f, &f->frames[n++],
+				 st->uips[nu - 1] == FL_UIP_TRUNCATED ? "[stack copy ended]"
+								      : "[unwind failed]",
+				 NULL, NULL);
+		nu--;
+	}
 	if (!err && nu)
 		err = add_half(f, st->pid, false, st->uips, nu, st->count, &n);
 	if (!err && nk)

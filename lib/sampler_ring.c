@@ -11,11 +11,14 @@
 #include "flamed/perfbuf.h"
 #include "flamed/profile_abi.h"
 #include "flamed/stackagg.h"
+#include "flamed/unwind.h"
 #include "perf_records.h"
 #include "sampler_impl.h"
 #include "u32map.h"
 
 #define SR_DEFAULT_RING_PAGES 128
+/* DWARF samples carry a stack copy each (16 KiB by default): a bigger ring. */
+#define SR_DEFAULT_DWARF_RING_PAGES 1024
 /* Ancestors walked to find a kept one; pid reuse could otherwise make a loop. */
 #define SR_MAX_ANCESTRY 256
 
@@ -223,6 +226,62 @@ static void account_kept(struct ring_sampler *r, const struct fl_raw_stack *st, 
 		r->st.truncated += count;
 }
 
+/*
+ * DWARF mode: the PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER parts
+ * after the callchain (at byte off of the record), unwound into r->uips.
+ * A stack whose unwinding stopped early gets a marker as its outermost
+ * frame. Returns 0, or -EBADMSG for a record that does not add up.
+ */
+static int dwarf_user_stack(struct ring_sampler *r, const struct perf_event_header *hdr, size_t off,
+			    uint32_t pid, size_t *nu)
+{
+	const unsigned char *p = (const unsigned char *)hdr, *end = p + hdr->size;
+	size_t nregs = (size_t)__builtin_popcountll(fl_unwind__perf_regs_mask());
+	uint64_t abi, size, dyn, perf_regs[64];
+	struct fl_unwind_sample s = {.pid = pid};
+	enum fl_unwind_outcome out;
+	size_t n;
+
+	*nu = 0;
+	p += off;
+	if ((size_t)(end - p) < 8)
+		return -EBADMSG;
+	memcpy(&abi, p, 8);
+	p += 8;
+	if (abi) {
+		if ((size_t)(end - p) < nregs * 8)
+			return -EBADMSG;
+		memcpy(perf_regs, p, nregs * 8);
+		p += nregs * 8;
+	}
+	if ((size_t)(end - p) < 8)
+		return -EBADMSG;
+	memcpy(&size, p, 8);
+	p += 8;
+	if (size) {
+		if ((size_t)(end - p) < size + 8)
+			return -EBADMSG;
+		memcpy(&dyn, p + size, 8);
+		s.stack = p;
+		s.stack_size = dyn < size ? dyn : size;
+	}
+	if (!abi || !r->opts.user || !r->opts.unwinder)
+		return 0; /* a kernel thread, or user stacks not asked for */
+	fl_unwind__regs_from_perf(perf_regs, s.regs);
+	n = fl_unwinder__unwind(r->opts.unwinder, &s, r->uips, FL_MAX_STACK_DEPTH - 1, &out);
+	if (out == FL_UNWIND_COMPLETE) {
+		r->st.unwind_complete++;
+	} else if (out == FL_UNWIND_TRUNCATED) {
+		r->st.unwind_truncated++;
+		r->uips[n++] = FL_UIP_TRUNCATED;
+	} else {
+		r->st.unwind_failed++;
+		r->uips[n++] = FL_UIP_FAILED;
+	}
+	*nu = n;
+	return 0;
+}
+
 static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr)
 {
 	const struct sample_rec *rec = (const void *)hdr;
@@ -257,6 +316,14 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 		pending = true;
 	}
 
+	if (r->opts.dwarf) {
+		int err = dwarf_user_stack(r, hdr, sizeof(*rec) + nr * sizeof(uint64_t), rec->pid,
+					   &nu);
+
+		if (err)
+			return 0; /* a malformed record: not one of ours */
+	}
+
 	/* Leaf first within each half; other contexts (hypervisor, guest) are not ours. */
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = rec->ips[i];
@@ -272,7 +339,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 		}
 		if (ctx == CTX_KERNEL && nk < FL_MAX_STACK_DEPTH)
 			r->kips[nk++] = ip;
-		else if (ctx == CTX_USER && nu < FL_MAX_STACK_DEPTH)
+		else if (ctx == CTX_USER && nu < FL_MAX_STACK_DEPTH && !r->opts.dwarf)
 			r->uips[nu++] = ip;
 	}
 
@@ -557,9 +624,13 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, size
 		.freq = 1,
 		.sample_freq = opts->freq,
 		/* The callchain's first kernel or user entry is the sampled ip: no PERF_SAMPLE_IP. */
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN |
+			       (opts->dwarf ? PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : 0),
 		.exclude_callchain_kernel = !opts->kernel,
-		.exclude_callchain_user = !opts->user,
+		/* DWARF: the user part is unwound from the registers and the stack copy. */
+		.exclude_callchain_user = !opts->user || opts->dwarf,
+		.sample_regs_user = opts->dwarf ? fl_unwind__perf_regs_mask() : 0,
+		.sample_stack_user = opts->dwarf ? opts->stack_size : 0,
 		.comm = 1,
 		.task = 1,
 		.disabled = 1,
@@ -589,7 +660,14 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 	memcpy(&r->opts, opts, opts->sz < sizeof(r->opts) ? opts->sz : sizeof(r->opts));
 	r->opts.pids = NULL;
 	r->opts.nr_pids = 0;
-	ring_pages = r->opts.ring_pages ? r->opts.ring_pages : SR_DEFAULT_RING_PAGES;
+	if (r->opts.dwarf && (!r->opts.stack_size || r->opts.stack_size > 65528 ||
+			      r->opts.stack_size % 8 || !fl_unwind__perf_regs_mask())) {
+		err = -EINVAL;
+		goto out_free;
+	}
+	ring_pages = r->opts.ring_pages ? r->opts.ring_pages
+		     : r->opts.dwarf	? SR_DEFAULT_DWARF_RING_PAGES
+					: SR_DEFAULT_RING_PAGES;
 	if (ring_pages & (ring_pages - 1) || ring_pages > (1U << 20) || !r->opts.freq) {
 		err = -EINVAL;
 		goto out_free;

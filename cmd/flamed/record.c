@@ -31,8 +31,10 @@
 #include "flamed/sampler.h"
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
+#include "flamed/unwind.h"
 
 #define DEFAULT_FREQ 99
+#define DEFAULT_DWARF_STACK 16384
 
 enum format { FORMAT_AUTO, FORMAT_FOLDED, FORMAT_SVG };
 
@@ -43,13 +45,15 @@ struct record_args {
 	size_t nr_pids;
 	char **cmd; /* NULL-terminated, or NULL */
 	uint64_t freq;
-	double duration; /* seconds; 0 = until stopped */
+	double duration;    /* seconds; 0 = until stopped */
 	const char *output; /* NULL or "-" = stdout */
 	enum format format;
 	bool per_process, per_thread, idle;
 	bool kernel, user;
 	bool no_bpf;
 	uint32_t stack_storage_size, max_stacks;
+	bool dwarf;	     /* --call-graph dwarf */
+	uint32_t stack_size; /* its user-stack copy in bytes */
 	struct svg_args svg; /* -o FILE.svg / --format svg */
 };
 
@@ -74,7 +78,9 @@ static const char record_usage[] =
 	"      --format FMT         folded or svg (default: from the extension of -o:\n"
 	"                           .svg is svg, anything else folded)\n"
 	"  -g                       accepted for perf compatibility: stacks are always recorded\n"
-	"      --call-graph fp      frame-pointer stacks (the default)\n"
+	"      --call-graph MODE    fp: frame-pointer stacks (the default, counted in BPF);\n"
+	"                           dwarf[,SIZE]: copy SIZE bytes of each user stack (default\n"
+	"                           16384, at most 65528) and unwind it with the binaries' CFI\n"
 	"      --per-process        root frame COMM-PID\n"
 	"      --per-thread         root frame COMM-PID/TID\n"
 	"      --idle               keep idle-task samples (dropped by default)\n"
@@ -199,27 +205,47 @@ enum {
 	OPT_MAX_STACKS,
 };
 
+/* "fp", "dwarf" or "dwarf,SIZE", as perf record spells it. */
+static int parse_call_graph(const char *s, struct record_args *a)
+{
+	uint32_t size;
+
+	a->dwarf = false;
+	if (!strcmp(s, "fp"))
+		return 0;
+	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
+		return -EINVAL;
+	a->dwarf = true;
+	a->stack_size = DEFAULT_DWARF_STACK;
+	if (!s[5])
+		return 0;
+	if (parse_u32(s + 6, &size) || size < 8 || size > 65528)
+		return -EINVAL;
+	a->stack_size = (size + 7) & ~7u; /* the kernel wants a multiple of 8 */
+	return 0;
+}
+
 /* Returns 0 to go on, or an exit code (EXIT_USAGE, or 0 after --help) + 1000. */
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option longopts[] = {
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
-		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "idle", no_argument, NULL, OPT_IDLE },
-		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
-		{ "user-only", no_argument, NULL, OPT_USER_ONLY },
-		{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
-		{ "stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE },
-		{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		{"all-cpus", no_argument, NULL, 'a'},
+		{"pid", required_argument, NULL, 'p'},
+		{"freq", required_argument, NULL, 'F'},
+		{"duration", required_argument, NULL, 'd'},
+		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+		{"per-process", no_argument, NULL, OPT_PER_PROCESS},
+		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
+		{"idle", no_argument, NULL, OPT_IDLE},
+		{"kernel-only", no_argument, NULL, OPT_KERNEL_ONLY},
+		{"user-only", no_argument, NULL, OPT_USER_ONLY},
+		{"no-bpf", no_argument, NULL, OPT_NO_BPF},
+		{"stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE},
+		{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
 		SVG_LONG_OPTIONS,
 		{},
 	};
@@ -237,13 +263,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'p':
 			if (parse_pids(optarg, a)) {
-				usage_error("invalid process list '%s': give PID or PID,PID,...", optarg);
+				usage_error("invalid process list '%s': give PID or PID,PID,...",
+					    optarg);
 				return 1000 + EXIT_USAGE;
 			}
 			break;
 		case 'F':
 			if (parse_u64(optarg, &a->freq)) {
-				usage_error("invalid frequency '%s': give samples per second, e.g. -F 99",
+				usage_error("invalid frequency '%s': give samples per second, e.g. "
+					    "-F 99",
 					    optarg);
 				return 1000 + EXIT_USAGE;
 			}
@@ -256,7 +284,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			a->duration = strtod(optarg, &end);
 			if (errno || *end || !(a->duration > 0) || a->duration > 1e9 ||
 			    isnan(a->duration)) {
-				usage_error("invalid duration '%s': give seconds, e.g. -d 10", optarg);
+				usage_error("invalid duration '%s': give seconds, e.g. -d 10",
+					    optarg);
 				return 1000 + EXIT_USAGE;
 			}
 			break;
@@ -277,8 +306,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case 'g':
 			break;
 		case OPT_CALL_GRAPH:
-			if (strcmp(optarg, "fp")) {
-				usage_error("unsupported --call-graph '%s': use fp", optarg);
+			if (parse_call_graph(optarg, a)) {
+				usage_error("invalid --call-graph '%s': use fp, dwarf or "
+					    "dwarf,SIZE (8 to 65528 bytes)",
+					    optarg);
 				return 1000 + EXIT_USAGE;
 			}
 			break;
@@ -311,7 +342,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_MAX_STACKS:
 			if (parse_u32(optarg, &a->max_stacks) || !a->max_stacks ||
 			    a->max_stacks > (1u << 24)) {
-				usage_error("invalid --max-stacks '%s': give 1 to 16777216", optarg);
+				usage_error("invalid --max-stacks '%s': give 1 to 16777216",
+					    optarg);
 				return 1000 + EXIT_USAGE;
 			}
 			break;
@@ -355,7 +387,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return 1000 + EXIT_USAGE;
 	}
 	if (a->svg.flamechart) {
-		usage_error("--flamechart needs stacks in time order; record counts them: draw a graph");
+		usage_error("--flamechart needs stacks in time order; record counts them: draw a "
+			    "graph");
 		return 1000 + EXIT_USAGE;
 	}
 	if (a->format == FORMAT_AUTO)
@@ -369,12 +402,14 @@ static int check_freq(const struct record_args *a)
 	uint64_t max = 0;
 
 	if (a->freq == 0) {
-		msg("frequency 0 is out of range: use -F 1 or more (at most kernel.perf_event_max_sample_rate)");
+		msg("frequency 0 is out of range: use -F 1 or more (at most "
+		    "kernel.perf_event_max_sample_rate)");
 		return -EINVAL;
 	}
 	if (read_proc_u64("/proc/sys/kernel/perf_event_max_sample_rate", &max) == 0 &&
 	    a->freq > max) {
-		msg("frequency %llu is above kernel.perf_event_max_sample_rate (%llu): use -F %llu or less, or raise the sysctl",
+		msg("frequency %llu is above kernel.perf_event_max_sample_rate (%llu): use -F %llu "
+		    "or less, or raise the sysctl",
 		    (unsigned long long)a->freq, (unsigned long long)max, (unsigned long long)max);
 		return -EINVAL;
 	}
@@ -416,7 +451,8 @@ static int check_pids(const struct record_args *a)
 		}
 		tgid = tgid_of(a->pids[i]);
 		if (tgid > 0 && tgid != a->pids[i]) {
-			msg("%d is a thread of process %d: use -p %d (all its threads are profiled)",
+			msg("%d is a thread of process %d: use -p %d (all its threads are "
+			    "profiled)",
 			    a->pids[i], tgid, tgid);
 			return -EINVAL;
 		}
@@ -430,7 +466,8 @@ static void permission_hint(const char *what, int err)
 
 	if (read_proc_int("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0)
 		paranoid = 2;
-	msg("cannot open %s: %s (run as root, or grant CAP_PERFMON and CAP_BPF, or lower kernel.perf_event_paranoid, now %d, to -1 for -a or 1 for -p)",
+	msg("cannot open %s: %s (run as root, or grant CAP_PERFMON and CAP_BPF, or lower "
+	    "kernel.perf_event_paranoid, now %d, to -1 for -a or 1 for -p)",
 	    what, strerror(-err), paranoid);
 }
 
@@ -453,8 +490,8 @@ static void raise_nofile(void)
 /* The -- CMD child: forked stopped at a pipe, released once sampling runs. */
 struct child {
 	pid_t pid;
-	int go_fd;  /* write end: closing it lets the child exec */
-	int err_fd; /* read end: the child writes errno here if exec fails */
+	int go_fd;     /* write end: closing it lets the child exec */
+	int err_fd;    /* read end: the child writes errno here if exec fails */
 	bool released; /* told to exec: until then it has our signal mask */
 	bool exited;
 	int status;
@@ -570,7 +607,7 @@ static int timer_arm(int fd, double first, double interval)
 
 static int epoll_add(int ep, int fd, enum tag tag, uint32_t idx)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)tag << 32 | idx };
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)tag << 32 | idx};
 
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
@@ -610,6 +647,7 @@ static void phase_done(const char *what, double *since)
 struct recording {
 	struct record_args *args;
 	struct fl_sampler *sampler;
+	struct fl_unwinder *unwinder; /* --call-graph dwarf */
 	struct fl_tracker *tracker;
 	struct child child;
 	int *pidfds;
@@ -680,6 +718,8 @@ static int event_loop(struct recording *r, int ep, int sfd)
 				fl_sampler__poll(r->sampler);
 				break;
 			case TAG_SAMPLER:
+				/* Mappings first: DWARF samples are unwound as they are read. */
+				fl_tracker__poll(r->tracker);
 				fl_sampler__poll(r->sampler);
 				break;
 			case TAG_TRACKER:
@@ -704,16 +744,19 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 
 	msg("%llu samples, %zu stacks in %.1f s (%s, %s backend)%s%s",
 	    (unsigned long long)fl_profile__total(p), fl_profile__nr_stacks(p), elapsed,
-	    r->stop_reason, fl_sampler__backend(r->sampler) == FL_SAMPLER_BPF ? "bpf" : "ring buffer",
+	    r->stop_reason,
+	    fl_sampler__backend(r->sampler) == FL_SAMPLER_BPF ? "bpf" : "ring buffer",
 	    a->output && strcmp(a->output, "-") ? ", written to " : "",
 	    a->output && strcmp(a->output, "-") ? a->output : "");
 	if (ss->idle)
 		msg("%llu idle samples dropped (--idle keeps them)", (unsigned long long)ss->idle);
 	if (ss->lost)
-		msg("%llu samples lost: the overflow ring buffer was full (raise --stack-storage-size or --max-stacks)",
+		msg("%llu samples lost: the overflow ring buffer was full (raise "
+		    "--stack-storage-size or --max-stacks)",
 		    (unsigned long long)ss->lost);
 	if (ss->recovered)
-		msg("%llu samples counted in user space (%llu stack-id collisions, %llu full-map events)%s",
+		msg("%llu samples counted in user space (%llu stack-id collisions, %llu full-map "
+		    "events)%s",
 		    (unsigned long long)ss->recovered, (unsigned long long)ss->collisions,
 		    (unsigned long long)ss->map_full, ss->lost ? "" : ": none lost");
 	if (ss->lost_records || ss->throttled)
@@ -723,10 +766,24 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		msg("process tracker: %llu mapping records lost: some frames may stay unsymbolized",
 		    (unsigned long long)ts->lost);
 	if (ss->truncated)
-		msg("%llu samples with a stack cut at the depth limit (kernel.perf_event_max_stack, at most %d)",
+		msg("%llu samples with a stack cut at the depth limit "
+		    "(kernel.perf_event_max_stack, at most %d)",
 		    (unsigned long long)ss->truncated, FL_MAX_STACK_DEPTH);
+	if (a->dwarf) {
+		uint64_t n = ss->unwind_complete + ss->unwind_truncated + ss->unwind_failed;
+
+		msg("DWARF unwinding of %llu user stacks: %.1f%% complete, %.1f%% cut where the "
+		    "%u-byte stack copy ended%s, %.1f%% failed (no CFI, unmapped or unreadable "
+		    "code)",
+		    (unsigned long long)n,
+		    n ? 100.0 * (double)ss->unwind_complete / (double)n : 0.0,
+		    n ? 100.0 * (double)ss->unwind_truncated / (double)n : 0.0, a->stack_size,
+		    ss->unwind_truncated ? " (a bigger --call-graph dwarf,SIZE copies more)" : "",
+		    n ? 100.0 * (double)ss->unwind_failed / (double)n : 0.0);
+	}
 	if (fs->no_user_stack)
-		msg("%llu samples of user processes without a user stack", (unsigned long long)fs->no_user_stack);
+		msg("%llu samples of user processes without a user stack",
+		    (unsigned long long)fs->no_user_stack);
 	msg("unsymbolized frames: %.1f%% (%llu of %llu frames in all samples)",
 	    fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
@@ -762,19 +819,19 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 		     const struct fl_tracker_stats *ts, double elapsed, FILE *f)
 {
 	struct record_args *a = r->args;
-	struct fl_flametree_opts to = { .sz = sizeof(to),
-					.reverse = a->svg.reverse,
-					.flamechart = a->svg.flamechart };
+	struct fl_flametree_opts to = {
+		.sz = sizeof(to), .reverse = a->svg.reverse, .flamechart = a->svg.flamechart};
 	_cleanup_free_ struct fl_str *frames = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*frames));
 	_cleanup_free_ char *caveats = NULL, *notes = NULL;
 	struct fl_flametree *t = NULL;
-	struct tree_ctx c = { .p = p, .frames = frames, .factor = a->svg.factor };
+	struct tree_ctx c = {.p = p, .frames = frames, .factor = a->svg.factor};
 	int err;
 
 	if (!frames)
 		return -ENOMEM;
 	if (asprintf(&caveats,
-		     "%llu samples in %.1f s at %llu Hz; stacks lost: %llu, cut at the depth limit: %llu; "
+		     "%llu samples in %.1f s at %llu Hz; stacks lost: %llu, cut at the depth "
+		     "limit: %llu; "
 		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu",
 		     (unsigned long long)fl_profile__total(p), elapsed, (unsigned long long)a->freq,
 		     (unsigned long long)(ss->lost + ss->lost_records + ts->lost),
@@ -812,6 +869,7 @@ static int fold_cb(const struct fl_raw_stack *st, void *ctx)
 }
 
 DEFINE_FREE_FUNC(struct fl_sampler, fl_sampler__free)
+DEFINE_FREE_FUNC(struct fl_unwinder, fl_unwinder__free)
 DEFINE_FREE_FUNC(struct fl_tracker, fl_tracker__free)
 DEFINE_FREE_FUNC(struct fl_symbolizer, fl_symbolizer__free)
 DEFINE_FREE_FUNC(struct fl_profile, fl_profile__free)
@@ -833,10 +891,15 @@ static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
 		.stack_storage_size = a->stack_storage_size,
 		.max_stacks = a->max_stacks,
 		.duration = a->duration,
+		.dwarf = a->dwarf,
+		.stack_size = a->stack_size,
+		.unwinder = r->unwinder,
 	};
 	int err, bpf_err = 0;
 
-	if (a->no_bpf) {
+	if (a->dwarf) {
+		/* Stack copies are unwound in user space: the ring buffer carries them. */
+	} else if (a->no_bpf) {
 		msg("--no-bpf: counting stacks from the perf ring buffer");
 	} else {
 		bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &r->sampler);
@@ -880,7 +943,7 @@ static void on_second_signal(int sig)
  */
 static void arm_second_signal(int sfd, const sigset_t *stop_signals)
 {
-	struct sigaction sa = { .sa_handler = on_second_signal };
+	struct sigaction sa = {.sa_handler = on_second_signal};
 	sigset_t unblock = *stop_signals;
 	struct signalfd_siginfo si;
 
@@ -894,15 +957,25 @@ static void arm_second_signal(int sfd, const sigset_t *stop_signals)
 	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
 }
 
+/* The unwinder's view of the mappings: the tracker's, as read so far. */
+static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr)
+{
+	const struct recording *r = ctx;
+
+	return r->tracker ? fl_tracker__find(r->tracker, pid, addr) : NULL;
+}
+
 static int record(struct record_args *a)
 {
+	/* Declared first, freed last: the sampler uses it until it is freed. */
+	_cleanup_(fl_unwinder__freep) struct fl_unwinder *unwinder = NULL;
 	_cleanup_(fl_sampler__freep) struct fl_sampler *sampler = NULL;
 	_cleanup_(fl_tracker__freep) struct fl_tracker *tracker = NULL;
 	_cleanup_(fl_symbolizer__freep) struct fl_symbolizer *symbolizer = NULL;
 	_cleanup_(fl_profile__freep) struct fl_profile *profile = NULL;
 	_cleanup_(fl_fold__freep) struct fl_fold *fold = NULL;
 	_cleanup_close_ int ep = -1, sfd = -1, dfd = -1, tfd = -1;
-	struct recording r = { .args = a, .child = { .go_fd = -1, .err_fd = -1 } };
+	struct recording r = {.args = a, .child = {.go_fd = -1, .err_fd = -1}};
 	struct output out = {};
 	struct fl_sampler_stats ss = {};
 	struct fl_tracker_stats ts = {};
@@ -941,13 +1014,23 @@ static int record(struct record_args *a)
 	}
 
 	phase = now_s();
+	if (a->dwarf) {
+		struct fl_unwind_opts uo = {.sz = sizeof(uo), .find_map = find_map, .ctx = &r};
+
+		err = fl_unwinder__new(&uo, &unwinder);
+		if (err) {
+			msg("cannot set up DWARF unwinding: %s", strerror(-err));
+			goto out;
+		}
+		r.unwinder = unwinder;
+	}
 	err = open_sampler(&r, pids, nr_pids);
 	phase_done("sampler set-up", &phase);
 	if (err)
 		goto out;
 	sampler = r.sampler;
 
-	struct fl_tracker_opts to = { .sz = sizeof(to), .pids = pids, .nr_pids = nr_pids };
+	struct fl_tracker_opts to = {.sz = sizeof(to), .pids = pids, .nr_pids = nr_pids};
 	err = fl_tracker__new(&to, &tracker);
 	if (err) {
 		if (is_permission_error(err))
@@ -959,9 +1042,10 @@ static int record(struct record_args *a)
 	r.tracker = tracker;
 
 	/* Without a working BPF sampler, kernel names come from kallsyms too. */
-	struct fl_symbolizer_opts syo = { .sz = sizeof(syo), .tracker = tracker,
-					  .no_kernel = !a->kernel,
-					  .no_bpf = fl_sampler__backend(sampler) != FL_SAMPLER_BPF };
+	struct fl_symbolizer_opts syo = {.sz = sizeof(syo),
+					 .tracker = tracker,
+					 .no_kernel = !a->kernel,
+					 .no_bpf = fl_sampler__backend(sampler) != FL_SAMPLER_BPF};
 	phase_done("tracker set-up", &phase);
 	err = fl_symbolizer__new(&syo, &symbolizer);
 	if (err) {
@@ -972,7 +1056,8 @@ static int record(struct record_args *a)
 		int kptr = -1;
 
 		read_proc_int("/proc/sys/kernel/kptr_restrict", &kptr);
-		msg("warning: kernel addresses are hidden (kernel.kptr_restrict=%d): kernel frames will show as [kernel]; run as root or set kernel.kptr_restrict=0",
+		msg("warning: kernel addresses are hidden (kernel.kptr_restrict=%d): kernel frames "
+		    "will show as [kernel]; run as root or set kernel.kptr_restrict=0",
 		    kptr);
 	}
 	phase_done("kernel symbols", &phase);
@@ -1008,7 +1093,8 @@ static int record(struct record_args *a)
 		for (size_t i = 0; !err && i < a->nr_pids; i++) {
 			r.pidfds[i] = pidfd_open(a->pids[i]);
 			if (r.pidfds[i] == -ESRCH) {
-				msg("no such process: %d (it exited before recording started)", a->pids[i]);
+				msg("no such process: %d (it exited before recording started)",
+				    a->pids[i]);
 				goto out;
 			}
 			if (r.pidfds[i] < 0) {
@@ -1075,12 +1161,12 @@ static int record(struct record_args *a)
 
 	err = fl_profile__new(&profile);
 	if (!err) {
-		struct fl_fold_opts fo = { .sz = sizeof(fo),
-					   .symbolizer = symbolizer,
-					   .tracker = tracker,
-					   .profile = profile,
-					   .per_process = a->per_process,
-					   .per_thread = a->per_thread };
+		struct fl_fold_opts fo = {.sz = sizeof(fo),
+					  .symbolizer = symbolizer,
+					  .tracker = tracker,
+					  .profile = profile,
+					  .per_process = a->per_process,
+					  .per_thread = a->per_thread};
 
 		err = fl_fold__new(&fo, &fold);
 	}

@@ -42,7 +42,24 @@ struct fl_sampler_opts {
 	uint32_t max_stacks;
 	/* Ring: data pages per CPU ring, a power of two (0: default). */
 	size_t ring_pages;
+	/*
+	 * DWARF call graphs (ring backend only): each sample carries the user
+	 * registers and a copy of stack_size bytes of the user stack (at most
+	 * 65528, a multiple of 8), unwound by unwinder when the ring is read;
+	 * the kernel part still comes from the callchain. The unwinder must
+	 * see the mappings of the sample's time: read the tracker first.
+	 */
+	bool dwarf;
+	uint32_t stack_size;
+	struct fl_unwinder *unwinder;
 };
+
+/*
+ * DWARF mode: the outermost user "address" of a stack whose unwinding
+ * stopped before the thread's first frame (never a real user address).
+ */
+#define FL_UIP_TRUNCATED 0xfffffffffffffffeULL /* the stack copy ended */
+#define FL_UIP_FAILED 0xfffffffffffffffdULL /* no CFI, unreadable file, bad rule */
 
 /* One aggregated stack at drain time. */
 struct fl_raw_stack {
@@ -70,6 +87,8 @@ struct fl_sampler_stats {
 	uint64_t lost_records; /* ring: PERF_RECORD_LOST* (records, not samples) */
 	uint64_t throttled;   /* ring: PERF_RECORD_THROTTLE events */
 	uint64_t truncated;   /* stacks at FL_MAX_STACK_DEPTH frames */
+	/* DWARF mode: how the unwinding of each kept sample with a user stack ended. */
+	uint64_t unwind_complete, unwind_truncated, unwind_failed;
 };
 
 /*

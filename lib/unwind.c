@@ -8,6 +8,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -153,10 +154,19 @@ static int file_setup(struct uw_file *f)
 	return 0;
 }
 
-static struct uw_file *file_open(const struct fl_tmap *tm)
+/* Only the file that was mapped: a regular file, same inode (and device when known). */
+static bool is_mapped_file(int fd, const struct fl_tmap *tm)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == tm->ino &&
+	       (!(tm->dev_major || tm->dev_minor) ||
+		(major(st.st_dev) == tm->dev_major && minor(st.st_dev) == tm->dev_minor));
+}
+
+static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
 {
 	struct uw_file *f = calloc(1, sizeof(*f));
-	struct stat st;
 
 	if (!f)
 		return NULL;
@@ -164,10 +174,20 @@ static struct uw_file *file_open(const struct fl_tmap *tm)
 	f->dev_minor = tm->dev_minor;
 	f->ino = tm->ino;
 	f->fd = open(tm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	/* Only the file that was mapped: same inode (and device when known), a regular file. */
-	if (f->fd < 0 || fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != tm->ino ||
-	    ((tm->dev_major || tm->dev_minor) &&
-	     (major(st.st_dev) != tm->dev_major || minor(st.st_dev) != tm->dev_minor))) {
+	if (!is_mapped_file(f->fd, tm)) {
+		/*
+		 * Deleted or replaced since it was mapped: while the process lives,
+		 * the kernel still hands out the mapped file itself (root only).
+		 */
+		char path[64];
+
+		if (f->fd >= 0)
+			close(f->fd);
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+			 (unsigned long long)tm->start, (unsigned long long)tm->end);
+		f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	}
+	if (!is_mapped_file(f->fd, tm)) {
 		fl_pr_debug("unwind: %s is not the mapped file\n", tm->path);
 		f->bad = true;
 		return f;
@@ -233,7 +253,7 @@ static int files_grow(struct fl_unwinder *u)
 	return 0;
 }
 
-static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm)
+static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid)
 {
 	struct uw_file *f;
 	size_t j;
@@ -249,7 +269,7 @@ static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm)
 		if (f->ino == tm->ino && f->dev_major == tm->dev_major &&
 		    f->dev_minor == tm->dev_minor)
 			return f;
-	f = file_open(tm);
+	f = file_open(tm, pid);
 	if (!f)
 		return NULL;
 	u->files[j] = f;
@@ -528,7 +548,7 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 	tm = u->opts.find_map(u->opts.ctx, st->s->pid, lookup);
 	if (!tm)
 		return -1;
-	f = file_get(u, tm);
+	f = file_get(u, tm, st->s->pid);
 	if (!f || f->bad || !file_vaddr(f, lookup - tm->start + tm->pgoff, &vaddr))
 		return -1;
 	frame = file_frame(f, vaddr);

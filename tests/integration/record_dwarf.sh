@@ -56,6 +56,19 @@ run_flamed pid record -F 999 --call-graph dwarf -d 1 -p "$BG_PID" -o "$T/pid.fol
 expect_rc 0
 expect_between "$(share "$T/pid.folded" "$NOFP_CHAIN")" 95 100 "-p --call-graph dwarf whole chains"
 
+# A binary deleted while it runs is still unwound: its CFI is read through
+# /proc/PID/map_files. (Its frames' names are issue 5's: [victim] for now.)
+cp "$FIXTURES/nofp_chain" "$T/victim"
+bg "$T/victim" 4
+wait_comm "$BG_PID" victim
+rm "$T/victim"
+run_flamed deleted record -F 999 --call-graph dwarf -d 1 -p "$BG_PID" -o "$T/deleted.folded"
+expect_rc 0
+deep=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); if (!index(s, "[unwind failed]") && gsub(/;/, ";", s) >= 12) n += $NF }
+	END { printf "%.0f\n", n }' "$T/deleted.folded")
+expect_between "$(percent "$deep" "$(total_count "$T/deleted.folded")")" 95 100 \
+	"the share of whole-depth stacks of a deleted binary"
+
 # Sizes perf would refuse, and modes there are not.
 for bad in dwarf,0 dwarf,70000 dwarf,x lbr dwarf16; do
 	run_flamed bad record --call-graph "$bad" -a -d 1 -o "$T/bad.folded"

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,8 +26,8 @@
 #include "flamed/procmaps.h"
 #include "flamed/unwind.h"
 
-#ifndef FIXTURE_DIR
-#error "FIXTURE_DIR must name the built fixtures directory"
+#if !defined(FIXTURE_DIR) || !defined(FIXTURE_SRC_DIR)
+#error "FIXTURE_DIR and FIXTURE_SRC_DIR must name the fixtures directories"
 #endif
 
 #define STACK_COPY 16384
@@ -36,7 +38,7 @@
 struct capture {
 	pid_t pid;
 	struct fl_tmap maps[MAX_MAPS];
-	char paths[MAX_MAPS][256];
+	char paths[MAX_MAPS][PATH_MAX];
 	size_t nr_maps;
 	struct {
 		uint64_t regs[FL_UNWIND_NR_REGS];
@@ -299,6 +301,90 @@ static void test_through_library(void **state)
 	assert_true(complete >= 95);
 }
 
+/*
+ * A sample recorded once and checked in (tests/fixtures/data/nofp_chain.sample:
+ * the registers, the stack copy and the mapping of the text segment) with
+ * the binary it was taken of (nofp_chain.elf, debug info stripped): the
+ * unwinder must find the same frames on any machine, whatever the compiler.
+ */
+static void test_recorded_sample(void **state)
+{
+	static const char *const want[] = {"nofp_burn", "nofp_8", "nofp_7", "nofp_6", "nofp_5",
+					   "nofp_4",	"nofp_3", "nofp_2", "nofp_1", "main"};
+	struct capture *c = calloc(1, sizeof(*c));
+	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map, .ctx = c};
+	struct fl_unwinder *u = NULL;
+	struct fl_elfsyms *syms = NULL;
+	struct fl_unwind_sample s = {.pid = 1};
+	enum fl_unwind_outcome out;
+	unsigned long long start, end, pgoff;
+	unsigned char *stack;
+	char line[256], elf[PATH_MAX];
+	uint64_t ips[64], vaddr;
+	size_t size, n;
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(c);
+	snprintf(elf, sizeof(elf), "%s/data/nofp_chain.elf", FIXTURE_SRC_DIR);
+	assert_int_equal(stat(elf, &st), 0);
+	f = fopen(FIXTURE_SRC_DIR "/data/nofp_chain.sample", "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f)); /* comment */
+	assert_int_equal(fscanf(f, "map %llx %llx %llx\n", &start, &end, &pgoff), 3);
+	while (fgets(line, sizeof(line), f) && strncmp(line, "regs", 4))
+		; /* segment lines: the same mapping */
+	{
+		char *p = line + 4;
+
+		for (int i = 0; i < FL_UNWIND_NR_REGS; i++)
+			s.regs[i] = strtoull(p, &p, 16);
+	}
+	assert_int_equal(fscanf(f, "stack %zu\n", &size), 1);
+	stack = malloc(size);
+	assert_non_null(stack);
+	for (size_t i = 0; i < size; i++) {
+		unsigned b;
+
+		assert_int_equal(fscanf(f, " %2x", &b), 1);
+		stack[i] = (unsigned char)b;
+	}
+	fclose(f);
+	s.stack = stack;
+	s.stack_size = size;
+	/* The checked-in file stands for the mapped one: its own device and inode. */
+	snprintf(c->paths[0], sizeof(c->paths[0]), "%s", elf);
+	c->maps[0] = (struct fl_tmap){.start = start,
+				      .end = end,
+				      .pgoff = pgoff,
+				      .dev_major = major(st.st_dev),
+				      .dev_minor = minor(st.st_dev),
+				      .ino = st.st_ino,
+				      .path = c->paths[0]};
+	c->nr_maps = 1;
+	assert_int_equal(fl_unwinder__new(&o, &u), 0);
+	assert_int_equal(fl_elfsyms__open(elf, &syms), 0);
+	n = fl_unwinder__unwind(u, &s, ips, 64, &out);
+	/* The chain, then main's return address into libc, which this fixture does not map. */
+	assert_int_equal(n, 11);
+	assert_int_equal(out, FL_UNWIND_FAILED);
+	for (size_t i = 0; i < 10; i++) {
+		const struct fl_elfsym *sym;
+
+		assert_int_equal(fl_elfsyms__offset_to_vaddr(
+					 syms, (i ? ips[i] - 1 : ips[i]) - start + pgoff, &vaddr),
+				 0);
+		sym = fl_elfsyms__find(syms, vaddr);
+		assert_non_null(sym);
+		assert_string_equal(sym->name, want[i]);
+	}
+	fl_elfsyms__free(syms);
+	fl_unwinder__free(u);
+	free(stack);
+	free(c);
+}
+
 static void test_regs_mapping(void **state)
 {
 	uint64_t perf[64], regs[FL_UNWIND_NR_REGS];
@@ -326,9 +412,8 @@ static void test_regs_mapping(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_regs_mapping),
-		cmocka_unit_test(test_chains),
-		cmocka_unit_test(test_no_frame_pointers),
+		cmocka_unit_test(test_regs_mapping),	cmocka_unit_test(test_recorded_sample),
+		cmocka_unit_test(test_chains),		cmocka_unit_test(test_no_frame_pointers),
 		cmocka_unit_test(test_through_library),
 	};
 

@@ -224,6 +224,21 @@ static void account_kept(struct ring_sampler *r, const struct fl_raw_stack *st, 
 		r->st.ustack_none += count;
 	if (st->nr_kips >= FL_MAX_STACK_DEPTH || st->nr_uips >= FL_MAX_STACK_DEPTH)
 		r->st.truncated += count;
+	/*
+	 * DWARF outcomes are counted here, for the samples kept only: with
+	 * -- CMD every sample of the machine is unwound before it is known
+	 * whose it is (those of unrelated processes fail at once, unmapped).
+	 */
+	if (r->opts.dwarf && st->nr_uips) {
+		uint64_t outer = st->uips[st->nr_uips - 1];
+
+		if (outer == FL_UIP_TRUNCATED)
+			r->st.unwind_truncated += count;
+		else if (outer == FL_UIP_FAILED)
+			r->st.unwind_failed += count;
+		else
+			r->st.unwind_complete += count;
+	}
 }
 
 /*
@@ -269,15 +284,10 @@ static int dwarf_user_stack(struct ring_sampler *r, const struct perf_event_head
 		return 0; /* a kernel thread, or user stacks not asked for */
 	fl_unwind__regs_from_perf(perf_regs, s.regs);
 	n = fl_unwinder__unwind(r->opts.unwinder, &s, r->uips, FL_MAX_STACK_DEPTH - 1, &out);
-	if (out == FL_UNWIND_COMPLETE) {
-		r->st.unwind_complete++;
-	} else if (out == FL_UNWIND_TRUNCATED) {
-		r->st.unwind_truncated++;
+	if (out == FL_UNWIND_TRUNCATED)
 		r->uips[n++] = FL_UIP_TRUNCATED;
-	} else {
-		r->st.unwind_failed++;
+	else if (out == FL_UNWIND_FAILED)
 		r->uips[n++] = FL_UIP_FAILED;
-	}
 	*nu = n;
 	return 0;
 }

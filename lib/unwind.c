@@ -44,6 +44,7 @@ struct uw_file {
 	bool dbg_tried;
 	struct uw_seg *segs;
 	size_t nr_segs;
+	uint64_t entry; /* e_entry: where the program (or ld.so) starts */
 };
 
 struct fl_unwinder {
@@ -135,10 +136,13 @@ void fl_unwinder__free(struct fl_unwinder *u)
 /* The PT_LOAD segments and the .eh_frame CFI of an opened Elf. */
 static int file_setup(struct uw_file *f)
 {
+	GElf_Ehdr eh;
 	size_t n;
 
-	if (elf_kind(f->elf) != ELF_K_ELF || elf_getphdrnum(f->elf, &n) < 0)
+	if (elf_kind(f->elf) != ELF_K_ELF || elf_getphdrnum(f->elf, &n) < 0 ||
+	    !gelf_getehdr(f->elf, &eh))
 		return -EINVAL;
+	f->entry = eh.e_entry;
 	f->segs = calloc(n ? n : 1, sizeof(*f->segs));
 	if (!f->segs)
 		return -ENOMEM;
@@ -528,6 +532,9 @@ static bool eval(struct uw_state *st, const Dwarf_Op *ops, size_t nops, uint64_t
 
 /* --- the walk --------------------------------------------------------------------- */
 
+/* The size of the program-entry code (_start, RTLD_START) that may lack CFI. */
+#define ENTRY_CODE 0x80
+
 /*
  * One step: from the registers of a frame to its caller's. Returns 1 when
  * there is a caller, 0 at the outermost frame, -1 when the step fails.
@@ -552,8 +559,14 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 	if (!f || f->bad || !file_vaddr(f, lookup - tm->start + tm->pgoff, &vaddr))
 		return -1;
 	frame = file_frame(f, vaddr);
-	if (!frame)
-		return -1;
+	if (!frame) {
+		/*
+		 * The entry code of ld.so (and of some programs) is assembly without
+		 * CFI; a return address a few bytes into it is the thread's first
+		 * frame, not a failure.
+		 */
+		return f->entry && vaddr >= f->entry && vaddr - f->entry < ENTRY_CODE ? 0 : -1;
+	}
 	ra = dwarf_frame_info(frame, NULL, NULL, NULL);
 	if (ra < 0 || ra >= FL_UNWIND_NR_REGS)
 		goto out;

@@ -153,13 +153,6 @@ start_workload() {
 	sleep "$WARMUP"
 }
 
-stop_workload() {
-	[[ -n $WPID ]] || return 0
-	kill -TERM -- "-$WPID" 2>/dev/null || true
-	wait "$WPID" 2>/dev/null || true
-	WPID=
-}
-
 # timed FILE CMD...: runs CMD, appending "wall user sys maxrss_kb" of its whole process tree to
 # FILE (see treetime.py: GNU time would miss the addr2line processes perf script leaves behind).
 timed() {

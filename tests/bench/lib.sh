@@ -12,3 +12,12 @@ die() {
 	echo "bench: $*" >&2
 	exit 1
 }
+
+# stop_workload: ends the background workload whose process group leader is
+# $WPID (started with setsid), if any.
+stop_workload() {
+	[[ -n ${WPID:-} ]] || return 0
+	kill -TERM -- "-$WPID" 2>/dev/null || true
+	wait "$WPID" 2>/dev/null || true
+	WPID=
+}

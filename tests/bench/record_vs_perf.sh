@@ -69,13 +69,6 @@ start_workload() {
 	sleep "$WARMUP"
 }
 
-stop_workload() {
-	[[ -n $WPID ]] || return 0
-	kill -TERM -- "-$WPID" 2>/dev/null || true
-	wait "$WPID" 2>/dev/null || true
-	WPID=
-}
-
 # timed FILE CMD...: runs CMD under GNU time, appending "wall user sys maxrss_kb" to FILE.
 timed() {
 	local out=$1

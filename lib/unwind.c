@@ -201,6 +201,11 @@ static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
 		fl_pr_debug("unwind: %s: not a usable ELF file\n", tm->path);
 		f->bad = true;
 	}
+	/* The file stays mapped; the descriptor is not needed any more (a machine maps many files). */
+	if (f->elf)
+		elf_cntl(f->elf, ELF_C_FDDONE);
+	close(f->fd);
+	f->fd = -1;
 	return f;
 }
 

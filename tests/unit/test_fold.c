@@ -13,6 +13,7 @@
 #include "flamed/fold.h"
 #include "flamed/folded.h"
 #include "flamed/profile.h"
+#include "flamed/sampler.h"
 #include "flamed/symbolizer.h"
 
 /* Captured from a real /proc/kallsyms (see tests/fixtures/data/kallsyms.fold). */
@@ -28,16 +29,16 @@ struct env {
 static struct env *env_new(bool per_process, bool per_thread, const char *kallsyms)
 {
 	struct env *e = calloc(1, sizeof(*e));
-	struct fl_symbolizer_opts so = { .sz = sizeof(so), .kallsyms_path = kallsyms };
+	struct fl_symbolizer_opts so = {.sz = sizeof(so), .kallsyms_path = kallsyms};
 
 	assert_non_null(e);
 	assert_int_equal(fl_symbolizer__new(&so, &e->sym), 0);
 	assert_int_equal(fl_profile__new(&e->prof), 0);
-	struct fl_fold_opts fo = { .sz = sizeof(fo),
-				   .symbolizer = e->sym,
-				   .profile = e->prof,
-				   .per_process = per_process,
-				   .per_thread = per_thread };
+	struct fl_fold_opts fo = {.sz = sizeof(fo),
+				  .symbolizer = e->sym,
+				  .profile = e->prof,
+				  .per_process = per_process,
+				  .per_thread = per_thread};
 	assert_int_equal(fl_fold__new(&fo, &e->fold), 0);
 	return e;
 }
@@ -66,9 +67,13 @@ static void test_kernel_frames_outermost_first(void **state)
 {
 	struct env *e = env_new(false, false, FIXTURE_SRC_DIR "/data/kallsyms.fold");
 	/* Leaf first, as the kernel reports: getpid was called by do_syscall_64. */
-	uint64_t kips[] = { SYS_GETPID + 4, DO_SYSCALL_64 + 0x20 };
-	struct fl_raw_stack st = { .pid = 42, .comm = "my prog", .kips = kips, .nr_kips = 2,
-				   .uerr = -ENOENT, .count = 7 };
+	uint64_t kips[] = {SYS_GETPID + 4, DO_SYSCALL_64 + 0x20};
+	struct fl_raw_stack st = {.pid = 42,
+				  .comm = "my prog",
+				  .kips = kips,
+				  .nr_kips = 2,
+				  .uerr = -ENOENT,
+				  .count = 7};
 	struct fl_fold_stats fs;
 	char *out;
 
@@ -88,10 +93,15 @@ static void test_user_then_kernel_and_unknown(void **state)
 {
 	struct env *e = env_new(false, false, FIXTURE_SRC_DIR "/data/kallsyms.fold");
 	/* No tracker: user addresses are outside every known mapping. */
-	uint64_t uips[] = { 0x1000, 0x2000 };
-	uint64_t kips[] = { SYS_GETPID + 1 };
-	struct fl_raw_stack st = { .pid = 42, .comm = "a", .uips = uips, .nr_uips = 2,
-				   .kips = kips, .nr_kips = 1, .count = 3 };
+	uint64_t uips[] = {0x1000, 0x2000};
+	uint64_t kips[] = {SYS_GETPID + 1};
+	struct fl_raw_stack st = {.pid = 42,
+				  .comm = "a",
+				  .uips = uips,
+				  .nr_uips = 2,
+				  .kips = kips,
+				  .nr_kips = 1,
+				  .count = 3};
 	struct fl_fold_stats fs;
 	char *out;
 
@@ -106,11 +116,43 @@ static void test_user_then_kernel_and_unknown(void **state)
 	env_free(e);
 }
 
+/* DWARF mode: a stack whose unwinding stopped early says so where its callers would be. */
+static void test_unwind_markers(void **state)
+{
+	struct env *e = env_new(false, false, FIXTURE_SRC_DIR "/data/kallsyms.fold");
+	uint64_t cut[] = {0x1000, 0x2000, FL_UIP_TRUNCATED};
+	uint64_t failed[] = {0x1000, FL_UIP_FAILED};
+	uint64_t only[] = {FL_UIP_FAILED};
+	struct fl_raw_stack a = {
+		.pid = 42, .comm = "a", .uips = cut, .nr_uips = 3, .kerr = -ENOENT, .count = 2};
+	struct fl_raw_stack b = {
+		.pid = 42, .comm = "a", .uips = failed, .nr_uips = 2, .kerr = -ENOENT, .count = 5};
+	struct fl_raw_stack c = {
+		.pid = 42, .comm = "b", .uips = only, .nr_uips = 1, .kerr = -ENOENT, .count = 1};
+	char *out;
+
+	(void)state;
+	assert_int_equal(fl_fold__add(e->fold, &a), 0);
+	assert_int_equal(fl_fold__add(e->fold, &b), 0);
+	assert_int_equal(fl_fold__add(e->fold, &c), 0);
+	out = folded(e);
+	assert_string_equal(out, "a;[stack copy ended];[unknown];[unknown] 2\n"
+				 "a;[unwind failed];[unknown] 5\n"
+				 "b;[unwind failed] 1\n");
+	free(out);
+	env_free(e);
+}
+
 static void test_root_frames(void **state)
 {
-	uint64_t kips[] = { SYS_GETPID };
-	struct fl_raw_stack st = { .pid = 42, .tid = 43, .comm = "w", .kips = kips, .nr_kips = 1,
-				   .uerr = -ENOENT, .count = 1 };
+	uint64_t kips[] = {SYS_GETPID};
+	struct fl_raw_stack st = {.pid = 42,
+				  .tid = 43,
+				  .comm = "w",
+				  .kips = kips,
+				  .nr_kips = 1,
+				  .uerr = -ENOENT,
+				  .count = 1};
 	struct env *e;
 	char *out;
 
@@ -138,9 +180,9 @@ static void test_return_address_at_function_start(void **state)
 	 * at the very end of the function before it (here __pfx_do_syscall_64):
 	 * looked up at ip - 1. The leaf is the sampled address itself.
 	 */
-	uint64_t kips[] = { DO_SYSCALL_64, DO_SYSCALL_64 };
-	struct fl_raw_stack st = { .pid = 1, .comm = "r", .kips = kips, .nr_kips = 2,
-				   .uerr = -ENOENT, .count = 1 };
+	uint64_t kips[] = {DO_SYSCALL_64, DO_SYSCALL_64};
+	struct fl_raw_stack st = {
+		.pid = 1, .comm = "r", .kips = kips, .nr_kips = 2, .uerr = -ENOENT, .count = 1};
 	char *out;
 
 	(void)state;
@@ -154,10 +196,15 @@ static void test_return_address_at_function_start(void **state)
 static void test_cached_frames_count_every_time(void **state)
 {
 	struct env *e = env_new(false, false, FIXTURE_SRC_DIR "/data/kallsyms.fold");
-	uint64_t kips[] = { SYS_GETPID + 4, DO_SYSCALL_64 + 0x20 };
-	uint64_t uips[] = { 0x1000 };
-	struct fl_raw_stack st = { .pid = 9, .comm = "c", .uips = uips, .nr_uips = 1,
-				   .kips = kips, .nr_kips = 2, .count = 1 };
+	uint64_t kips[] = {SYS_GETPID + 4, DO_SYSCALL_64 + 0x20};
+	uint64_t uips[] = {0x1000};
+	struct fl_raw_stack st = {.pid = 9,
+				  .comm = "c",
+				  .uips = uips,
+				  .nr_uips = 1,
+				  .kips = kips,
+				  .nr_kips = 2,
+				  .count = 1};
 	struct fl_fold_stats fs;
 	char *out;
 
@@ -184,9 +231,9 @@ static void test_cached_frames_count_every_time(void **state)
 static void test_hidden_kernel(void **state)
 {
 	struct env *e = env_new(false, false, "/nonexistent/kallsyms");
-	uint64_t kips[] = { SYS_GETPID };
-	struct fl_raw_stack st = { .pid = 1, .comm = "x", .kips = kips, .nr_kips = 1,
-				   .uerr = -EFAULT, .count = 2 };
+	uint64_t kips[] = {SYS_GETPID};
+	struct fl_raw_stack st = {
+		.pid = 1, .comm = "x", .kips = kips, .nr_kips = 1, .uerr = -EFAULT, .count = 2};
 	struct fl_fold_stats fs;
 	char *out;
 
@@ -204,9 +251,13 @@ static void test_hidden_kernel(void **state)
 static void test_hostile_comm(void **state)
 {
 	struct env *e = env_new(false, false, FIXTURE_SRC_DIR "/data/kallsyms.fold");
-	uint64_t kips[] = { SYS_GETPID };
-	struct fl_raw_stack st = { .pid = 1, .comm = "a;b 9\nc", .kips = kips, .nr_kips = 1,
-				   .uerr = -ENOENT, .count = 5 };
+	uint64_t kips[] = {SYS_GETPID};
+	struct fl_raw_stack st = {.pid = 1,
+				  .comm = "a;b 9\nc",
+				  .kips = kips,
+				  .nr_kips = 1,
+				  .uerr = -ENOENT,
+				  .count = 5};
 	char *out;
 
 	(void)state;
@@ -223,6 +274,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_frames_outermost_first),
 		cmocka_unit_test(test_user_then_kernel_and_unknown),
+		cmocka_unit_test(test_unwind_markers),
 		cmocka_unit_test(test_root_frames),
 		cmocka_unit_test(test_return_address_at_function_start),
 		cmocka_unit_test(test_cached_frames_count_every_time),

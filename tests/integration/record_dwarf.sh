@@ -69,6 +69,23 @@ deep=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); if (!index(s, "[unwind failed]") &
 expect_between "$(percent "$deep" "$(total_count "$T/deleted.folded")")" 95 100 \
 	"the share of whole-depth stacks of a deleted binary"
 
+# Mappings that change while recorded: a library dlopen()ed, used and
+# dlclose()d, code run after it, then an exec of another program in the same
+# process; every phase unwinds whole and is named.
+run_flamed dlopen record -F 999 --call-graph dwarf -o "$T/dlopen.folded" -- \
+	"$FIXTURES/nofp_dlopen" 2 --then "$FIXTURES/nofp_chain" 1
+expect_rc 0
+in_lib=$(share "$T/dlopen.folded" ';main;nofp_lib_iterate;nofp_lib_outer;nofp_lib_inner;nofp_cb;nofp_burn')
+after=$(share "$T/dlopen.folded" ';main;nofp_after;nofp_burn')
+execd=$(share "$T/dlopen.folded" "$NOFP_CHAIN")
+note "dlopen: library $in_lib%, after dlclose $after%, after exec $execd% (of all samples)"
+# Each phase is about a third of the run (start-up and exit take some of it).
+expect_between "$in_lib" 20 45 "the share in the dlopen()ed library"
+expect_between "$after" 20 45 "the share after dlclose"
+expect_between "$execd" 20 45 "the share of the exec'd program's whole chains"
+expect_between "$(percent "$(count_matching "$T/dlopen.folded" "$NOFP_CHAIN")" \
+	"$(count_matching "$T/dlopen.folded" "nofp_chain;")")" 95 100 "the exec'd program's samples in its whole chain"
+
 # Short-lived processes spend much of their time in ld.so's start-up code,
 # whose entry (RTLD_START) has no CFI: it is the outermost frame, not a failure.
 run_flamed execs record -F 999 --call-graph dwarf -o "$T/execs.folded" -- \

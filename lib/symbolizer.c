@@ -19,6 +19,7 @@
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
 #include "hash.h"
+#include "mapped_file.h"
 
 /* One ELF file, read at most once per symbolizer. */
 /* Kernel addresses looked up in one go (a stack has at most 127). */
@@ -33,7 +34,7 @@ struct module {
 
 /* A kernel address named through BPF, kept for the next stack that has it. */
 struct kentry {
-	uint64_t addr; /* 0: empty slot */
+	uint64_t addr;	  /* 0: empty slot */
 	const char *name; /* NULL: the kernel knows no symbol there */
 	const char *module;
 };
@@ -50,7 +51,7 @@ struct fl_symbolizer {
 	struct kentry *kcache; /* open addressing, power-of-two capacity */
 	size_t nr_kcache, cap_kcache;
 	struct fl_strpool *kpool; /* names and modules in kcache */
-	uint64_t *kmiss;          /* scratch: addresses to ask the kernel about */
+	uint64_t *kmiss;	  /* scratch: addresses to ask the kernel about */
 	/* Open-addressing table of modules; power-of-two capacity. */
 	struct module **mods;
 	size_t nr_mods, cap_mods;
@@ -108,15 +109,15 @@ static bool kallsyms_visible(void)
 
 static int load_kallsyms(struct fl_symbolizer *s)
 {
-	struct fl_ksyms_opts kopts = { .sz = sizeof(kopts), .path = s->kallsyms_path };
+	struct fl_ksyms_opts kopts = {.sz = sizeof(kopts), .path = s->kallsyms_path};
 	int err = fl_ksyms__load(&kopts, &s->ksyms);
 
 	if (err == -ENOMEM)
 		return err;
 	if (err)
 		fl_pr_debug("symbolizer: kallsyms: %s\n", strerror(-err));
-	s->kernel_hidden = !s->ksyms || fl_ksyms__addrs_hidden(s->ksyms) ||
-			   fl_ksyms__count(s->ksyms) == 0;
+	s->kernel_hidden =
+		!s->ksyms || fl_ksyms__addrs_hidden(s->ksyms) || fl_ksyms__count(s->ksyms) == 0;
 	return 0;
 }
 
@@ -198,8 +199,8 @@ static int intern_n(struct fl_strpool *pool, const char *str, size_t len, const 
 	return err;
 }
 
-static int kcache_fill(void *ctx, size_t i, const char *name, size_t name_len,
-		       const char *module, size_t module_len)
+static int kcache_fill(void *ctx, size_t i, const char *name, size_t name_len, const char *module,
+		       size_t module_len)
 {
 	struct fl_symbolizer *s = ctx;
 	struct kentry *e = kcache_slot(s->kcache, s->cap_kcache, s->kmiss[i]);
@@ -270,7 +271,8 @@ int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n
 			if (s->kernel_hidden || !addrs[i]) {
 				/* nothing to look up */
 			} else if (s->kbpf) {
-				const struct kentry *e = kcache_slot(s->kcache, s->cap_kcache, addrs[i]);
+				const struct kentry *e =
+					kcache_slot(s->kcache, s->cap_kcache, addrs[i]);
 
 				name = e->name;
 				module = e->module;
@@ -283,14 +285,14 @@ int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n
 				}
 			}
 			if (name)
-				*o = (struct fl_sym){ .name = name,
-						      .module = module ? module : "vmlinux",
-						      .reason = FL_SYM_OK };
+				*o = (struct fl_sym){.name = name,
+						     .module = module ? module : "vmlinux",
+						     .reason = FL_SYM_OK};
 			else
-				*o = (struct fl_sym){ .module = "kernel",
-						      .reason = s->kernel_hidden
-								? FL_SYM_KERNEL_HIDDEN
-								: FL_SYM_NO_SYMBOL };
+				*o = (struct fl_sym){.module = "kernel",
+						     .reason = s->kernel_hidden
+								       ? FL_SYM_KERNEL_HIDDEN
+								       : FL_SYM_NO_SYMBOL};
 		}
 	}
 	return 0;
@@ -332,39 +334,16 @@ static const char *path_basename(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/*
- * Opens a mapped file only if it is still the file that was mapped: a binary
- * replaced on disk since (same path, other inode), or another file with the
- * same inode number on another filesystem, would give wrong names. The
- * check is made on the opened fd, so the path cannot be swapped in between.
- */
-/* Same inode, and same device when the mapping record said which (a build-id record does not). */
-static bool is_mapped_file(const struct stat *st, const struct fl_tmap *tm)
-{
-	if (st->st_ino != tm->ino)
-		return false;
-	if (!tm->dev_major && !tm->dev_minor)
-		return true;
-	return major(st->st_dev) == tm->dev_major && minor(st->st_dev) == tm->dev_minor;
-}
-
+/* The symbols of a mapped file, if it is still the file that was mapped (mapped_file.h). */
 static struct fl_elfsyms *open_mapped_file(const struct fl_tmap *tm)
 {
 	struct fl_elfsyms *syms = NULL;
-	_cleanup_close_ int fd = -1;
-	struct stat st;
+	_cleanup_close_ int fd = fl_open_mapped_file(tm, 0);
 	int err;
 
-	fd = open(tm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(errno));
-		return NULL;
-	}
-	if (!is_mapped_file(&st, tm)) {
-		fl_pr_debug("symbolizer: %s: %u:%u inode %llu is not the mapped %u:%u inode %llu\n",
-			    tm->path, major(st.st_dev), minor(st.st_dev),
-			    (unsigned long long)st.st_ino, tm->dev_major, tm->dev_minor,
-			    (unsigned long long)tm->ino);
+	if (fd < 0) {
+		fl_pr_debug("symbolizer: %s: %s\n", tm->path,
+			    fd == -ESTALE ? "not the mapped file any more" : strerror(-fd));
 		return NULL;
 	}
 	err = fl_elfsyms__open_fd(fd, &syms);
@@ -409,7 +388,7 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 /* The vdso is the same image in every process: read it from our own memory. */
 static struct fl_elfsyms *vdso_syms(struct fl_symbolizer *s)
 {
-	const ElfW(Ehdr) *eh;
+	const ElfW(Ehdr) * eh;
 	size_t size;
 
 	if (s->vdso_tried)
@@ -451,10 +430,11 @@ int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *i
 {
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = ips[i];
-		const struct fl_tmap *tm = s->tracker ? fl_tracker__find(s->tracker, pid, ip) : NULL;
+		const struct fl_tmap *tm =
+			s->tracker ? fl_tracker__find(s->tracker, pid, ip) : NULL;
 		struct fl_sym *o = &out[i];
 
-		*o = (struct fl_sym){ .reason = FL_SYM_UNMAPPED };
+		*o = (struct fl_sym){.reason = FL_SYM_UNMAPPED};
 		if (!tm)
 			continue;
 		if (is_anon_path(tm->path)) {

@@ -4,7 +4,6 @@
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <link.h>
@@ -12,13 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "flamed/log.h"
 #include "flamed/unwind.h"
 #include "hash.h"
+#include "mapped_file.h"
 
 /*
  * Per ELF file (by device and inode, or the vdso): the Elf handle, its
@@ -158,16 +156,6 @@ static int file_setup(struct uw_file *f)
 	return 0;
 }
 
-/* Only the file that was mapped: a regular file, same inode (and device when known). */
-static bool is_mapped_file(int fd, const struct fl_tmap *tm)
-{
-	struct stat st;
-
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == tm->ino &&
-	       (!(tm->dev_major || tm->dev_minor) ||
-		(major(st.st_dev) == tm->dev_major && minor(st.st_dev) == tm->dev_minor));
-}
-
 static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
 {
 	struct uw_file *f = calloc(1, sizeof(*f));
@@ -177,22 +165,12 @@ static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
 	f->dev_major = tm->dev_major;
 	f->dev_minor = tm->dev_minor;
 	f->ino = tm->ino;
-	f->fd = open(tm->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (!is_mapped_file(f->fd, tm)) {
-		/*
-		 * Deleted or replaced since it was mapped: while the process lives,
-		 * the kernel still hands out the mapped file itself (root only).
-		 */
-		char path[64];
-
-		if (f->fd >= 0)
-			close(f->fd);
-		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-			 (unsigned long long)tm->start, (unsigned long long)tm->end);
-		f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	}
-	if (!is_mapped_file(f->fd, tm)) {
-		fl_pr_debug("unwind: %s is not the mapped file\n", tm->path);
+	/* The mapped file only; deleted or replaced since, through the process while it lives. */
+	f->fd = fl_open_mapped_file(tm, pid);
+	if (f->fd < 0) {
+		fl_pr_debug("unwind: %s: %s\n", tm->path,
+			    f->fd == -ESTALE ? "not the mapped file" : strerror(-f->fd));
+		f->fd = -1;
 		f->bad = true;
 		return f;
 	}

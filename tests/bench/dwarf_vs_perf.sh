@@ -153,14 +153,6 @@ start_workload() {
 	sleep "$WARMUP"
 }
 
-# timed FILE CMD...: runs CMD, appending "wall user sys maxrss_kb" of its whole process tree to
-# FILE (see treetime.py: GNU time would miss the addr2line processes perf script leaves behind).
-timed() {
-	local out=$1
-	shift
-	"$PYTHON" "$SRCDIR/tests/bench/treetime.py" "$out" "$@"
-}
-
 size_of() {
 	local n=0 f
 	for f; do

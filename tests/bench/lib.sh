@@ -21,3 +21,12 @@ stop_workload() {
 	wait "$WPID" 2>/dev/null || true
 	WPID=
 }
+
+# timed FILE CMD...: runs CMD, appending "wall user sys maxrss_kb" of its whole
+# process tree to FILE (tests/bench/treetime.py: GNU time would miss the
+# addr2line processes perf script leaves behind). Uses $PYTHON and $SRCDIR.
+timed() {
+	local out=$1
+	shift
+	"${PYTHON:-python3}" "$SRCDIR/tests/bench/treetime.py" "$out" "$@"
+}

@@ -10,14 +10,16 @@
 # the source in a temporary directory, restarted from `make clean` for every
 # measurement and repeated until the measurement ends, so every tool sees the
 # same work. Each tool records the whole machine (-a) for DURATION seconds
-# (default 20) at each frequency. Measured with GNU time, post-processing
-# included: CPU seconds (user + system), peak RSS, bytes written, and the wall
-# time past the recording (how long until the result is there).
+# (default 20) at each frequency. Measured over each tool's whole process
+# tree with tests/bench/treetime.py (GNU time misses the addr2line processes
+# perf script leaves behind), post-processing included: CPU seconds (user +
+# system), peak RSS, bytes written, and the wall time past the recording (how
+# long until the result is there).
 #
 # Environment: DURATION, FREQS ("99 999"), FLAMED (build/flamed), BENCH_TOOLS
 # ("perf flamed"; one of them measures only that one), BENCH_SRC (the CMake
-# project built as the workload; the repository). Needs root, perf
-# (Debian: linux-perf) and /usr/bin/time; exits 77 when one is missing.
+# project built as the workload; the repository), PYTHON (python3). Needs
+# root, perf (Debian: linux-perf) and python3; exits 77 when one is missing.
 # Not part of ctest: it takes minutes and wants a quiet machine.
 set -euo pipefail
 
@@ -35,7 +37,8 @@ source "$SRCDIR/tests/bench/lib.sh"
 [[ $DURATION =~ ^[0-9]+$ && $DURATION -gt 0 ]] || die "DURATION must be a whole number of seconds, not '$DURATION'"
 [[ $(id -u) -eq 0 ]] || skip "needs root (both tools record every CPU)"
 perf version >/dev/null 2>&1 || skip "needs perf (Debian: apt-get install linux-perf)"
-[[ -x /usr/bin/time ]] || skip "needs GNU time as /usr/bin/time (apt-get install time)"
+PYTHON=${PYTHON:-python3}
+"$PYTHON" -c 'import ctypes, resource' 2>/dev/null || skip "needs $PYTHON (it measures the process trees)"
 if [[ " $BENCH_TOOLS " == *" flamed "* ]]; then
 	[[ -x $FLAMED ]] || die "no flamed binary at $FLAMED (run packaging/bootstrap.sh first)"
 	FLAMED=$(readlink -f "$FLAMED")
@@ -67,13 +70,6 @@ start_workload() {
 		workload "$W/build" </dev/null >/dev/null 2>&1 &
 	WPID=$!
 	sleep "$WARMUP"
-}
-
-# timed FILE CMD...: runs CMD under GNU time, appending "wall user sys maxrss_kb" to FILE.
-timed() {
-	local out=$1
-	shift
-	/usr/bin/time -f '%e %U %S %M' -a -o "$out" "$@"
 }
 
 size_of() {

@@ -123,25 +123,14 @@ cleanup() {
 trap cleanup EXIT
 
 if [[ " $WORKLOADS " == *" make "* ]]; then
-	# A copy of the source, configured once; the first build checks that it
-	# builds and warms the page cache for the measured ones.
-	say "copying $BENCH_SRC and configuring the workload build in $W"
-	mkdir -p "$W/src"
-	tar -C "$BENCH_SRC" --exclude=./build --exclude=./.git -cf - . | tar -C "$W/src" -xf -
-	cmake -S "$W/src" -B "$W/build" -G "Unix Makefiles" >"$W/configure.log" 2>&1 ||
-		die "configuring the workload failed: $(tail -n 5 "$W/configure.log")"
-	say "building it once"
-	make -C "$W/build" -j2 >"$W/build.log" 2>&1 ||
-		die "the workload does not build: $(tail -n 5 "$W/build.log")"
+	prepare_make_workload "$BENCH_SRC" "$W"
 fi
 
 # start_workload NAME: in its own session, so that stopping it stops every process it started.
 start_workload() {
 	case $1 in
 	make)
-		# shellcheck disable=SC2016 # $1 is expanded by the inner bash
-		setsid bash -c 'while :; do make -C "$1" -j2 clean; make -C "$1" -j2; done' \
-			workload "$W/build" </dev/null >/dev/null 2>&1 &
+		start_make_workload "$W"
 		;;
 	nofp)
 		# shellcheck disable=SC2016 # $1 and $2 are expanded by the inner bash
@@ -151,14 +140,6 @@ start_workload() {
 	esac
 	WPID=$!
 	sleep "$WARMUP"
-}
-
-size_of() {
-	local n=0 f
-	for f; do
-		n=$((n + $(stat -c %s "$f")))
-	done
-	echo "$n"
 }
 
 # Prints "cpu_s rss_mib post_wall_s" of the commands timed into FILE...

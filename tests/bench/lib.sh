@@ -30,3 +30,36 @@ timed() {
 	shift
 	"${PYTHON:-python3}" "$SRCDIR/tests/bench/treetime.py" "$out" "$@"
 }
+
+# size_of FILE...: their total size in bytes.
+size_of() {
+	local n=0 f
+	for f; do
+		n=$((n + $(stat -c %s "$f")))
+	done
+	echo "$n"
+}
+
+# prepare_make_workload SRC DIR: copies the CMake project SRC into DIR/src and
+# configures and builds it once in DIR/build (that checks it builds, and warms
+# the page cache for the measured builds).
+prepare_make_workload() {
+	local src=$1 w=$2
+	say "copying $src and configuring the workload build in $w"
+	mkdir -p "$w/src"
+	tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$w/src" -xf -
+	cmake -S "$w/src" -B "$w/build" -G "Unix Makefiles" >"$w/configure.log" 2>&1 ||
+		die "configuring the workload failed: $(tail -n 5 "$w/configure.log")"
+	say "building it once"
+	make -C "$w/build" -j2 >"$w/build.log" 2>&1 ||
+		die "the workload does not build: $(tail -n 5 "$w/build.log")"
+}
+
+# start_make_workload DIR: rebuilds DIR/build from clean in a loop, in its own
+# session (so that stop_workload stops every compiler it started); sets WPID.
+start_make_workload() {
+	# shellcheck disable=SC2016 # $1 is expanded by the inner bash
+	setsid bash -c 'while :; do make -C "$1" -j2 clean; make -C "$1" -j2; done' \
+		workload "$1/build" </dev/null >/dev/null 2>&1 &
+	WPID=$!
+}

@@ -78,6 +78,37 @@ int fl_u32map__put(struct fl_u32map *m, uint32_t key, uint32_t val)
 	return 0;
 }
 
+/*
+ * Linear probing without tombstones: after the hole, every entry of the
+ * run that could live in it (its home is not between the hole and
+ * itself) moves back, so that no lookup stops early at the hole.
+ */
+bool fl_u32map__del(struct fl_u32map *m, uint32_t key)
+{
+	struct fl_u32map_ent *e;
+	size_t hole, i, mask;
+
+	if (!m->cap || !key)
+		return false;
+	e = u32map_slot(m->ents, m->cap, key);
+	if (!e->key)
+		return false;
+	mask = m->cap - 1;
+	hole = (size_t)(e - m->ents);
+	for (i = (hole + 1) & mask; m->ents[i].key; i = (i + 1) & mask) {
+		size_t home = u32map_home(m->ents[i].key, m->cap);
+
+		/* Stays when its home lies cyclically in (hole, i]. */
+		if (((i - home) & mask) < ((i - hole) & mask))
+			continue;
+		m->ents[hole] = m->ents[i];
+		hole = i;
+	}
+	m->ents[hole] = (struct fl_u32map_ent){0};
+	m->nr--;
+	return true;
+}
+
 void fl_u32map__fini(struct fl_u32map *m)
 {
 	free(m->ents);

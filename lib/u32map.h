@@ -25,6 +25,8 @@ struct fl_u32map {
 bool fl_u32map__get(const struct fl_u32map *m, uint32_t key, uint32_t *val);
 /* Sets the value of key, adding it if new. Returns 0, -EINVAL (key 0) or -ENOMEM (unchanged). */
 int fl_u32map__put(struct fl_u32map *m, uint32_t key, uint32_t val);
+/* Removes key; returns whether it was there. */
+bool fl_u32map__del(struct fl_u32map *m, uint32_t key);
 void fl_u32map__fini(struct fl_u32map *m);
 
 #endif

@@ -75,10 +75,55 @@ static void test_many_strided(void **state)
 	}
 }
 
+/*
+ * Deleting in a table full of collisions: after any mix of puts and deletes
+ * every key still there is found with its value, and no deleted one is.
+ */
+static void test_delete_against_reference(void **state)
+{
+	enum { N = 4096 };
+	static uint32_t ref[N]; /* value + 1 per key 1..N-1; 0: absent */
+	struct fl_u32map m = {0};
+	uint32_t seed = 12345, v;
+	size_t nr = 0;
+
+	(void)state;
+	for (int round = 0; round < 200000; round++) {
+		uint32_t key;
+
+		seed = seed * 1103515245 + 12345;
+		/* Keys that share home slots: multiples of 64 among small ones. */
+		key = 1 + (seed >> 8) % (N - 1);
+		if ((seed >> 4) & 1)
+			key = (key & ~63u) ? key & ~63u : 64;
+		if ((seed >> 5) % 3 == 0) {
+			assert_int_equal(fl_u32map__del(&m, key), ref[key] != 0);
+			if (ref[key])
+				nr--;
+			ref[key] = 0;
+		} else {
+			assert_int_equal(fl_u32map__put(&m, key, (uint32_t)round), 0);
+			if (!ref[key])
+				nr++;
+			ref[key] = (uint32_t)round + 1;
+		}
+	}
+	assert_int_equal(m.nr, nr);
+	for (uint32_t key = 1; key < N; key++) {
+		assert_int_equal(fl_u32map__get(&m, key, &v), ref[key] != 0);
+		if (ref[key])
+			assert_int_equal(v, ref[key] - 1);
+	}
+	assert_false(fl_u32map__del(&m, 0));
+	fl_u32map__fini(&m);
+	assert_false(fl_u32map__del(&m, 5));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_delete_against_reference),
 		cmocka_unit_test(test_put_get_update),
 		cmocka_unit_test(test_many_strided),
 	};

@@ -35,7 +35,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct fl_stack_key);
-	__type(value, __u64);
+	__type(value, struct fl_stack_val);
 	__uint(max_entries, 40960);
 } counts SEC(".maps");
 
@@ -69,7 +69,8 @@ static __always_inline void count(__u32 idx)
 		*c += 1;
 }
 
-static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
+				       __u64 now)
 {
 	struct fl_overflow_rec *rec;
 	long n;
@@ -79,6 +80,7 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 		count(FL_CNT_OVERFLOW_LOST);
 		return;
 	}
+	rec->time = now;
 	rec->tgid = tgid;
 	rec->tid = tid;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
@@ -144,8 +146,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
 	__u32 tid = (__u32)pid_tgid;
+	__u64 now = bpf_ktime_get_ns();
+	struct fl_stack_val first = {.count = 1, .first_ns = now, .last_ns = now}, *val;
 	bool whole = false;
-	__u64 one = 1, *val;
 	long err;
 
 	count(FL_CNT_SAMPLES);
@@ -169,26 +172,32 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (want_user)
 		whole |= stack_id(ctx, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
 	if (whole) {
-		send_whole(ctx, tgid, key.tid);
+		send_whole(ctx, tgid, key.tid, now);
 		return 0;
 	}
 
 	val = bpf_map_lookup_elem(&counts, &key);
 	if (val) {
-		__sync_fetch_and_add(val, 1);
+		__sync_fetch_and_add(&val->count, 1);
+		/* Racing CPUs may leave a time a few ns older: it only bounds the era. */
+		if (val->last_ns < now)
+			val->last_ns = now;
 		return 0;
 	}
-	err = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	err = bpf_map_update_elem(&counts, &key, &first, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* Another CPU inserted the same key first. */
 		val = bpf_map_lookup_elem(&counts, &key);
-		if (val)
-			__sync_fetch_and_add(val, 1);
+		if (val) {
+			__sync_fetch_and_add(&val->count, 1);
+			if (val->last_ns < now)
+				val->last_ns = now;
+		}
 		return 0;
 	}
 	if (err) {
 		count(FL_CNT_COUNTS_FULL);
-		send_whole(ctx, tgid, key.tid);
+		send_whole(ctx, tgid, key.tid, now);
 	}
 	return 0;
 }

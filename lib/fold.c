@@ -18,29 +18,40 @@
 #define NAME_MAX_LEN 1024
 
 /*
- * The frame id of an address, once named: the same (process, address)
- * recurs in many stacks, and naming it again would mean a mapping lookup,
- * a symbol search, formatting and hashing the name.
+ * The frame id of an address, once named: the same code recurs in many
+ * stacks (and, through shared libraries, in many processes), and naming it
+ * again would mean a symbol search, formatting and hashing the name. A
+ * name depends on the code only: a kernel address, or a file (device,
+ * inode) and an offset in it, or the kind of memory where no file is.
  */
-struct fentry {
-	uint64_t ip;  /* as looked up (return addresses already - 1) */
-	uint32_t pid; /* KERNEL_PID for kernel addresses */
-	uint32_t id;  /* frame id + 1; 0: empty slot */
-	bool unsym;   /* the name is a placeholder, not a symbol */
+enum fkind {
+	FK_EMPTY,
+	FK_KERNEL,   /* k0: the address */
+	FK_FILE,     /* k0: file offset, k1: inode, k2: device */
+	FK_SPECIAL,  /* k0: offset in it, k1: the interned path ("[vdso]", ...) */
+	FK_ANON,     /* anonymous executable memory */
+	FK_UNMAPPED, /* outside every known mapping */
 };
 
-#define KERNEL_PID UINT32_MAX
+struct fentry {
+	uint64_t k0, k1, k2;
+	uint32_t kind;
+	uint32_t id; /* frame id */
+	bool unsym;  /* the name is a placeholder, not a symbol */
+};
 
 struct fl_fold {
 	struct fl_fold_opts opts;
 	struct fl_fold_stats stats;
 	struct fentry *cache; /* open addressing, power-of-two capacity */
 	size_t nr_cache, cap_cache;
-	uint64_t lookup[FL_MAX_STACK_DEPTH];  /* addresses as looked up, leaf first */
-	uint64_t miss[FL_MAX_STACK_DEPTH];    /* ... of which not cached */
-	uint32_t miss_at[FL_MAX_STACK_DEPTH]; /* where each miss is in lookup[] */
+	uint64_t lookup[FL_MAX_STACK_DEPTH];	      /* addresses as looked up, leaf first */
+	struct fentry key[FL_MAX_STACK_DEPTH];	      /* ... and what names them */
+	const struct fl_tmap *tm[FL_MAX_STACK_DEPTH]; /* user: the mapping of each */
+	uint64_t miss[FL_MAX_STACK_DEPTH];	      /* kernel addresses not cached */
+	uint32_t miss_at[FL_MAX_STACK_DEPTH];	      /* where each miss is in lookup[] */
 	/* The cache entry of each lookup[]: inserts fill empty slots and move nothing. */
-	const struct fentry *slot[FL_MAX_STACK_DEPTH];
+	struct fentry *slot[FL_MAX_STACK_DEPTH];
 	struct fl_sym syms[FL_MAX_STACK_DEPTH];
 	uint32_t frames[MAX_FRAMES];
 	char name[NAME_MAX_LEN];
@@ -154,11 +165,16 @@ static int sym_frame(struct fl_fold *f, const struct fl_sym *sym, bool kernel, u
 	}
 }
 
-static struct fentry *cache_slot(struct fentry *tab, size_t cap, uint64_t ip, uint32_t pid)
+static bool same_key(const struct fentry *a, const struct fentry *b)
 {
-	size_t i = fl_hash_u64_pair(ip, pid) & (cap - 1);
+	return a->kind == b->kind && a->k0 == b->k0 && a->k1 == b->k1 && a->k2 == b->k2;
+}
 
-	while (tab[i].id && (tab[i].ip != ip || tab[i].pid != pid))
+static struct fentry *cache_slot(struct fentry *tab, size_t cap, const struct fentry *k)
+{
+	size_t i = (fl_hash_u64_pair(k->k0, k->k1) ^ fl_hash_u64_pair(k->k2, k->kind)) & (cap - 1);
+
+	while (tab[i].kind && !same_key(&tab[i], k))
 		i = (i + 1) & (cap - 1);
 	return &tab[i];
 }
@@ -177,11 +193,50 @@ static int cache_reserve(struct fl_fold *f, size_t n)
 	if (!tab)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->cap_cache; i++)
-		if (f->cache[i].id)
-			*cache_slot(tab, cap, f->cache[i].ip, f->cache[i].pid) = f->cache[i];
+		if (f->cache[i].kind)
+			*cache_slot(tab, cap, &f->cache[i]) = f->cache[i];
 	free(f->cache);
 	f->cache = tab;
 	f->cap_cache = cap;
+	return 0;
+}
+
+static bool is_anon_path(const char *path)
+{
+	return !path[0] || !strcmp(path, "//anon") || !strncmp(path, "[anon", 5) ||
+	       !strncmp(path, "/memfd:", 7);
+}
+
+/* What names a user address held by tm (NULL: none). */
+static struct fentry user_key(const struct fl_tmap *tm, uint64_t ip)
+{
+	if (!tm)
+		return (struct fentry){.kind = FK_UNMAPPED};
+	if (is_anon_path(tm->path))
+		return (struct fentry){.kind = FK_ANON};
+	if (tm->path[0] == '[')
+		return (struct fentry){.kind = FK_SPECIAL,
+				       .k0 = ip - tm->start + tm->pgoff,
+				       .k1 = (uint64_t)(uintptr_t)tm->path};
+	return (struct fentry){.kind = FK_FILE,
+			       .k0 = ip - tm->start + tm->pgoff,
+			       .k1 = tm->ino,
+			       .k2 = (uint64_t)tm->dev_major << 32 | tm->dev_minor};
+}
+
+/* Names e from sym and puts it in the cache slot it was probed for. */
+static int cache_fill(struct fl_fold *f, struct fentry *e, const struct fentry *key,
+		      const struct fl_sym *sym, bool kernel)
+{
+	uint32_t id;
+	int err = sym_frame(f, sym, kernel, &id);
+
+	if (err)
+		return err;
+	*e = *key;
+	e->id = id;
+	e->unsym = sym->reason != FL_SYM_OK;
+	f->nr_cache++;
 	return 0;
 }
 
@@ -189,12 +244,13 @@ static int cache_reserve(struct fl_fold *f, size_t n)
  * Appends the frames of one half of a stack (ips leaf first) to f->frames,
  * outermost first. Every address but the leaf is a return address, looked
  * up at ip - 1 so that a call at the very end of a function is named by
- * its caller. Addresses not seen before are symbolized in one batch.
+ * its caller. User addresses are looked up in the mappings of st->time;
+ * kernel addresses not seen before are named in one batch.
  */
-static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t *ips, size_t n,
-		    uint64_t count, size_t *nframes)
+static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kernel,
+		    const uint64_t *ips, size_t n, size_t *nframes)
 {
-	uint32_t key = kernel ? KERNEL_PID : pid;
+	struct fl_tracker *tr = f->opts.tracker;
 	size_t nmiss = 0;
 	int err;
 
@@ -203,45 +259,78 @@ static int add_half(struct fl_fold *f, uint32_t pid, bool kernel, const uint64_t
 		return err;
 	for (size_t i = 0; i < n; i++) {
 		f->lookup[i] = i > 0 && ips[i] ? ips[i] - 1 : ips[i];
-		f->slot[i] = cache_slot(f->cache, f->cap_cache, f->lookup[i], key);
-		if (!f->slot[i]->id) {
+		if (kernel) {
+			f->key[i] = (struct fentry){.kind = FK_KERNEL, .k0 = f->lookup[i]};
+		} else {
+			f->tm[i] = tr ? fl_tracker__find_at(tr, st->pid, f->lookup[i], st->time)
+				      : NULL;
+			f->key[i] = user_key(f->tm[i], f->lookup[i]);
+		}
+		f->slot[i] = cache_slot(f->cache, f->cap_cache, &f->key[i]);
+		if (f->slot[i]->kind)
+			continue;
+		if (kernel) {
 			f->miss_at[nmiss] = (uint32_t)i;
 			f->miss[nmiss++] = f->lookup[i];
+			continue;
 		}
+		err = fl_symbolizer__in_map(f->opts.symbolizer, f->tm[i], f->lookup[i],
+					    &f->syms[0]);
+		if (!err)
+			err = cache_fill(f, f->slot[i], &f->key[i], &f->syms[0], false);
+		if (err)
+			return err;
 	}
 	if (nmiss) {
-		err = kernel ? fl_symbolizer__kernel(f->opts.symbolizer, f->miss, nmiss, f->syms)
-			     : fl_symbolizer__user(f->opts.symbolizer, pid, f->miss, nmiss,
-						   f->syms);
+		err = fl_symbolizer__kernel(f->opts.symbolizer, f->miss, nmiss, f->syms);
 		if (err)
 			return err;
 		for (size_t i = 0; i < nmiss; i++) {
 			/* Probed again: two misses may have ended on the same empty slot. */
-			struct fentry *e = cache_slot(f->cache, f->cap_cache, f->miss[i], key);
-			uint32_t id;
+			struct fentry *e =
+				cache_slot(f->cache, f->cap_cache, &f->key[f->miss_at[i]]);
 
 			f->slot[f->miss_at[i]] = e;
-			if (e->id)
+			if (e->kind)
 				continue; /* the same address twice in this stack */
-			err = sym_frame(f, &f->syms[i], kernel, &id);
+			err = cache_fill(f, e, &f->key[f->miss_at[i]], &f->syms[i], true);
 			if (err)
 				return err;
-			*e = (struct fentry){.ip = f->miss[i],
-					     .pid = key,
-					     .id = id + 1,
-					     .unsym = f->syms[i].reason != FL_SYM_OK};
-			f->nr_cache++;
 		}
 	}
 	for (size_t i = n; i-- > 0;) {
 		const struct fentry *e = f->slot[i];
 
-		f->frames[(*nframes)++] = e->id - 1;
-		f->stats.frames += count;
+		f->frames[(*nframes)++] = e->id;
+		f->stats.frames += st->count;
 		if (e->unsym)
-			f->stats.unsymbolized += count;
+			f->stats.unsymbolized += st->count;
 	}
 	return 0;
+}
+
+/*
+ * Counted in the kernel, a stack's samples span [time_first, time]: when
+ * an address of it meant other code at the two ends, some of them are
+ * named by code they did not run.
+ */
+static bool spans_eras(struct fl_fold *f, const struct fl_raw_stack *st, size_t nu)
+{
+	struct fl_tracker *tr = f->opts.tracker;
+
+	if (!tr || st->time_first == st->time ||
+	    fl_tracker__era(tr, st->pid, st->time_first) == fl_tracker__era(tr, st->pid, st->time))
+		return false;
+	for (size_t i = 0; i < nu; i++) {
+		uint64_t ip = i > 0 && st->uips[i] ? st->uips[i] - 1 : st->uips[i];
+		struct fentry a =
+			user_key(fl_tracker__find_at(tr, st->pid, ip, st->time_first), ip);
+		struct fentry b = user_key(fl_tracker__find_at(tr, st->pid, ip, st->time), ip);
+
+		if (!same_key(&a, &b))
+			return true;
+	}
+	return false;
 }
 
 int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
@@ -273,10 +362,13 @@ int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
 				 NULL, NULL);
 		nu--;
 	}
-	if (!err && nu)
-		err = add_half(f, st->pid, false, st->uips, nu, st->count, &n);
+	if (!err && nu) {
+		if (spans_eras(f, st, nu))
+			f->stats.spanning_eras += st->count;
+		err = add_half(f, st, false, st->uips, nu, &n);
+	}
 	if (!err && nk)
-		err = add_half(f, st->pid, true, st->kips, nk, st->count, &n);
+		err = add_half(f, st, true, st->kips, nk, &n);
 	if (!err)
 		err = fl_profile__add(f->opts.profile, f->frames, n, st->count);
 	if (err)

@@ -7,9 +7,10 @@
 #include <linux/perf_event.h>
 
 /*
- * As the kernel writes them with sample_id_all off: nothing follows the
- * fields below but the padding to 8 bytes. A reader checks hdr.size before
- * it reads a field, and bounds names by it.
+ * The fields below as the kernel writes them; then the padding to 8 bytes
+ * and, with sample_id_all (the tracker's events), the sample_id (there: the
+ * time alone) at the very end. A reader checks hdr.size before it reads a
+ * field, and bounds names by it.
  */
 
 /* PERF_RECORD_MMAP2. */

@@ -35,10 +35,12 @@ struct fl_sampler_bpf {
 	struct bpf_link *fork_link;
 	struct ring_buffer *rb;
 	struct fl_stackagg *overflow; /* samples counted in user space */
-	uint32_t depth;               /* frames per stack-map entry */
-	uint32_t stack_slots;         /* stack ids are below this */
+	uint32_t depth;		      /* frames per stack-map entry */
+	uint32_t stack_slots;	      /* stack ids are below this */
 	int nr_possible;
 	uint64_t truncated; /* samples whose stack filled a whole stack-map entry */
+	uint64_t (*era)(void *ctx, uint32_t pid, uint64_t time);
+	void *era_ctx;
 	bool follow_children;
 	bool started;
 };
@@ -96,6 +98,8 @@ static int on_overflow(void *ctx, void *data, size_t size)
 	st.pid = rec->tgid;
 	st.tid = rec->tid;
 	st.comm = comm;
+	st.time = s->era ? s->era(s->era_ctx, rec->tgid, rec->time) : 0;
+	st.time_first = st.time;
 	st.kips = (const uint64_t *)rec->ips;
 	st.nr_kips = rec->nr_kernel <= FL_MAX_STACK_DEPTH ? rec->nr_kernel : FL_MAX_STACK_DEPTH;
 	st.uips = (const uint64_t *)&rec->ips[FL_MAX_STACK_DEPTH];
@@ -167,6 +171,10 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->base.ops = &ops;
 	s->base.backend = FL_SAMPLER_BPF;
 	s->follow_children = opts->follow_children;
+	if (opts->sz >= sizeof(*opts)) {
+		s->era = opts->era;
+		s->era_ctx = opts->era_ctx;
+	}
 
 	err = fl_stackagg__new(&s->overflow);
 	if (err)
@@ -345,8 +353,8 @@ static int stack_err(int32_t id)
 	return id;
 }
 
-static int emit_key(struct stack_cache *c, const struct fl_stack_key *key, uint64_t count,
-		    fl_raw_stack_fn fn, void *ctx)
+static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
+		    const struct fl_stack_val *val, fl_raw_stack_fn fn, void *ctx)
 {
 	const struct cached_stack *ks = NULL, *us = NULL;
 	char comm[FL_TASK_COMM_LEN + 1];
@@ -356,7 +364,9 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key, uint6
 		.comm = comm,
 		.kerr = stack_err(key->kstack),
 		.uerr = stack_err(key->ustack),
-		.count = count,
+		.count = val->count,
+		.time_first = val->first_ns,
+		.time = val->last_ns,
 	};
 
 	memcpy(comm, key->comm, FL_TASK_COMM_LEN);
@@ -380,7 +390,7 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key, uint6
 		}
 	}
 	if ((ks && ks->nr == c->s->depth) || (us && us->nr == c->s->depth))
-		c->s->truncated += count;
+		c->s->truncated += val->count;
 	return fn(&st, ctx);
 }
 
@@ -390,8 +400,8 @@ static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, fl
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct fl_stack_key key, next;
+	struct fl_stack_val val;
 	bool first = true;
-	uint64_t count;
 	int err;
 
 	for (;;) {
@@ -402,9 +412,9 @@ static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, fl
 		}
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &count))
+		if (bpf_map_lookup_elem(fd, &key, &val))
 			continue; /* deleted meanwhile */
-		err = emit_key(c, &key, count, fn, ctx);
+		err = emit_key(c, &key, &val, fn, ctx);
 		if (err)
 			return err;
 	}
@@ -415,12 +425,12 @@ static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, fl
 #define KERNEL_ENOTSUPP 524
 
 /* Many entries per syscall. Returns -EOPNOTSUPP when the kernel cannot batch. */
-static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c,
-			      fl_raw_stack_fn fn, void *ctx)
+static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_stack_fn fn,
+			      void *ctx)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	_cleanup_free_ struct fl_stack_key *keys = malloc(DRAIN_BATCH * sizeof(*keys));
-	_cleanup_free_ uint64_t *vals = malloc(DRAIN_BATCH * sizeof(*vals));
+	_cleanup_free_ struct fl_stack_val *vals = malloc(DRAIN_BATCH * sizeof(*vals));
 	/* The batch cursor of a hash map is a bucket number; key-sized space is plenty. */
 	struct fl_stack_key in_batch, out_batch;
 	bool first = true, done = false;
@@ -437,7 +447,8 @@ static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c,
 			err = -errno;
 			if (err == -ENOENT)
 				done = true; /* the last batch, n may still be > 0 */
-			else if (first && (err == -EINVAL || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP))
+			else if (first &&
+				 (err == -EINVAL || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP))
 				return -EOPNOTSUPP;
 			else
 				return err;
@@ -445,7 +456,7 @@ static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c,
 		first = false;
 		in_batch = out_batch;
 		for (__u32 i = 0; i < n; i++) {
-			err = emit_key(c, &keys[i], vals[i], fn, ctx);
+			err = emit_key(c, &keys[i], &vals[i], fn, ctx);
 			if (err)
 				return err;
 		}

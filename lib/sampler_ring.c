@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flamed/log.h"
@@ -178,10 +179,11 @@ static const char *comm_of(struct ring_sampler *r, uint32_t pid, uint32_t tid)
 
 /* ---- records ---- */
 
-/* PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN, in the kernel's order. */
+/* PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN, in the kernel's order. */
 struct sample_rec {
 	struct perf_event_header hdr;
 	uint32_t pid, tid;
+	uint64_t time;
 	uint64_t nr;
 	uint64_t ips[];
 };
@@ -248,12 +250,12 @@ static void account_kept(struct ring_sampler *r, const struct fl_raw_stack *st, 
  * frame. Returns 0, or -EBADMSG for a record that does not add up.
  */
 static int dwarf_user_stack(struct ring_sampler *r, const struct perf_event_header *hdr, size_t off,
-			    uint32_t pid, size_t *nu)
+			    uint32_t pid, uint64_t time, size_t *nu)
 {
 	const unsigned char *p = (const unsigned char *)hdr, *end = p + hdr->size;
 	size_t nregs = (size_t)__builtin_popcountll(fl_unwind__perf_regs_mask());
 	uint64_t abi, size, dyn, perf_regs[64];
-	struct fl_unwind_sample s = {.pid = pid};
+	struct fl_unwind_sample s = {.pid = pid, .time = time};
 	enum fl_unwind_outcome out;
 	size_t n;
 
@@ -328,7 +330,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 
 	if (r->opts.dwarf) {
 		int err = dwarf_user_stack(r, hdr, sizeof(*rec) + nr * sizeof(uint64_t), rec->pid,
-					   &nu);
+					   rec->time, &nu);
 
 		if (err)
 			return 0; /* a malformed record: not one of ours */
@@ -355,6 +357,9 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 
 	st.pid = rec->pid;
 	st.tid = r->opts.per_thread ? rec->tid : 0;
+	/* Keyed by era: samples whose addresses mean other code are counted apart. */
+	st.time = r->opts.era ? r->opts.era(r->opts.era_ctx, rec->pid, rec->time) : 0;
+	st.time_first = st.time;
 	st.comm = comm_of(r, rec->pid, rec->tid);
 	if (r->opts.kernel) {
 		st.kips = r->kips;
@@ -634,8 +639,11 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, size
 		.freq = 1,
 		.sample_freq = opts->freq,
 		/* The callchain's first kernel or user entry is the sampled ip: no PERF_SAMPLE_IP. */
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN |
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 			       (opts->dwarf ? PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : 0),
+		/* The tracker's clock: a sample's time finds the mappings of its moment. */
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
 		.exclude_callchain_kernel = !opts->kernel,
 		/* DWARF: the user part is unwound from the registers and the stack copy. */
 		.exclude_callchain_user = !opts->user || opts->dwarf,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Counting raw stacks in user space: a hash of (pid, tid, comm, errors, ips) to counts. */
+/* Counting raw stacks in user space: a hash of (pid, tid, comm, errors, era, ips) to counts. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +15,10 @@
  *   [1..2] comm, up to 15 bytes, NUL-padded to 16
  *   [3] (u32)kerr << 32 | (u32)uerr
  *   [4] nr_kips << 32 | nr_uips
- *   [5..] kips, then uips
+ *   [5] time: the start of the stack's era
+ *   [6..] kips, then uips
  */
-#define SA_KEY_HDR 5
+#define SA_KEY_HDR 6
 #define SA_KEY_MAX_WORDS (SA_KEY_HDR + 2 * FL_MAX_STACK_DEPTH)
 
 struct fl_stackagg {
@@ -54,7 +55,7 @@ static size_t sa_build_key(struct fl_stackagg *a, const struct fl_raw_stack *st)
 	size_t nk = st->nr_kips < FL_MAX_STACK_DEPTH ? st->nr_kips : FL_MAX_STACK_DEPTH;
 	size_t nu = st->nr_uips < FL_MAX_STACK_DEPTH ? st->nr_uips : FL_MAX_STACK_DEPTH;
 	uint64_t *k = a->key;
-	char comm[FL_TASK_COMM_LEN] = { 0 };
+	char comm[FL_TASK_COMM_LEN] = {0};
 
 	if (st->comm)
 		memcpy(comm, st->comm, strnlen(st->comm, FL_TASK_COMM_LEN - 1));
@@ -62,6 +63,7 @@ static size_t sa_build_key(struct fl_stackagg *a, const struct fl_raw_stack *st)
 	memcpy(&k[1], comm, sizeof(comm));
 	k[3] = (uint64_t)(uint32_t)st->kerr << 32 | (uint32_t)st->uerr;
 	k[4] = (uint64_t)nk << 32 | nu;
+	k[5] = st->time;
 	if (nk)
 		memcpy(&k[SA_KEY_HDR], st->kips, nk * sizeof(*k));
 	if (nu)
@@ -110,6 +112,8 @@ int fl_stackagg__for_each(const struct fl_stackagg *a, fl_raw_stack_fn fn, void 
 			.kerr = (int)(uint32_t)(key[3] >> 32),
 			.uerr = (int)(uint32_t)key[3],
 			.count = count,
+			.time_first = key[5],
+			.time = key[5],
 		};
 		ret = fn(&st, ctx);
 		if (ret)

@@ -425,41 +425,49 @@ static void lookup(const struct fl_elfsyms *syms, const struct fl_tmap *tm, uint
 	out->reason = FL_SYM_NO_SYMBOL;
 }
 
+int fl_symbolizer__in_map(struct fl_symbolizer *s, const struct fl_tmap *tm, uint64_t ip,
+			  struct fl_sym *o)
+{
+	struct module *m;
+
+	*o = (struct fl_sym){.reason = FL_SYM_UNMAPPED};
+	if (!tm)
+		return 0;
+	if (is_anon_path(tm->path)) {
+		o->reason = FL_SYM_ANON;
+		return 0;
+	}
+	if (tm->path[0] == '[') {
+		struct fl_elfsyms *vdso;
+
+		o->module = tm->path;
+		o->reason = FL_SYM_NO_SYMBOL;
+		if (!strcmp(tm->path, "[vdso]") && (vdso = vdso_syms(s)))
+			lookup(vdso, tm, ip, o);
+		return 0;
+	}
+	m = module_get(s, tm);
+	if (!m)
+		return -ENOMEM;
+	o->module = m->basename;
+	if (!m->syms) {
+		o->reason = FL_SYM_NO_FILE;
+		return 0;
+	}
+	lookup(m->syms, tm, ip, o);
+	return 0;
+}
+
 int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
 			struct fl_sym *out)
 {
 	for (size_t i = 0; i < n; i++) {
-		uint64_t ip = ips[i];
 		const struct fl_tmap *tm =
-			s->tracker ? fl_tracker__find(s->tracker, pid, ip) : NULL;
-		struct fl_sym *o = &out[i];
+			s->tracker ? fl_tracker__find(s->tracker, pid, ips[i]) : NULL;
+		int err = fl_symbolizer__in_map(s, tm, ips[i], &out[i]);
 
-		*o = (struct fl_sym){.reason = FL_SYM_UNMAPPED};
-		if (!tm)
-			continue;
-		if (is_anon_path(tm->path)) {
-			o->reason = FL_SYM_ANON;
-			continue;
-		}
-		if (tm->path[0] == '[') {
-			struct fl_elfsyms *vdso;
-
-			o->module = tm->path;
-			o->reason = FL_SYM_NO_SYMBOL;
-			if (!strcmp(tm->path, "[vdso]") && (vdso = vdso_syms(s)))
-				lookup(vdso, tm, ip, o);
-			continue;
-		}
-		struct module *m = module_get(s, tm);
-
-		if (!m)
-			return -ENOMEM;
-		o->module = m->basename;
-		if (!m->syms) {
-			o->reason = FL_SYM_NO_FILE;
-			continue;
-		}
-		lookup(m->syms, tm, ip, o);
+		if (err)
+			return err;
 	}
 	return 0;
 }

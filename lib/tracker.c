@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flamed/cleanup.h"
@@ -21,17 +22,38 @@
 #define TR_KTHREADD_PID 2
 /* include/linux/sched.h: "I am a kernel thread". */
 #define TR_PF_KTHREAD 0x00200000UL
+/*
+ * Replaced mappings and era changes kept per process. A process that keeps
+ * mapping different code over the same addresses (a JIT with file-backed
+ * code, a plugin host) loses its oldest history past this, counted.
+ */
+#define TR_MAX_HISTORY 4096
+
+/*
+ * A moment an address of a process began to mean other code: a mapping
+ * replaced by a different one (exec false), or an exec or a reused pid
+ * after which nothing mapped before counts (exec true).
+ */
+struct tchange {
+	uint64_t time;
+	bool exec;
+};
 
 /*
  * One process (tgid). exited: its PERF_RECORD_EXIT was read (the mappings
- * stay); forked: its PERF_RECORD_FORK was read; scanned: its mappings were
- * read from /proc.
+ * stay until forgotten); forked: its PERF_RECORD_FORK was read; scanned:
+ * its mappings were read from /proc.
  */
 struct tproc {
 	uint32_t pid;
 	bool exited, kthread, forked, scanned;
-	struct fl_tmap *maps; /* sorted by start, disjoint */
+	uint64_t exit_time;
+	struct fl_tmap *maps; /* the latest: sorted by start, disjoint */
 	size_t nr_maps, cap_maps;
+	struct fl_tmap *hist; /* replaced mappings, whole, in no order */
+	size_t nr_hist, cap_hist;
+	struct tchange *changes; /* sorted by time */
+	size_t nr_changes, cap_changes;
 };
 
 struct fl_tracker {
@@ -51,6 +73,13 @@ struct fl_tracker {
 };
 
 /* ---- the process table ---- */
+
+static void proc_fini(struct tproc *p)
+{
+	free(p->maps);
+	free(p->hist);
+	free(p->changes);
+}
 
 static struct tproc *proc_find(const struct fl_tracker *t, uint32_t pid)
 {
@@ -87,8 +116,27 @@ static int proc_get(struct fl_tracker *t, uint32_t pid, struct tproc **ret)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->kthread = pid == TR_KTHREADD_PID;
+	if (t->nr_procs > t->st.peak_processes)
+		t->st.peak_processes = t->nr_procs;
 	*ret = p;
 	return 0;
+}
+
+/* Removes pid; the last process moves into its place. */
+static void proc_remove(struct fl_tracker *t, uint32_t pid)
+{
+	uint32_t idx, last;
+
+	if (!fl_u32map__get(&t->proc_idx, pid, &idx))
+		return;
+	proc_fini(&t->procs[idx]);
+	fl_u32map__del(&t->proc_idx, pid);
+	last = (uint32_t)t->nr_procs - 1;
+	if (idx != last) {
+		t->procs[idx] = t->procs[last];
+		fl_u32map__put(&t->proc_idx, t->procs[idx].pid, idx); /* an update: cannot fail */
+	}
+	t->nr_procs--;
 }
 
 /* ---- one process's mappings ---- */
@@ -109,20 +157,177 @@ static size_t maps_lower(const struct fl_tmap *maps, size_t nr, uint64_t addr)
 	return lo;
 }
 
+/* Whether two mappings give their common addresses the same meaning. */
+static bool same_code(const struct fl_tmap *a, const struct fl_tmap *b)
+{
+	return a->path == b->path && a->ino == b->ino && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->start - a->pgoff == b->start - b->pgoff;
+}
+
+/* Appends to a process's history, dropping its oldest half at the cap. */
+static int hist_push(struct fl_tracker *t, struct tproc *p, const struct fl_tmap *m)
+{
+	if (p->nr_hist == TR_MAX_HISTORY) {
+		size_t keep = TR_MAX_HISTORY / 2;
+		size_t oldest = 0;
+
+		/* In no order: drop the entries born first, found by a partial selection. */
+		for (size_t n = 0; n < TR_MAX_HISTORY - keep; n++) {
+			oldest = 0;
+			for (size_t i = 1; i < p->nr_hist; i++)
+				if (p->hist[i].birth < p->hist[oldest].birth)
+					oldest = i;
+			p->hist[oldest] = p->hist[--p->nr_hist];
+		}
+		t->st.history_dropped += TR_MAX_HISTORY - keep;
+	}
+	if (p->nr_hist == p->cap_hist) {
+		size_t ncap = p->cap_hist ? p->cap_hist * 2 : 8;
+		struct fl_tmap *nh = realloc(p->hist, ncap * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		p->hist = nh;
+		p->cap_hist = ncap;
+	}
+	p->hist[p->nr_hist++] = *m;
+	return 0;
+}
+
+/* Notes that addresses of p mean other code from time on (kept in time order). */
+static int change_add(struct fl_tracker *t, struct tproc *p, uint64_t time, bool exec)
+{
+	size_t i;
+
+	if (p->nr_changes == TR_MAX_HISTORY) {
+		size_t drop = TR_MAX_HISTORY / 2;
+
+		memmove(p->changes, p->changes + drop,
+			(p->nr_changes - drop) * sizeof(*p->changes));
+		p->nr_changes -= drop;
+		t->st.history_dropped += drop;
+	}
+	if (p->nr_changes == p->cap_changes) {
+		size_t ncap = p->cap_changes ? p->cap_changes * 2 : 4;
+		struct tchange *nc = realloc(p->changes, ncap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		p->changes = nc;
+		p->cap_changes = ncap;
+	}
+	for (i = p->nr_changes; i > 0 && p->changes[i - 1].time > time; i--)
+		;
+	if (i > 0 && p->changes[i - 1].time == time) {
+		p->changes[i - 1].exec |= exec;
+		return 0;
+	}
+	memmove(p->changes + i + 1, p->changes + i, (p->nr_changes - i) * sizeof(*p->changes));
+	p->changes[i] = (struct tchange){.time = time, .exec = exec};
+	p->nr_changes++;
+	return 0;
+}
+
+static int maps_insert(struct fl_tracker *t, struct tproc *p, const struct fl_tmap *in);
+
+/*
+ * A record read late: mappings of other code made after it already hold
+ * parts of its range (maps[lo, hi) overlap it; the oldest of those newer
+ * ones was made at newer). It goes whole to the history, where lookups of
+ * times before the newer ones find it, and its parts that nothing newer
+ * covers go in as the latest there.
+ */
+static int insert_under(struct fl_tracker *t, struct tproc *p, const struct fl_tmap *m, size_t lo,
+			size_t hi, uint64_t newer)
+{
+	_cleanup_free_ uint64_t *cover = malloc((hi - lo) * 2 * sizeof(*cover));
+	size_t nr = 0;
+	uint64_t at = m->start;
+	int err;
+
+	if (!cover)
+		return -ENOMEM;
+	for (size_t i = lo; i < hi; i++) {
+		if (p->maps[i].birth > m->birth && !same_code(&p->maps[i], m)) {
+			cover[nr++] = p->maps[i].start;
+			cover[nr++] = p->maps[i].end;
+		}
+	}
+	t->st.replaced++;
+	err = hist_push(t, p, m);
+	if (!err)
+		err = change_add(t, p, newer, false);
+	/* The gaps between the newer ones (sorted, disjoint), and after the last. */
+	for (size_t i = 0; !err && i <= nr; i += 2) {
+		uint64_t gap_end = i < nr ? cover[i] : m->end;
+
+		if (gap_end > m->end)
+			gap_end = m->end;
+		if (at < gap_end) {
+			struct fl_tmap piece = *m;
+
+			piece.start = at;
+			piece.end = gap_end;
+			piece.pgoff = m->pgoff + (at - m->start);
+			err = maps_insert(t, p, &piece);
+		}
+		if (i < nr && cover[i + 1] > at)
+			at = cover[i + 1];
+	}
+	return err;
+}
+
 /*
  * Puts m in the sorted array, replacing the ranges it overlaps: a mapping it
- * covers goes, one it partly covers is trimmed (or split in two).
+ * covers goes, one it partly covers is trimmed (or split in two). A
+ * replaced mapping of other code goes whole to the history, and the time of
+ * m becomes an era change. A record read late, older than a mapping of
+ * other code already in place, goes to the history itself.
  */
-static int maps_insert(struct tproc *p, const struct fl_tmap *m)
+static int maps_insert(struct fl_tracker *t, struct tproc *p, const struct fl_tmap *in)
 {
-	struct fl_tmap repl[3];
+	struct fl_tmap repl[3], mm = *in, *m = &mm;
+	uint64_t newer = UINT64_MAX;
+	bool replaced = false;
 	size_t lo, hi, k = 0, removed;
+	int err;
 
 	if (m->start >= m->end)
 		return -EINVAL;
 	lo = maps_lower(p->maps, p->nr_maps, m->start);
-	for (hi = lo; hi < p->nr_maps && p->maps[hi].start < m->end; hi++)
-		;
+	for (hi = lo; hi < p->nr_maps && p->maps[hi].start < m->end; hi++) {
+		const struct fl_tmap *o = &p->maps[hi];
+
+		if (same_code(o, m)) {
+			/*
+			 * The same code again (an mprotect, the scan after a
+			 * record): there since the older record. The scan's 0
+			 * says only "before the scan": a record's time wins.
+			 */
+			if (o->birth && (!m->birth || o->birth < m->birth))
+				m->birth = o->birth;
+		} else if (o->birth > in->birth) {
+			if (o->birth < newer)
+				newer = o->birth;
+		} else {
+			replaced = true;
+		}
+	}
+	if (newer != UINT64_MAX)
+		return insert_under(t, p, m, lo, hi, newer);
+	if (replaced) {
+		for (size_t i = lo; i < hi; i++) {
+			if (same_code(&p->maps[i], m))
+				continue;
+			err = hist_push(t, p, &p->maps[i]);
+			if (err)
+				return err;
+			t->st.replaced++;
+		}
+		err = change_add(t, p, in->birth, false);
+		if (err)
+			return err;
+	}
 	if (lo < hi && p->maps[lo].start < m->start) {
 		repl[k] = p->maps[lo];
 		repl[k].end = m->start;
@@ -168,17 +373,28 @@ static const char *intern(struct fl_tracker *t, const char *s, size_t len)
 
 /* ---- records ---- */
 
+/*
+ * Every record ends in its sample_id: with sample_type PERF_SAMPLE_TIME and
+ * sample_id_all, that is the time alone. Records too short have none.
+ */
+static bool rec_time(const struct perf_event_header *hdr, size_t body, uint64_t *time)
+{
+	if (hdr->size < body + sizeof(*time))
+		return false;
+	memcpy(time, (const char *)hdr + hdr->size - sizeof(*time), sizeof(*time));
+	return true;
+}
+
 static int on_mmap2(struct fl_tracker *t, const struct perf_event_header *hdr)
 {
 	const struct fl_mmap2_rec *r = (const void *)hdr;
+	size_t body = offsetof(struct fl_mmap2_rec, filename);
 	struct fl_tmap m = {0};
 	struct tproc *p;
-	size_t room;
 	int err;
 
-	if (hdr->size < offsetof(struct fl_mmap2_rec, filename))
+	if (!rec_time(hdr, body, &m.birth))
 		return 0;
-	room = hdr->size - offsetof(struct fl_mmap2_rec, filename);
 	/* Data mappings are not asked for (mmap_data=0); skip any that come anyway. */
 	if (hdr->misc & PERF_RECORD_MISC_MMAP_DATA)
 		return 0;
@@ -192,13 +408,14 @@ static int on_mmap2(struct fl_tracker *t, const struct perf_event_header *hdr)
 		m.dev_minor = r->min;
 		m.ino = r->ino;
 	}
-	m.path = intern(t, r->filename, strnlen(r->filename, room));
+	/* The name is NUL-padded up to the sample_id. */
+	m.path = intern(t, r->filename, strnlen(r->filename, hdr->size - body - sizeof(uint64_t)));
 	if (!m.path)
 		return -ENOMEM;
 	err = proc_get(t, r->pid, &p);
 	if (err)
 		return err;
-	err = maps_insert(p, &m);
+	err = maps_insert(t, p, &m);
 	if (err)
 		return err;
 	/* A process that maps code has a user address space. */
@@ -207,40 +424,64 @@ static int on_mmap2(struct fl_tracker *t, const struct perf_event_header *hdr)
 	return 0;
 }
 
+/*
+ * From an exec on, only what was mapped after it counts: the mappings of
+ * the old image go to the history (those already read of the new image,
+ * from another CPU's ring, stay).
+ */
+static int proc_barrier(struct fl_tracker *t, struct tproc *p, uint64_t time)
+{
+	size_t i, kept = 0;
+	int err = change_add(t, p, time, true);
+
+	for (i = 0; !err && i < p->nr_maps; i++) {
+		if (p->maps[i].birth >= time)
+			p->maps[kept++] = p->maps[i];
+		else
+			err = hist_push(t, p, &p->maps[i]);
+	}
+	/* On failure the rest stay: a lookup still finds them by their birth. */
+	for (; i < p->nr_maps; i++)
+		p->maps[kept++] = p->maps[i];
+	p->nr_maps = kept;
+	return err;
+}
+
 static int on_comm(struct fl_tracker *t, const struct perf_event_header *hdr)
 {
 	const struct fl_comm_rec *r = (const void *)hdr;
 	struct tproc *p;
+	uint64_t time;
 	int err;
 
-	if (hdr->size < sizeof(*r) || !(hdr->misc & PERF_RECORD_MISC_COMM_EXEC) || r->pid == 0)
+	if (!rec_time(hdr, sizeof(*r), &time) || !(hdr->misc & PERF_RECORD_MISC_COMM_EXEC) ||
+	    r->pid == 0)
 		return 0;
 	t->st.execs++;
-	/* No clearing: the new image's mappings replace the old ones they overlap. */
 	err = proc_get(t, r->pid, &p);
 	if (err)
 		return err;
 	/* Kernel threads never exec; user-mode helpers start as their children and do. */
 	p->kthread = false;
-	return 0;
+	return proc_barrier(t, p, time);
 }
 
 /*
- * Records of different CPUs are read one ring after the other, so a child's
- * mmap2 or exit records may be read before its fork record. A fork then
- * starts the child from the parent's mappings and lays whatever the child
- * already has on top. Only a child already forked once, or one from the
- * /proc scan that has exited, is an earlier process with the same pid and is
- * started afresh.
+ * A child starts with its parent's mappings, as made at the fork. Records
+ * of different CPUs are read one ring after the other, so a child's mmap2
+ * or exit records may be read before its fork record: its own mappings,
+ * newer, then stay on top. A pid known before (forked before, or found by
+ * the scan and exited) now names a new process: a barrier at the fork
+ * keeps the two apart.
  */
 static int on_fork(struct fl_tracker *t, const struct perf_event_header *hdr)
 {
 	const struct fl_task_rec *r = (const void *)hdr;
-	struct fl_tmap *pmaps = NULL, *old;
+	struct fl_tmap *pmaps = NULL;
 	struct tproc *child, *parent;
-	size_t nr_old, nr_pmaps = 0;
-	bool parent_kthread;
-	int err;
+	size_t nr_pmaps = 0;
+	bool parent_kthread, had_maps;
+	int err = 0;
 
 	if (hdr->size < sizeof(*r))
 		return 0;
@@ -252,41 +493,32 @@ static int on_fork(struct fl_tracker *t, const struct perf_event_header *hdr)
 	parent = proc_find(t, r->ppid);
 	parent_kthread = r->ppid == TR_KTHREADD_PID || (parent && parent->kthread);
 	if (parent && parent->nr_maps) {
-		nr_pmaps = parent->nr_maps;
-		pmaps = malloc(nr_pmaps * sizeof(*pmaps));
+		pmaps = malloc(parent->nr_maps * sizeof(*pmaps));
 		if (!pmaps)
 			return -ENOMEM;
-		memcpy(pmaps, parent->maps, nr_pmaps * sizeof(*pmaps));
+		for (size_t i = 0; i < parent->nr_maps; i++) {
+			/* Mapped by the parent after the fork (read early): not the child's. */
+			if (parent->maps[i].birth > r->time)
+				continue;
+			pmaps[nr_pmaps] = parent->maps[i];
+			/* The child's copy begins at the fork. */
+			pmaps[nr_pmaps++].birth = r->time;
+		}
 	}
 
 	err = proc_get(t, r->pid, &child); /* may move parent */
-	if (err) {
-		free(pmaps);
+	if (!err && (child->forked || (child->scanned && child->exited)))
+		err = proc_barrier(t, child, r->time);
+	had_maps = child->nr_maps > 0;
+	for (size_t i = 0; !err && i < nr_pmaps; i++)
+		err = maps_insert(t, child, &pmaps[i]);
+	free(pmaps);
+	if (err)
 		return err;
-	}
-	if (child->forked || (child->scanned && child->exited)) {
-		child->nr_maps = 0;
-		child->scanned = false;
-	}
-	old = child->maps;
-	nr_old = child->nr_maps;
-	child->maps = pmaps;
-	child->nr_maps = nr_pmaps;
-	child->cap_maps = nr_pmaps;
-	for (size_t i = 0; i < nr_old; i++) {
-		err = maps_insert(child, &old[i]);
-		if (err) {
-			free(child->maps);
-			child->maps = old;
-			child->nr_maps = nr_old;
-			child->cap_maps = nr_old;
-			return err;
-		}
-	}
-	free(old);
 	child->forked = true;
 	child->exited = false;
-	child->kthread = parent_kthread && !nr_old;
+	child->scanned = false;
+	child->kthread = parent_kthread && !had_maps;
 	return 0;
 }
 
@@ -300,9 +532,11 @@ static int on_exit_rec(struct fl_tracker *t, const struct perf_event_header *hdr
 		return 0;
 	t->st.exits++;
 	p = proc_find(t, r->pid);
-	/* Its mappings stay: samples are symbolized after the recording. */
-	if (p)
+	/* Its mappings stay until its samples are named and it is forgotten. */
+	if (p) {
 		p->exited = true;
+		p->exit_time = r->time;
+	}
 	return 0;
 }
 
@@ -395,10 +629,11 @@ static int on_procmap(const struct fl_procmap *pm, void *ctx)
 	m.dev_major = pm->dev_major;
 	m.dev_minor = pm->dev_minor;
 	m.ino = pm->ino;
+	m.birth = 0; /* before the scan: before every record */
 	m.path = intern(sc->t, pm->path, strlen(pm->path));
 	err = m.path ? proc_get(sc->t, sc->pid, &p) : -ENOMEM;
 	if (!err)
-		err = maps_insert(p, &m);
+		err = maps_insert(sc->t, p, &m);
 	if (err) {
 		sc->err = err;
 		return 1;
@@ -498,6 +733,11 @@ static struct perf_event_attr tracker_attr(size_t ring_bytes)
 		.comm = 1,
 		.comm_exec = 1,
 		.task = 1,
+		/* Every record stamped with its time, on the clock of BPF's bpf_ktime_get_ns(). */
+		.sample_type = PERF_SAMPLE_TIME,
+		.sample_id_all = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
 		.watermark = 1,
 		.wakeup_watermark = (uint32_t)(ring_bytes / 4),
 	};
@@ -559,7 +799,7 @@ void fl_tracker__free(struct fl_tracker *t)
 		return;
 	fl_cpu_events__free(t->events);
 	for (size_t i = 0; i < t->nr_procs; i++)
-		free(t->procs[i].maps);
+		proc_fini(&t->procs[i]);
 	free(t->procs);
 	fl_u32map__fini(&t->proc_idx);
 	fl_strpool__free(t->paths);
@@ -614,17 +854,125 @@ int fl_tracker__poll(struct fl_tracker *t)
 	return fl_cpu_events__consume(t->events, on_record, t);
 }
 
-const struct fl_tmap *fl_tracker__find(const struct fl_tracker *t, uint32_t pid, uint64_t addr)
+uint64_t fl_tracker__now(void)
 {
-	const struct tproc *p = proc_find(t, pid);
-	size_t i;
+	struct timespec ts;
 
-	if (!p)
-		return NULL;
-	i = maps_lower(p->maps, p->nr_maps, addr);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static const struct fl_tmap *latest(const struct tproc *p, uint64_t addr)
+{
+	size_t i = maps_lower(p->maps, p->nr_maps, addr);
+
 	if (i < p->nr_maps && p->maps[i].start <= addr)
 		return &p->maps[i];
 	return NULL;
+}
+
+const struct fl_tmap *fl_tracker__find(const struct fl_tracker *t, uint32_t pid, uint64_t addr)
+{
+	const struct tproc *p = proc_find(t, pid);
+
+	return p ? latest(p, addr) : NULL;
+}
+
+/* Index of the first change after time (nr_changes when none). */
+static size_t changes_after(const struct tproc *p, uint64_t time)
+{
+	size_t lo = 0, hi = p->nr_changes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->changes[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct pick {
+	uint64_t time, from, until; /* candidates were made in [from, until) */
+	const struct fl_tmap *exact, *later;
+};
+
+static void consider(struct pick *pk, const struct fl_tmap *m)
+{
+	if (m->birth < pk->from || m->birth >= pk->until)
+		return;
+	if (m->birth <= pk->time) {
+		if (!pk->exact || m->birth > pk->exact->birth)
+			pk->exact = m;
+	} else if (!pk->later || m->birth < pk->later->birth) {
+		pk->later = m;
+	}
+}
+
+const struct fl_tmap *fl_tracker__find_at(const struct fl_tracker *t, uint32_t pid, uint64_t addr,
+					  uint64_t time)
+{
+	const struct tproc *p = proc_find(t, pid);
+	struct pick pk = {.time = time, .until = UINT64_MAX};
+	const struct fl_tmap *m;
+	size_t next;
+
+	if (!p)
+		return NULL;
+	m = latest(p, addr);
+	/* Nothing ever changed meaning: the latest mappings are the only ones. */
+	if (!p->nr_changes)
+		return m;
+	next = changes_after(p, time);
+	for (size_t i = next; i-- > 0;)
+		if (p->changes[i].exec) {
+			pk.from = p->changes[i].time;
+			break;
+		}
+	for (size_t i = next; i < p->nr_changes; i++)
+		if (p->changes[i].exec) {
+			pk.until = p->changes[i].time;
+			break;
+		}
+	if (m)
+		consider(&pk, m);
+	for (size_t i = 0; i < p->nr_hist; i++)
+		if (p->hist[i].start <= addr && addr < p->hist[i].end)
+			consider(&pk, &p->hist[i]);
+	return pk.exact ? pk.exact : pk.later;
+}
+
+uint64_t fl_tracker__era(const struct fl_tracker *t, uint32_t pid, uint64_t time)
+{
+	const struct tproc *p = proc_find(t, pid);
+	size_t next;
+
+	if (!p || !p->nr_changes)
+		return 0;
+	next = changes_after(p, time);
+	return next ? p->changes[next - 1].time : 0;
+}
+
+size_t fl_tracker__exited(const struct fl_tracker *t, uint64_t before, uint32_t *pids, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nr_procs && n < max; i++)
+		if (t->procs[i].exited && t->procs[i].exit_time < before)
+			pids[n++] = t->procs[i].pid;
+	return n;
+}
+
+void fl_tracker__forget(struct fl_tracker *t, const uint32_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!proc_find(t, pids[i]))
+			continue;
+		proc_remove(t, pids[i]);
+		t->st.forgotten++;
+	}
 }
 
 bool fl_tracker__is_kthread(const struct fl_tracker *t, uint32_t pid)

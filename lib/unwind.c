@@ -535,7 +535,7 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 	bool is_value;
 	int ra, ret = -1;
 
-	tm = u->opts.find_map(u->opts.ctx, st->s->pid, lookup);
+	tm = u->opts.find_map(u->opts.ctx, st->s->pid, lookup, st->s->time);
 	if (!tm)
 		return -1;
 	f = file_get(u, tm, st->s->pid);

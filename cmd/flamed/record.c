@@ -781,6 +781,15 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    ss->unwind_truncated ? " (a bigger --call-graph dwarf,SIZE copies more)" : "",
 		    n ? 100.0 * (double)ss->unwind_failed / (double)n : 0.0);
 	}
+	if (fs->spanning_eras)
+		msg("%llu samples share a kernel-counted stack with samples taken after a library "
+		    "or program was replaced at its addresses: named with the later mappings "
+		    "(--no-bpf keeps them apart)",
+		    (unsigned long long)fs->spanning_eras);
+	if (ts->history_dropped)
+		msg("process tracker: %llu old mappings dropped from processes that replaced their "
+		    "code more than %d times: samples of those times may be misnamed",
+		    (unsigned long long)ts->history_dropped, 4096);
 	if (fs->no_user_stack)
 		msg("%llu samples of user processes without a user stack",
 		    (unsigned long long)fs->no_user_stack);
@@ -875,6 +884,14 @@ DEFINE_FREE_FUNC(struct fl_symbolizer, fl_symbolizer__free)
 DEFINE_FREE_FUNC(struct fl_profile, fl_profile__free)
 DEFINE_FREE_FUNC(struct fl_fold, fl_fold__free)
 
+/* The era of a sample, from the tracker (set up after the sampler, before sampling starts). */
+static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
+{
+	const struct recording *r = ctx;
+
+	return r->tracker ? fl_tracker__era(r->tracker, pid, time) : 0;
+}
+
 static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
 {
 	struct record_args *a = r->args;
@@ -894,6 +911,8 @@ static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
 		.dwarf = a->dwarf,
 		.stack_size = a->stack_size,
 		.unwinder = r->unwinder,
+		.era = era_of,
+		.era_ctx = r,
 	};
 	int err, bpf_err = 0;
 
@@ -957,12 +976,12 @@ static void arm_second_signal(int sfd, const sigset_t *stop_signals)
 	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
 }
 
-/* The unwinder's view of the mappings: the tracker's, as read so far. */
-static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr)
+/* The unwinder's view of the mappings: the tracker's at the sample's time. */
+static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
 {
 	const struct recording *r = ctx;
 
-	return r->tracker ? fl_tracker__find(r->tracker, pid, addr) : NULL;
+	return r->tracker ? fl_tracker__find_at(r->tracker, pid, addr, time) : NULL;
 }
 
 static int record(struct record_args *a)

@@ -15,20 +15,27 @@ struct fl_tracker;
 struct fl_fold;
 
 struct fl_fold_opts {
-	size_t sz; /* sizeof(struct fl_fold_opts) */
+	size_t sz;			  /* sizeof(struct fl_fold_opts) */
 	struct fl_symbolizer *symbolizer; /* borrowed */
-	struct fl_tracker *tracker;       /* borrowed; may be NULL */
-	struct fl_profile *profile;       /* borrowed: stacks are added to it */
-	bool per_process; /* root frame "comm-PID" */
-	bool per_thread;  /* root frame "comm-PID/TID" (needs per-thread raw stacks) */
+	struct fl_tracker *tracker;	  /* borrowed; may be NULL */
+	struct fl_profile *profile;	  /* borrowed: stacks are added to it */
+	bool per_process;		  /* root frame "comm-PID" */
+	bool per_thread; /* root frame "comm-PID/TID" (needs per-thread raw stacks) */
 };
 
 struct fl_fold_stats {
-	uint64_t samples;      /* samples added to the profile */
-	uint64_t frames;       /* user and kernel frames of all samples added */
-	uint64_t unsymbolized; /* ... of which had no symbol: the profile's unnamed share */
-	uint64_t no_user_stack; /* samples of user processes whose user stack was missing */
+	uint64_t samples;	  /* samples added to the profile */
+	uint64_t frames;	  /* user and kernel frames of all samples added */
+	uint64_t unsymbolized;	  /* ... of which had no symbol: the profile's unnamed share */
+	uint64_t no_user_stack;	  /* samples of user processes whose user stack was missing */
 	uint64_t kthread_samples; /* samples of kernel threads */
+	/*
+	 * Samples counted in the kernel under one stack whose addresses meant
+	 * other code at its first and last sample (the same raw stack before
+	 * and after a library was replaced at its address): named with the
+	 * mappings of the last.
+	 */
+	uint64_t spanning_eras;
 };
 
 /*

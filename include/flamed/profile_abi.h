@@ -25,18 +25,28 @@ struct fl_stack_key {
 	char comm[FL_TASK_COMM_LEN];
 };
 
+/*
+ * Value of the counts map. The times (bpf_ktime_get_ns(), CLOCK_MONOTONIC)
+ * bound when the key's samples were taken: user space names its addresses
+ * with the mappings of those moments.
+ */
+struct fl_stack_val {
+	__u64 count;
+	__u64 first_ns, last_ns;
+};
+
 /* Indexes of the per-CPU counters array. */
 enum fl_counter {
-	FL_CNT_SAMPLES,        /* every sample the program saw */
-	FL_CNT_IDLE,           /* idle-task samples dropped */
-	FL_CNT_FILTERED,       /* samples of other processes (-p) */
-	FL_CNT_KSTACK_NONE,    /* kernel stack: bpf_get_stackid -EFAULT */
-	FL_CNT_USTACK_NONE,    /* user stack: -EFAULT */
-	FL_CNT_COLLISION,      /* stack map hash collision (-EEXIST) */
-	FL_CNT_STACKMAP_FULL,  /* stack map had no free bucket (-ENOMEM) */
-	FL_CNT_COUNTS_FULL,    /* counts map full (-E2BIG/-ENOMEM) */
-	FL_CNT_OVERFLOW_SENT,  /* samples sent whole through the ring buffer */
-	FL_CNT_OVERFLOW_LOST,  /* ... and those the full ring buffer dropped */
+	FL_CNT_SAMPLES,	      /* every sample the program saw */
+	FL_CNT_IDLE,	      /* idle-task samples dropped */
+	FL_CNT_FILTERED,      /* samples of other processes (-p) */
+	FL_CNT_KSTACK_NONE,   /* kernel stack: bpf_get_stackid -EFAULT */
+	FL_CNT_USTACK_NONE,   /* user stack: -EFAULT */
+	FL_CNT_COLLISION,     /* stack map hash collision (-EEXIST) */
+	FL_CNT_STACKMAP_FULL, /* stack map had no free bucket (-ENOMEM) */
+	FL_CNT_COUNTS_FULL,   /* counts map full (-E2BIG/-ENOMEM) */
+	FL_CNT_OVERFLOW_SENT, /* samples sent whole through the ring buffer */
+	FL_CNT_OVERFLOW_LOST, /* ... and those the full ring buffer dropped */
 	FL_CNT_MAX,
 };
 
@@ -47,6 +57,7 @@ enum fl_counter {
  * first (leaf first), then user frames from ips[FL_MAX_STACK_DEPTH].
  */
 struct fl_overflow_rec {
+	__u64 time; /* bpf_ktime_get_ns() */
 	__u32 tgid;
 	__u32 tid;
 	char comm[FL_TASK_COMM_LEN];

@@ -22,15 +22,15 @@ enum fl_sampler_backend {
 };
 
 struct fl_sampler_opts {
-	size_t sz;      /* sizeof(struct fl_sampler_opts) */
-	uint64_t freq;  /* samples per second per CPU, > 0 */
+	size_t sz;	 /* sizeof(struct fl_sampler_opts) */
+	uint64_t freq;	 /* samples per second per CPU, > 0 */
 	const int *pids; /* processes (tgids) to keep; NULL/0: every process */
 	size_t nr_pids;
 	bool follow_children; /* also keep processes forked by kept ones */
 	bool per_thread;      /* count per thread (fl_raw_stack.tid is set) */
-	bool idle;            /* keep idle-task (pid 0) samples; with pids, idle is just not kept */
-	bool kernel;          /* record kernel stacks */
-	bool user;            /* record user stacks */
+	bool idle;	      /* keep idle-task (pid 0) samples; with pids, idle is just not kept */
+	bool kernel;	      /* record kernel stacks */
+	bool user;	      /* record user stacks */
 	/*
 	 * How long the recording will last, in seconds (0: unknown). The BPF
 	 * backend sizes its maps by the samples to expect: a short recording
@@ -52,6 +52,13 @@ struct fl_sampler_opts {
 	bool dwarf;
 	uint32_t stack_size;
 	struct fl_unwinder *unwinder;
+	/*
+	 * The era of a process at a time (fl_tracker__era() fits; NULL: one
+	 * era). Samples counted in user space are kept apart by era, so that
+	 * the addresses of one distinct stack mean one thing.
+	 */
+	uint64_t (*era)(void *ctx, uint32_t pid, uint64_t time);
+	void *era_ctx;
 };
 
 /*
@@ -59,13 +66,13 @@ struct fl_sampler_opts {
  * stopped before the thread's first frame (never a real user address).
  */
 #define FL_UIP_TRUNCATED 0xfffffffffffffffeULL /* the stack copy ended */
-#define FL_UIP_FAILED 0xfffffffffffffffdULL /* no CFI, unreadable file, bad rule */
+#define FL_UIP_FAILED 0xfffffffffffffffdULL    /* no CFI, unreadable file, bad rule */
 
 /* One aggregated stack at drain time. */
 struct fl_raw_stack {
-	uint32_t pid; /* tgid; 0 for the idle task */
-	uint32_t tid; /* 0 unless per_thread */
-	const char *comm; /* the thread's name, NUL-terminated */
+	uint32_t pid;	      /* tgid; 0 for the idle task */
+	uint32_t tid;	      /* 0 unless per_thread */
+	const char *comm;     /* the thread's name, NUL-terminated */
 	const uint64_t *kips; /* kernel frames, leaf first */
 	size_t nr_kips;
 	const uint64_t *uips; /* user frames, leaf first */
@@ -73,20 +80,28 @@ struct fl_raw_stack {
 	/* 0, or why a half is empty: -ENOENT not asked for, -EFAULT none. */
 	int kerr, uerr;
 	uint64_t count;
+	/*
+	 * When its samples were taken (CLOCK_MONOTONIC ns): user addresses are
+	 * looked up in the mappings of time. Counted in user space, the stack
+	 * belongs to one era and time is that era's start (time_first ==
+	 * time); counted in the kernel, time_first and time are its first and
+	 * last sample, and the two may fall in different eras.
+	 */
+	uint64_t time_first, time;
 };
 
 struct fl_sampler_stats {
-	uint64_t samples;   /* every sample taken (kept, idle, filtered) */
-	uint64_t idle;      /* idle-task samples dropped */
-	uint64_t filtered;  /* samples of processes not asked for */
+	uint64_t samples;		   /* every sample taken (kept, idle, filtered) */
+	uint64_t idle;			   /* idle-task samples dropped */
+	uint64_t filtered;		   /* samples of processes not asked for */
 	uint64_t kstack_none, ustack_none; /* samples with no kernel/user stack */
-	uint64_t collisions;  /* BPF: stack-id hash collisions (recovered) */
-	uint64_t map_full;    /* BPF: a full map (recovered) */
-	uint64_t recovered;   /* BPF: samples counted through the ring buffer */
-	uint64_t lost;        /* samples lost for good (full ring buffers) */
-	uint64_t lost_records; /* ring: PERF_RECORD_LOST* (records, not samples) */
-	uint64_t throttled;   /* ring: PERF_RECORD_THROTTLE events */
-	uint64_t truncated;   /* stacks at FL_MAX_STACK_DEPTH frames */
+	uint64_t collisions;		   /* BPF: stack-id hash collisions (recovered) */
+	uint64_t map_full;		   /* BPF: a full map (recovered) */
+	uint64_t recovered;		   /* BPF: samples counted through the ring buffer */
+	uint64_t lost;			   /* samples lost for good (full ring buffers) */
+	uint64_t lost_records;		   /* ring: PERF_RECORD_LOST* (records, not samples) */
+	uint64_t throttled;		   /* ring: PERF_RECORD_THROTTLE events */
+	uint64_t truncated;		   /* stacks at FL_MAX_STACK_DEPTH frames */
 	/* DWARF mode: how the unwinding of each kept sample with a user stack ended. */
 	uint64_t unwind_complete, unwind_truncated, unwind_failed;
 };

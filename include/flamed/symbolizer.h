@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct fl_tmap;
 struct fl_tracker;
 struct fl_symbolizer;
 
@@ -25,11 +26,11 @@ struct fl_symbolizer_opts {
 };
 
 enum fl_sym_reason {
-	FL_SYM_OK,          /* name is the function */
-	FL_SYM_UNMAPPED,    /* no mapping holds the address: "[unknown]" */
-	FL_SYM_NO_SYMBOL,   /* in module, but no symbol covers it: "[module]" */
-	FL_SYM_NO_FILE,     /* module file unreadable, not ELF or replaced: "[module]" */
-	FL_SYM_ANON,        /* anonymous executable memory (JIT without map) */
+	FL_SYM_OK,	      /* name is the function */
+	FL_SYM_UNMAPPED,      /* no mapping holds the address: "[unknown]" */
+	FL_SYM_NO_SYMBOL,     /* in module, but no symbol covers it: "[module]" */
+	FL_SYM_NO_FILE,	      /* module file unreadable, not ELF or replaced: "[module]" */
+	FL_SYM_ANON,	      /* anonymous executable memory (JIT without map) */
 	FL_SYM_KERNEL_HIDDEN, /* kernel addresses hidden by kptr_restrict: "[kernel]" */
 };
 
@@ -52,7 +53,8 @@ int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symboliz
 void fl_symbolizer__free(struct fl_symbolizer *s);
 
 /*
- * Symbolizes n user addresses of process pid into out[0..n), in order. The
+ * Symbolizes n user addresses of process pid, in its latest mappings, into
+ * out[0..n), in order. The
  * addresses are looked up as given: for a return address in a stack, pass
  * ip - 1 so that a call at the very end of a function is named by its
  * caller (fl_fold does). Each ELF file is read once per symbolizer however
@@ -61,6 +63,14 @@ void fl_symbolizer__free(struct fl_symbolizer *s);
  */
 int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *ips, size_t n,
 			struct fl_sym *out);
+
+/*
+ * Symbolizes one user address in the mapping tm that held it (from
+ * fl_tracker__find_at()): the result depends only on tm's file and the
+ * address's offset in it. Returns 0 or -ENOMEM.
+ */
+int fl_symbolizer__in_map(struct fl_symbolizer *s, const struct fl_tmap *tm, uint64_t ip,
+			  struct fl_sym *out);
 
 /* The same for kernel addresses; one batch costs at most a few syscalls. */
 int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n,

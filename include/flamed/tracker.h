@@ -9,22 +9,30 @@
 
 /*
  * Symbolization needs the mappings a process had when it was sampled, and
- * many processes have exited by the time a recording ends. The tracker opens
- * one PERF_COUNT_SW_DUMMY event per online CPU with mmap2, comm and task set
- * (executable mappings only), scans /proc for the mappings that already
- * exist, and keeps, per process, the executable mappings it had, so that
- * samples of processes that exited still symbolize. A forked child starts
- * with a copy of its parent's mappings; exec does not clear them (new
- * mappings replace the ranges they overlap, which covers the new image).
+ * many processes have exited, exec'd or unmapped a library by the time
+ * their samples are named. The tracker opens one PERF_COUNT_SW_DUMMY event
+ * per online CPU with mmap2, comm and task set (executable mappings only,
+ * each record stamped with its CLOCK_MONOTONIC time), scans /proc for the
+ * mappings that already exist, and keeps each process's mapping history:
+ * the latest mappings, the ones they replaced, and the times at which an
+ * address started to mean other code (a mapping replaced by a different
+ * file or offset, an exec, a pid reused by a new process). A lookup names
+ * the time of the sample; the era of a time (fl_tracker__era()) is what
+ * samples must be kept apart by for their addresses to mean one thing.
+ *
+ * A forked child starts with its parent's mappings. Records of different
+ * CPUs are read ring after ring, so they come out of order; their times
+ * put them back in order.
  *
  * Every process seen in the events is tracked. The initial /proc scan covers
  * every process when opts->pids is empty, else only those pids (the events
- * cover their children).
+ * cover their children). A process that exited stays until
+ * fl_tracker__forget() drops it, once its samples are symbolized.
  */
 struct fl_tracker;
 
 struct fl_tracker_opts {
-	size_t sz; /* sizeof(struct fl_tracker_opts) */
+	size_t sz;	 /* sizeof(struct fl_tracker_opts) */
 	const int *pids; /* processes to scan at start; NULL/0: all of /proc */
 	size_t nr_pids;
 	size_t ring_pages; /* per CPU, a power of two; 0 means 64 */
@@ -33,7 +41,7 @@ struct fl_tracker_opts {
 /* One executable mapping of a process. */
 struct fl_tmap {
 	uint64_t start, end; /* [start, end) */
-	uint64_t pgoff;      /* file offset of start */
+	uint64_t pgoff;	     /* file offset of start */
 	uint32_t dev_major, dev_minor;
 	uint64_t ino;
 	/*
@@ -42,13 +50,19 @@ struct fl_tmap {
 	 * fl_tracker__free().
 	 */
 	const char *path;
+	/* CLOCK_MONOTONIC ns of the record that made it; 0 if found by the /proc scan. */
+	uint64_t birth;
 };
 
 struct fl_tracker_stats {
-	uint64_t lost;     /* records the kernel dropped (PERF_RECORD_LOST) */
-	uint64_t mmaps;    /* executable mappings recorded from events */
+	uint64_t lost;	/* records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t mmaps; /* executable mappings recorded from events */
 	uint64_t forks, exits, execs;
-	uint64_t processes; /* processes currently tracked */
+	uint64_t processes;	  /* processes currently tracked */
+	uint64_t peak_processes;  /* the most tracked at once */
+	uint64_t forgotten;	  /* processes dropped after they exited */
+	uint64_t replaced;	  /* mappings replaced by other code at their address */
+	uint64_t history_dropped; /* oldest history of a process dropped at its cap */
 };
 
 /*
@@ -74,11 +88,42 @@ int fl_tracker__fd(const struct fl_tracker *t, size_t i);
 /* Reads every pending record from every ring. Returns 0 or -errno. */
 int fl_tracker__poll(struct fl_tracker *t);
 
+/* CLOCK_MONOTONIC in ns, the clock of the records and of fl_tracker__find_at(). */
+uint64_t fl_tracker__now(void);
+
 /*
- * The mapping of process pid (a tgid) holding addr, or NULL. The pointer
- * lives until the next fl_tracker__poll(), fl_tracker__add_pid() or free.
+ * The latest mapping of process pid (a tgid) holding addr, or NULL. The
+ * pointer lives until the next fl_tracker__poll(), fl_tracker__add_pid(),
+ * fl_tracker__forget() or free.
  */
 const struct fl_tmap *fl_tracker__find(const struct fl_tracker *t, uint32_t pid, uint64_t addr);
+
+/*
+ * The mapping that held addr in process pid at time (ns, CLOCK_MONOTONIC):
+ * the newest one made at or before time since the process's last exec.
+ * When none was (its record came late, or was lost), the oldest one made
+ * after time, before the next exec: a sampled address was mapped. Lives as
+ * long as fl_tracker__find()'s result.
+ */
+const struct fl_tmap *fl_tracker__find_at(const struct fl_tracker *t, uint32_t pid, uint64_t addr,
+					  uint64_t time);
+
+/*
+ * The start of the era of pid that holds time: the last moment at or before
+ * time at which one of its addresses began to mean other code (0: none).
+ * Within one era an address means one thing, so lookups at any time of it,
+ * the era's start included, give the same mapping.
+ */
+uint64_t fl_tracker__era(const struct fl_tracker *t, uint32_t pid, uint64_t time);
+
+/*
+ * Up to max pids of processes whose exit was read and happened before
+ * time (ns), into pids. Returns how many.
+ */
+size_t fl_tracker__exited(const struct fl_tracker *t, uint64_t before, uint32_t *pids, size_t max);
+
+/* Drops what is known of these processes (exited ones; their samples are named). */
+void fl_tracker__forget(struct fl_tracker *t, const uint32_t *pids, size_t n);
 
 /* True when pid is known to be a kernel thread (no user address space). */
 bool fl_tracker__is_kthread(const struct fl_tracker *t, uint32_t pid);

@@ -34,21 +34,23 @@ uint64_t fl_unwind__perf_regs_mask(void);
 void fl_unwind__regs_from_perf(const uint64_t *perf_regs, uint64_t regs[FL_UNWIND_NR_REGS]);
 
 struct fl_unwind_sample {
-	uint32_t pid; /* tgid: whose mappings */
+	uint32_t pid;  /* tgid: whose mappings */
+	uint64_t time; /* when it was taken (CLOCK_MONOTONIC ns): the mappings of then */
 	uint64_t regs[FL_UNWIND_NR_REGS];
 	const unsigned char *stack; /* user memory from regs[FL_UNWIND_REG_SP] up */
 	size_t stack_size;
 };
 
 enum fl_unwind_outcome {
-	FL_UNWIND_COMPLETE, /* reached the outermost frame (undefined return address) */
+	FL_UNWIND_COMPLETE,  /* reached the outermost frame (undefined return address) */
 	FL_UNWIND_TRUNCATED, /* the stack copy ended first */
-	FL_UNWIND_FAILED, /* no CFI for a pc, an unmapped pc, an unreadable file, a bad rule */
+	FL_UNWIND_FAILED,    /* no CFI for a pc, an unmapped pc, an unreadable file, a bad rule */
 	FL_UNWIND_OUTCOME__MAX,
 };
 
-/* The mapping holding addr in process pid, or NULL (fl_tracker__find() fits). */
-typedef const struct fl_tmap *(*fl_unwind_find_map_fn)(void *ctx, uint32_t pid, uint64_t addr);
+/* The mapping holding addr in process pid at time, or NULL (fl_tracker__find_at() fits). */
+typedef const struct fl_tmap *(*fl_unwind_find_map_fn)(void *ctx, uint32_t pid, uint64_t addr,
+						       uint64_t time);
 
 struct fl_unwind_opts {
 	size_t sz; /* sizeof(struct fl_unwind_opts) */

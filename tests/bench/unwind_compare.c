@@ -127,9 +127,10 @@ static ssize_t map_index(const struct prog *p, uint64_t addr)
 	return -1;
 }
 
-static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr)
+static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
 {
 	(void)ctx;
+	(void)time;
 	for (size_t k = 0; k < nr_progs; k++)
 		if ((uint32_t)progs[k].pid == pid) {
 			ssize_t i = map_index(&progs[k], addr);

@@ -48,11 +48,12 @@ struct capture {
 	size_t nr_samples;
 };
 
-static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr)
+static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
 {
 	struct capture *c = ctx;
 
 	(void)pid;
+	(void)time;
 	for (size_t i = 0; i < c->nr_maps; i++)
 		if (addr >= c->maps[i].start && addr < c->maps[i].end)
 			return &c->maps[i];
@@ -186,7 +187,7 @@ struct names {
 /* The name of a user address in one of the fixture's files (its binary or its libraries), else "?". */
 static const char *name_of(struct capture *c, struct names *nm, uint64_t addr)
 {
-	const struct fl_tmap *m = find_map(c, 0, addr);
+	const struct fl_tmap *m = find_map(c, 0, addr, 0);
 	const struct fl_elfsym *s;
 	struct fl_elfsyms *syms = NULL;
 	uint64_t vaddr;

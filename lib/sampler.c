@@ -66,6 +66,15 @@ int fl_sampler__drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
 	return s->ops->drain(s, fn, ctx);
 }
 
+int fl_sampler__take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
+		     void *ctx)
+{
+	for (size_t i = 1; i < n; i++)
+		if (pids[i - 1] >= pids[i])
+			return -EINVAL;
+	return s->ops->take(s, pids, n, fn, ctx);
+}
+
 int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 {
 	return s->ops->stats(s, st);

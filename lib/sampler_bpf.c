@@ -16,6 +16,7 @@
 #include "flamed/stackagg.h"
 #include "profile.skel.h"
 #include "sampler_impl.h"
+#include "u32map.h"
 
 /* Defaults sized for a busy 2-CPU machine at 999 Hz for 60 s (see README). */
 #define DEFAULT_STACK_STORAGE 32768
@@ -38,7 +39,8 @@ struct fl_sampler_bpf {
 	uint32_t depth;		      /* frames per stack-map entry */
 	uint32_t stack_slots;	      /* stack ids are below this */
 	int nr_possible;
-	uint64_t truncated; /* samples whose stack filled a whole stack-map entry */
+	uint64_t truncated;	  /* samples whose stack filled a whole stack-map entry */
+	uint64_t truncated_taken; /* ... of those taken before the drain */
 	uint64_t (*era)(void *ctx, uint32_t pid, uint64_t time);
 	void *era_ctx;
 	bool follow_children;
@@ -313,6 +315,37 @@ static int bpf_poll(struct fl_sampler *base)
 	return n < 0 ? n : 0;
 }
 
+/*
+ * A take: only the keys of these pids are passed on, and they are kept
+ * here to be deleted from the map after the walk.
+ */
+struct take {
+	const uint32_t *pids; /* ascending */
+	size_t n;
+	struct fl_stack_key *keys;
+	size_t nr_keys, cap_keys;
+};
+
+/* Whether the walk passes key on; a taken key is remembered. Returns 1, 0 or -ENOMEM. */
+static int take_key(struct take *tk, const struct fl_stack_key *key)
+{
+	if (!tk)
+		return 1;
+	if (!fl_u32_sorted_has(tk->pids, tk->n, key->tgid))
+		return 0;
+	if (tk->nr_keys == tk->cap_keys) {
+		size_t ncap = tk->cap_keys ? tk->cap_keys * 2 : 64;
+		struct fl_stack_key *nk = realloc(tk->keys, ncap * sizeof(*nk));
+
+		if (!nk)
+			return -ENOMEM;
+		tk->keys = nk;
+		tk->cap_keys = ncap;
+	}
+	tk->keys[tk->nr_keys++] = *key;
+	return 1;
+}
+
 /* Stack map lookups, each at most once per drain: many keys share a stack. */
 struct stack_cache {
 	struct fl_sampler_bpf *s;
@@ -395,8 +428,8 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
 }
 
 /* Key by key: two syscalls per entry, for kernels without batch lookups. */
-static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_stack_fn fn,
-			     void *ctx)
+static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, struct take *tk,
+			     fl_raw_stack_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct fl_stack_key key, next;
@@ -414,6 +447,12 @@ static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, fl
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &val))
 			continue; /* deleted meanwhile */
+		err = take_key(tk, &key);
+		if (err <= 0) {
+			if (err)
+				return err;
+			continue;
+		}
 		err = emit_key(c, &key, &val, fn, ctx);
 		if (err)
 			return err;
@@ -425,8 +464,8 @@ static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, fl
 #define KERNEL_ENOTSUPP 524
 
 /* Many entries per syscall. Returns -EOPNOTSUPP when the kernel cannot batch. */
-static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_stack_fn fn,
-			      void *ctx)
+static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c, struct take *tk,
+			      fl_raw_stack_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	_cleanup_free_ struct fl_stack_key *keys = malloc(DRAIN_BATCH * sizeof(*keys));
@@ -456,6 +495,12 @@ static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c, f
 		first = false;
 		in_batch = out_batch;
 		for (__u32 i = 0; i < n; i++) {
+			err = take_key(tk, &keys[i]);
+			if (err <= 0) {
+				if (err)
+					return err;
+				continue;
+			}
 			err = emit_key(c, &keys[i], &vals[i], fn, ctx);
 			if (err)
 				return err;
@@ -464,19 +509,19 @@ static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c, f
 	return 0;
 }
 
-static int drain_counts(struct fl_sampler_bpf *s, struct stack_cache *c, fl_raw_stack_fn fn,
-			void *ctx)
+static int drain_counts(struct fl_sampler_bpf *s, struct stack_cache *c, struct take *tk,
+			fl_raw_stack_fn fn, void *ctx)
 {
-	int err = drain_counts_batch(s, c, fn, ctx);
+	int err = drain_counts_batch(s, c, tk, fn, ctx);
 
 	if (err == -EOPNOTSUPP)
-		err = drain_counts_slow(s, c, fn, ctx);
+		err = drain_counts_slow(s, c, tk, fn, ctx);
 	return err;
 }
 
-static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+/* The counts map's keys (those of tk's pids, with tk), then the overflow path's. */
+static int drain_with(struct fl_sampler_bpf *s, struct take *tk, fl_raw_stack_fn fn, void *ctx)
 {
-	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
 	struct stack_cache c = {
 		.s = s,
 		.fd = bpf_map__fd(s->skel->maps.stacks),
@@ -486,9 +531,10 @@ static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 	c.slots = calloc(s->stack_slots, sizeof(*c.slots));
 	c.buf = malloc(s->depth * sizeof(uint64_t));
 	err = -ENOMEM;
-	s->truncated = 0;
+	if (!tk)
+		s->truncated = s->truncated_taken;
 	if (c.slots && c.buf)
-		err = drain_counts(s, &c, fn, ctx);
+		err = drain_counts(s, &c, tk, fn, ctx);
 	if (c.slots)
 		for (uint32_t i = 0; i < s->stack_slots; i++)
 			free(c.slots[i]);
@@ -496,7 +542,40 @@ static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 	free(c.buf);
 	if (err)
 		return err;
+	if (tk)
+		return fl_stackagg__take(s->overflow, tk->pids, tk->n, fn, ctx);
 	return fl_stackagg__for_each(s->overflow, fn, ctx);
+}
+
+static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+{
+	return drain_with((struct fl_sampler_bpf *)base, NULL, fn, ctx);
+}
+
+/*
+ * The processes' keys are read and deleted (their slots free for new
+ * stacks); their stacks stay in the stack map, which other processes'
+ * keys may share. A process that exited takes no samples, so no count is
+ * added between the read and the delete.
+ */
+static int bpf_take(struct fl_sampler *base, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
+		    void *ctx)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	int counts_fd = bpf_map__fd(s->skel->maps.counts);
+	int targets_fd = bpf_map__fd(s->skel->maps.targets);
+	struct take tk = {.pids = pids, .n = n};
+	uint64_t truncated = s->truncated;
+	int err = drain_with(s, &tk, fn, ctx);
+
+	s->truncated_taken += s->truncated - truncated;
+	for (size_t i = 0; i < tk.nr_keys; i++)
+		bpf_map_delete_elem(counts_fd, &tk.keys[i]);
+	free(tk.keys);
+	/* A new process with one of these pids is not kept for the old one's sake. */
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(targets_fd, &pids[i]);
+	return err;
 }
 
 static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
@@ -537,6 +616,7 @@ static const struct fl_sampler_ops ops = {
 	.fd = bpf_fd,
 	.poll = bpf_poll,
 	.drain = bpf_drain,
+	.take = bpf_take,
 	.stats = bpf_stats,
 	.free = bpf_free,
 };

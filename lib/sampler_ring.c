@@ -35,7 +35,9 @@ enum {
 
 struct comm_ent {
 	char name[FL_TASK_COMM_LEN];
-	bool exited; /* the thread's exit was read: its tid may be reused */
+	uint32_t tid;
+	bool exited;	    /* the thread's exit was read: its tid may be reused */
+	uint64_t exit_poll; /* ... in this poll */
 };
 
 struct ring_sampler {
@@ -67,6 +69,7 @@ struct ring_sampler {
 	struct fl_stackagg *pending, *pending_prev;
 
 	struct fl_sampler_stats st;
+	uint64_t polls; /* ring_poll() calls so far */
 	uint64_t kips[FL_MAX_STACK_DEPTH], uips[FL_MAX_STACK_DEPTH];
 };
 
@@ -109,6 +112,34 @@ static int comm_set(struct ring_sampler *r, uint32_t tid, const char *comm, size
 	}
 	memset(&r->comms[idx], 0, sizeof(r->comms[idx]));
 	memcpy(r->comms[idx].name, comm, len);
+	r->comms[idx].tid = tid;
+	return 0;
+}
+
+/*
+ * Forgets the names of threads whose exit was read two polls ago or more:
+ * every ring has been read since, so no sample of theirs is still unread.
+ * Returns 0 or -ENOMEM (nothing lost: the names stay).
+ */
+static int comms_prune(struct ring_sampler *r)
+{
+	for (size_t i = r->nr_comms; i-- > 0;) {
+		size_t last = r->nr_comms - 1;
+		uint32_t tid = r->comms[i].tid;
+
+		if (!r->comms[i].exited || r->comms[i].exit_poll + 2 > r->polls)
+			continue;
+		if (i != last) {
+			/* An update (fits the table): the last entry moves into the hole. */
+			int err = fl_u32map__put(&r->comm_idx, r->comms[last].tid, (uint32_t)i);
+
+			if (err)
+				return err;
+			r->comms[i] = r->comms[last];
+		}
+		fl_u32map__del(&r->comm_idx, tid);
+		r->nr_comms--;
+	}
 	return 0;
 }
 
@@ -445,8 +476,10 @@ static void on_exit_rec(struct ring_sampler *r, const struct perf_event_header *
 		return;
 	/* The name stays for the samples still unread; a new task may take the tid over. */
 	e = comm_ent(r, rec->tid);
-	if (e)
+	if (e) {
 		e->exited = true;
+		e->exit_poll = r->polls;
+	}
 }
 
 static int on_record(const struct perf_event_header *hdr, void *ctx)
@@ -568,6 +601,7 @@ static int ring_poll(struct fl_sampler *s)
 	struct fl_stackagg *tmp;
 	int ret, err;
 
+	r->polls++;
 	ret = fl_cpu_events__consume(r->events, on_record, r);
 	/* A corrupt ring was reset and the others read: the pending samples can still be decided. */
 	if (ret < 0 && ret != -EBADMSG)
@@ -594,6 +628,21 @@ static int ring_drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
 	if (err)
 		return err;
 	return fl_stackagg__for_each(r->agg, fn, ctx);
+}
+
+static int ring_take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
+		     void *ctx)
+{
+	struct ring_sampler *r = to_ring(s);
+	int err = fl_stackagg__take(r->agg, pids, n, fn, ctx);
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		fl_u32map__del(&r->kept, pids[i]);
+		fl_u32map__del(&r->parents, pids[i]);
+	}
+	return comms_prune(r);
 }
 
 static int ring_stats(struct fl_sampler *s, struct fl_sampler_stats *st)
@@ -625,6 +674,7 @@ static const struct fl_sampler_ops ring_ops = {
 	.fd = ring_fd,
 	.poll = ring_poll,
 	.drain = ring_drain,
+	.take = ring_take,
 	.stats = ring_stats,
 	.free = ring_free,
 };

@@ -7,6 +7,7 @@
 #include "flamed/profile_abi.h"
 #include "flamed/stackagg.h"
 #include "keycount.h"
+#include "u32map.h"
 
 /*
  * A distinct stack is one key of uint64_t words, exactly as compared and
@@ -84,6 +85,66 @@ int fl_stackagg__add(struct fl_stackagg *a, const struct fl_raw_stack *st, uint6
 	return fl_keycount__add(&a->stacks, a->key, words * sizeof(*a->key), count);
 }
 
+static void sa_unpack(const uint64_t *key, uint64_t count, char comm[FL_TASK_COMM_LEN],
+		      struct fl_raw_stack *st)
+{
+	size_t nk = key[4] >> 32;
+
+	memcpy(comm, &key[1], FL_TASK_COMM_LEN);
+	comm[FL_TASK_COMM_LEN - 1] = '\0';
+	*st = (struct fl_raw_stack){
+		.pid = (uint32_t)(key[0] >> 32),
+		.tid = (uint32_t)key[0],
+		.comm = comm,
+		.kips = &key[SA_KEY_HDR],
+		.nr_kips = nk,
+		.uips = &key[SA_KEY_HDR + nk],
+		.nr_uips = (uint32_t)key[4],
+		.kerr = (int)(uint32_t)(key[3] >> 32),
+		.uerr = (int)(uint32_t)key[3],
+		.count = count,
+		.time_first = key[5],
+		.time = key[5],
+	};
+}
+
+int fl_stackagg__take(struct fl_stackagg *a, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
+		      void *ctx)
+{
+	struct fl_keycount rest = {0}, taken;
+	const void *k;
+	uint64_t count;
+	size_t pos = 0, len;
+	int ret = 0;
+
+	if (!a || !fn || (n && !pids))
+		return -EINVAL;
+	/* The table without them first: a failure there changes nothing. */
+	while (fl_keycount__next(&a->stacks, &pos, &k, &len, &count)) {
+		if (fl_u32_sorted_has(pids, n, (uint32_t)(((const uint64_t *)k)[0] >> 32)))
+			continue;
+		ret = fl_keycount__add(&rest, k, len, count);
+		if (ret) {
+			fl_keycount__fini(&rest);
+			return ret;
+		}
+	}
+	taken = a->stacks;
+	a->stacks = rest;
+	pos = 0;
+	while (!ret && fl_keycount__next(&taken, &pos, &k, &len, &count)) {
+		char comm[FL_TASK_COMM_LEN];
+		struct fl_raw_stack st;
+
+		if (!fl_u32_sorted_has(pids, n, (uint32_t)(((const uint64_t *)k)[0] >> 32)))
+			continue;
+		sa_unpack(k, count, comm, &st);
+		ret = fn(&st, ctx);
+	}
+	fl_keycount__fini(&taken);
+	return ret;
+}
+
 int fl_stackagg__for_each(const struct fl_stackagg *a, fl_raw_stack_fn fn, void *ctx)
 {
 	const void *k;
@@ -93,28 +154,11 @@ int fl_stackagg__for_each(const struct fl_stackagg *a, fl_raw_stack_fn fn, void 
 	if (!a || !fn)
 		return -EINVAL;
 	while (fl_keycount__next(&a->stacks, &pos, &k, &len, &count)) {
-		const uint64_t *key = k;
-		size_t nk = key[4] >> 32;
 		char comm[FL_TASK_COMM_LEN];
 		struct fl_raw_stack st;
 		int ret;
 
-		memcpy(comm, &key[1], sizeof(comm));
-		comm[FL_TASK_COMM_LEN - 1] = '\0';
-		st = (struct fl_raw_stack){
-			.pid = (uint32_t)(key[0] >> 32),
-			.tid = (uint32_t)key[0],
-			.comm = comm,
-			.kips = &key[SA_KEY_HDR],
-			.nr_kips = nk,
-			.uips = &key[SA_KEY_HDR + nk],
-			.nr_uips = (uint32_t)key[4],
-			.kerr = (int)(uint32_t)(key[3] >> 32),
-			.uerr = (int)(uint32_t)key[3],
-			.count = count,
-			.time_first = key[5],
-			.time = key[5],
-		};
+		sa_unpack(k, count, comm, &st);
 		ret = fn(&st, ctx);
 		if (ret)
 			return ret;

@@ -25,6 +25,24 @@ struct fl_u32map {
 bool fl_u32map__get(const struct fl_u32map *m, uint32_t key, uint32_t *val);
 /* Sets the value of key, adding it if new. Returns 0, -EINVAL (key 0) or -ENOMEM (unchanged). */
 int fl_u32map__put(struct fl_u32map *m, uint32_t key, uint32_t val);
+/* Whether key is in the ascending array keys[0..n). */
+static inline bool fl_u32_sorted_has(const uint32_t *keys, size_t n, uint32_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (keys[mid] == key)
+			return true;
+		if (keys[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 /* Removes key; returns whether it was there. */
 bool fl_u32map__del(struct fl_u32map *m, uint32_t key);
 void fl_u32map__fini(struct fl_u32map *m);

@@ -649,6 +649,9 @@ struct recording {
 	struct fl_sampler *sampler;
 	struct fl_unwinder *unwinder; /* --call-graph dwarf */
 	struct fl_tracker *tracker;
+	struct fl_fold *fold; /* stacks of processes that exited are named as the recording goes */
+	int flush_err;
+	uint64_t tick_poll[2]; /* when the last two ticks' ring reads began */
 	struct child child;
 	int *pidfds;
 	size_t pids_alive;
@@ -667,6 +670,51 @@ static void status_update(struct recording *r)
 	fprintf(stderr, "\rflamed: recording %.0f s, %llu samples\033[K", now_s() - r->started,
 		(unsigned long long)(st.samples - st.idle - st.filtered));
 	fflush(stderr);
+}
+
+static int fold_cb(const struct fl_raw_stack *st, void *ctx)
+{
+	return fl_fold__add(ctx, st);
+}
+
+#define FLUSH_BATCH 1024
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Names the stacks of processes that exited before the previous tick's
+ * ring reads began (every ring has been read twice since: none of their
+ * samples is unread, and the ring sampler has decided whose its undecided
+ * samples are) and drops what the sampler and the tracker held for them.
+ * Memory then follows the processes alive, not every process the machine
+ * ran.
+ */
+static int flush_exited(struct recording *r)
+{
+	uint32_t pids[FLUSH_BATCH];
+	uint64_t before = r->tick_poll[0];
+	size_t n;
+
+	if (!before)
+		return 0;
+	do {
+		int err;
+
+		n = fl_tracker__exited(r->tracker, before, pids, FLUSH_BATCH);
+		if (!n)
+			break;
+		qsort(pids, n, sizeof(*pids), cmp_u32);
+		err = fl_sampler__take(r->sampler, pids, n, fold_cb, r->fold);
+		if (err)
+			return err;
+		fl_tracker__forget(r->tracker, pids, n);
+	} while (n == FLUSH_BATCH);
+	return 0;
 }
 
 /* Runs until the duration passes, a signal stops us, or the targets are gone. */
@@ -714,8 +762,13 @@ static int event_loop(struct recording *r, int ep, int sfd)
 					/* EAGAIN: another wakeup consumed it */
 				}
 				status_update(r);
+				r->tick_poll[0] = r->tick_poll[1];
+				r->tick_poll[1] = fl_tracker__now();
 				fl_tracker__poll(r->tracker);
 				fl_sampler__poll(r->sampler);
+				r->flush_err = flush_exited(r);
+				if (r->flush_err)
+					r->stop_reason = "out of memory";
 				break;
 			case TAG_SAMPLER:
 				/* Mappings first: DWARF samples are unwound as they are read. */
@@ -781,6 +834,15 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    ss->unwind_truncated ? " (a bigger --call-graph dwarf,SIZE copies more)" : "",
 		    n ? 100.0 * (double)ss->unwind_failed / (double)n : 0.0);
 	}
+	if (verbose)
+		msg("process tracker: %llu forks, %llu execs, %llu exits; %llu processes tracked "
+		    "at "
+		    "the end, at most %llu at once, %llu dropped once their samples were named; "
+		    "%llu mappings replaced by other code",
+		    (unsigned long long)ts->forks, (unsigned long long)ts->execs,
+		    (unsigned long long)ts->exits, (unsigned long long)ts->processes,
+		    (unsigned long long)ts->peak_processes, (unsigned long long)ts->forgotten,
+		    (unsigned long long)ts->replaced);
 	if (fs->spanning_eras)
 		msg("%llu samples share a kernel-counted stack with samples taken after a library "
 		    "or program was replaced at its addresses: named with the later mappings "
@@ -870,11 +932,6 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 	}
 	fl_flametree__free(t);
 	return err;
-}
-
-static int fold_cb(const struct fl_raw_stack *st, void *ctx)
-{
-	return fl_fold__add(ctx, st);
 }
 
 DEFINE_FREE_FUNC(struct fl_sampler, fl_sampler__free)
@@ -1081,6 +1138,23 @@ static int record(struct record_args *a)
 	}
 	phase_done("kernel symbols", &phase);
 
+	err = fl_profile__new(&profile);
+	if (!err) {
+		struct fl_fold_opts fo = {.sz = sizeof(fo),
+					  .symbolizer = symbolizer,
+					  .tracker = tracker,
+					  .profile = profile,
+					  .per_process = a->per_process,
+					  .per_thread = a->per_thread};
+
+		err = fl_fold__new(&fo, &fold);
+	}
+	if (err) {
+		msg("cannot set up the profile: %s", strerror(-err));
+		goto out;
+	}
+	r.fold = fold;
+
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -1178,18 +1252,9 @@ static int record(struct record_args *a)
 	fl_sampler__poll(sampler);
 	phase_done("final ring reads", &phase);
 
-	err = fl_profile__new(&profile);
-	if (!err) {
-		struct fl_fold_opts fo = {.sz = sizeof(fo),
-					  .symbolizer = symbolizer,
-					  .tracker = tracker,
-					  .profile = profile,
-					  .per_process = a->per_process,
-					  .per_thread = a->per_thread};
-
-		err = fl_fold__new(&fo, &fold);
-	}
-	if (!err)
+	if (r.flush_err)
+		err = r.flush_err;
+	else
 		err = fl_sampler__drain(sampler, fold_cb, fold);
 	phase_done("drain and symbolize", &phase);
 	if (err) {

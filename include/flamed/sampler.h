@@ -142,6 +142,17 @@ int fl_sampler__poll(struct fl_sampler *s);
 typedef int (*fl_raw_stack_fn)(const struct fl_raw_stack *st, void *ctx);
 int fl_sampler__drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
 
+/*
+ * Calls fn for every distinct stack of the processes pids (ascending, no
+ * duplicates) recorded so far, and forgets them: a later drain or take
+ * does not give them again, and a process taking over one of these pids
+ * starts unfiltered by the old one's state. For processes that exited, so
+ * that a long recording's memory does not grow with every process the
+ * machine ever ran. Returns 0, -EINVAL, -ENOMEM or fn's non-zero return.
+ */
+int fl_sampler__take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
+		     void *ctx);
+
 /* Counters so far (cheap: reads the per-CPU counters). */
 int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st);
 

@@ -32,6 +32,15 @@ int fl_stackagg__add(struct fl_stackagg *a, const struct fl_raw_stack *st, uint6
 /* Calls fn for every distinct stack with its summed count; order unspecified. */
 int fl_stackagg__for_each(const struct fl_stackagg *a, fl_raw_stack_fn fn, void *ctx);
 
+/*
+ * Removes every stack of the pids (sorted ascending) and calls fn for each;
+ * the table is rebuilt without them. Returns 0, -ENOMEM (nothing removed,
+ * fn not called), or fn's first non-zero return, which stops the calls
+ * (the stacks of the pids are gone all the same).
+ */
+int fl_stackagg__take(struct fl_stackagg *a, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
+		      void *ctx);
+
 size_t fl_stackagg__nr_stacks(const struct fl_stackagg *a);
 /* Sum of all counts. */
 uint64_t fl_stackagg__total(const struct fl_stackagg *a);

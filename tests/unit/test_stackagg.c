@@ -63,7 +63,7 @@ static int collect_cb(const struct fl_raw_stack *st, void *ctx)
 
 static struct collect collect(const struct fl_stackagg *a)
 {
-	struct collect c = { .cap = fl_stackagg__nr_stacks(a) };
+	struct collect c = {.cap = fl_stackagg__nr_stacks(a)};
 
 	c.got = calloc(c.cap + 1, sizeof(*c.got));
 	assert_non_null(c.got);
@@ -77,7 +77,7 @@ static const uint64_t K3[] = {
 	0xffffffff81000020ULL,
 	0xffffffff81000030ULL,
 };
-static const uint64_t U2[] = { 0x401000, 0x402000 };
+static const uint64_t U2[] = {0x401000, 0x402000};
 
 static struct fl_raw_stack base_stack(void)
 {
@@ -146,11 +146,11 @@ static void test_merge_equal(void **state)
 /* The stack with just one field changed from base_stack(). */
 static struct fl_raw_stack variant(int which)
 {
-	static const uint64_t k_other[] = { 0xffffffff81000010ULL, 0xffffffff81000020ULL,
-					    0xffffffff81000031ULL };
-	static const uint64_t k_moved[] = { 0xffffffff81000010ULL, 0xffffffff81000020ULL,
-					    0xffffffff81000030ULL, 0x401000 };
-	static const uint64_t u_moved[] = { 0x402000 };
+	static const uint64_t k_other[] = {0xffffffff81000010ULL, 0xffffffff81000020ULL,
+					   0xffffffff81000031ULL};
+	static const uint64_t k_moved[] = {0xffffffff81000010ULL, 0xffffffff81000020ULL,
+					   0xffffffff81000030ULL, 0x401000};
+	static const uint64_t u_moved[] = {0x402000};
 	struct fl_raw_stack st = base_stack();
 
 	switch (which) {
@@ -414,8 +414,8 @@ static int many_cb(const struct fl_raw_stack *st, void *ctx)
 	size_t k;
 
 	m->calls++;
-	if (st->tid != i % 3 || st->count != 2 * (uint64_t)(i % 5 + 1) ||
-	    st->nr_kips != i % 9 || st->nr_uips != (i % 40) + 1)
+	if (st->tid != i % 3 || st->count != 2 * (uint64_t)(i % 5 + 1) || st->nr_kips != i % 9 ||
+	    st->nr_uips != (i % 40) + 1)
 		m->bad++;
 	for (k = 0; k < st->nr_kips; k++)
 		if (st->kips[k] != 0xffffffff81000000ULL + i + k)
@@ -430,7 +430,7 @@ static int many_cb(const struct fl_raw_stack *st, void *ctx)
 static void test_many(void **state)
 {
 	struct fl_stackagg *a = new_agg();
-	struct many_check m = { 0 };
+	struct many_check m = {0};
 	uint64_t k[FL_MAX_STACK_DEPTH], u[FL_MAX_STACK_DEPTH];
 	uint32_t i, round;
 	size_t j;
@@ -462,10 +462,71 @@ static void test_many(void **state)
 	fl_stackagg__free(a);
 }
 
+/* The era (time) is part of a stack's identity, and comes back as both times. */
+static void test_time_keeps_eras_apart(void **state)
+{
+	struct fl_stackagg *a = new_agg();
+	struct fl_raw_stack st = base_stack();
+	struct collect c;
+
+	(void)state;
+	st.time = 0;
+	assert_int_equal(fl_stackagg__add(a, &st, 2), 0);
+	st.time = 5000;
+	assert_int_equal(fl_stackagg__add(a, &st, 3), 0);
+	assert_int_equal(fl_stackagg__add(a, &st, 1), 0);
+	c = collect(a);
+	assert_int_equal(c.nr, 2);
+	for (size_t i = 0; i < c.nr; i++) {
+		assert_int_equal(c.got[i].st.time, c.got[i].st.time_first);
+		assert_int_equal(c.got[i].st.count, c.got[i].st.time ? 4 : 2);
+	}
+	free(c.got);
+	fl_stackagg__free(a);
+}
+
+/* take: the stacks of the pids go to the callback once and leave the table; the rest stay. */
+static void test_take(void **state)
+{
+	struct fl_stackagg *a = new_agg();
+	struct collect c = {.cap = 16};
+	const uint32_t pids[] = {100, 300};
+	struct fl_raw_stack st = base_stack();
+
+	(void)state;
+	c.got = calloc(c.cap, sizeof(*c.got));
+	assert_non_null(c.got);
+	for (uint32_t pid = 100; pid <= 400; pid += 100) {
+		st.pid = pid;
+		assert_int_equal(fl_stackagg__add(a, &st, pid / 100), 0);
+	}
+	assert_int_equal(fl_stackagg__take(a, pids, 2, collect_cb, &c), 0);
+	assert_int_equal(c.nr, 2);
+	assert_true((c.got[0].st.pid == 100 && c.got[1].st.pid == 300) ||
+		    (c.got[0].st.pid == 300 && c.got[1].st.pid == 100));
+	assert_int_equal(c.got[0].st.count, c.got[0].st.pid / 100);
+	assert_int_equal(fl_stackagg__nr_stacks(a), 2);
+	assert_int_equal(fl_stackagg__total(a), 2 + 4);
+	/* Taken again: nothing left of them. */
+	c.nr = 0;
+	assert_int_equal(fl_stackagg__take(a, pids, 2, collect_cb, &c), 0);
+	assert_int_equal(c.nr, 0);
+	/* New samples of a taken pid start afresh. */
+	st.pid = 100;
+	assert_int_equal(fl_stackagg__add(a, &st, 7), 0);
+	free(c.got);
+	c = collect(a);
+	assert_int_equal(c.nr, 3);
+	free(c.got);
+	fl_stackagg__free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_free),
+		cmocka_unit_test(test_time_keeps_eras_apart),
+		cmocka_unit_test(test_take),
 		cmocka_unit_test(test_merge_equal),
 		cmocka_unit_test(test_every_field_counts),
 		cmocka_unit_test(test_comm),

@@ -274,7 +274,7 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 			f->miss[nmiss++] = f->lookup[i];
 			continue;
 		}
-		err = fl_symbolizer__in_map(f->opts.symbolizer, f->tm[i], f->lookup[i],
+		err = fl_symbolizer__in_map(f->opts.symbolizer, st->pid, f->tm[i], f->lookup[i],
 					    &f->syms[0]);
 		if (!err)
 			err = cache_fill(f, f->slot[i], &f->key[i], &f->syms[0], false);

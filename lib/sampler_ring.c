@@ -316,6 +316,9 @@ static int dwarf_user_stack(struct ring_sampler *r, const struct perf_event_head
 	if (!abi || !r->opts.user || !r->opts.unwinder)
 		return 0; /* a kernel thread, or user stacks not asked for */
 	fl_unwind__regs_from_perf(perf_regs, s.regs);
+	if (r->opts.left_at_exec &&
+	    r->opts.left_at_exec(r->opts.era_ctx, pid, s.regs[FL_UNWIND_REG_IP], time))
+		return 0; /* inside execve(): no user stack */
 	n = fl_unwinder__unwind(r->opts.unwinder, &s, r->uips, FL_MAX_STACK_DEPTH - 1, &out);
 	if (out == FL_UNWIND_TRUNCATED)
 		r->uips[n++] = FL_UIP_TRUNCATED;

@@ -334,11 +334,18 @@ static const char *path_basename(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* The symbols of a mapped file, if it is still the file that was mapped (mapped_file.h). */
-static struct fl_elfsyms *open_mapped_file(const struct fl_tmap *tm)
+/*
+ * The symbols of a mapped file: the one the tracker holds open, else the
+ * path if it is still the file that was mapped, else the process's
+ * /proc/PID/map_files entry while it lives (mapped_file.h).
+ */
+static struct fl_elfsyms *open_mapped_file(struct fl_symbolizer *s, const struct fl_tmap *tm,
+					   uint32_t pid)
 {
+	int held = s->tracker ? fl_tracker__file_fd(s->tracker, tm) : -1;
 	struct fl_elfsyms *syms = NULL;
-	_cleanup_close_ int fd = fl_open_mapped_file(tm, 0);
+	_cleanup_close_ int fd =
+		held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 3) : fl_open_mapped_file(tm, pid);
 	int err;
 
 	if (fd < 0) {
@@ -354,7 +361,7 @@ static struct fl_elfsyms *open_mapped_file(const struct fl_tmap *tm)
 	return syms;
 }
 
-static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *tm)
+static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *tm, uint32_t pid)
 {
 	struct module *m;
 	size_t j;
@@ -377,7 +384,7 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		free(m);
 		return NULL;
 	}
-	m->syms = open_mapped_file(tm);
+	m->syms = open_mapped_file(s, tm, pid);
 	fl_pr_debug("symbolizer: read %s: %zu symbols\n", tm->path,
 		    m->syms ? fl_elfsyms__count(m->syms) : 0);
 	s->mods[j] = m;
@@ -425,8 +432,8 @@ static void lookup(const struct fl_elfsyms *syms, const struct fl_tmap *tm, uint
 	out->reason = FL_SYM_NO_SYMBOL;
 }
 
-int fl_symbolizer__in_map(struct fl_symbolizer *s, const struct fl_tmap *tm, uint64_t ip,
-			  struct fl_sym *o)
+int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl_tmap *tm,
+			  uint64_t ip, struct fl_sym *o)
 {
 	struct module *m;
 
@@ -446,7 +453,7 @@ int fl_symbolizer__in_map(struct fl_symbolizer *s, const struct fl_tmap *tm, uin
 			lookup(vdso, tm, ip, o);
 		return 0;
 	}
-	m = module_get(s, tm);
+	m = module_get(s, tm, pid);
 	if (!m)
 		return -ENOMEM;
 	o->module = m->basename;
@@ -464,7 +471,7 @@ int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *i
 	for (size_t i = 0; i < n; i++) {
 		const struct fl_tmap *tm =
 			s->tracker ? fl_tracker__find(s->tracker, pid, ips[i]) : NULL;
-		int err = fl_symbolizer__in_map(s, tm, ips[i], &out[i]);
+		int err = fl_symbolizer__in_map(s, pid, tm, ips[i], &out[i]);
 
 		if (err)
 			return err;

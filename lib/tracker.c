@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@
 #include "flamed/procmaps.h"
 #include "flamed/strpool.h"
 #include "flamed/tracker.h"
+#include "hash.h"
+#include "mapped_file.h"
 #include "perf_records.h"
 #include "u32map.h"
 
@@ -28,6 +31,8 @@
  * code, a plugin host) loses its oldest history past this, counted.
  */
 #define TR_MAX_HISTORY 4096
+/* Files held open at most (hold_files), and never more than half of RLIMIT_NOFILE. */
+#define TR_MAX_HELD_FILES 4096
 
 /*
  * A moment an address of a process began to mean other code: a mapping
@@ -56,10 +61,21 @@ struct tproc {
 	size_t nr_changes, cap_changes;
 };
 
+/* A mapped file held open: its identity as the mappings give it. */
+struct tfile {
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+	int fd; /* 0 marks an empty slot: fds held are never 0 (stdin is ours) */
+};
+
 struct fl_tracker {
 	int *pids; /* what to scan at start; NULL: all of /proc */
 	size_t nr_pids;
 	size_t ring_pages;
+	bool hold_files;
+	size_t max_files;
+	struct tfile *files; /* open addressing, power-of-two capacity */
+	size_t nr_files, cap_files;
 
 	struct fl_cpu_events *events; /* one per CPU, each with its ring */
 
@@ -362,6 +378,85 @@ static int maps_insert(struct fl_tracker *t, struct tproc *p, const struct fl_tm
 	return 0;
 }
 
+/* ---- mapped files held open ---- */
+
+static bool is_file_path(const struct fl_tmap *m)
+{
+	return m->path[0] == '/' && m->ino != 0;
+}
+
+static struct tfile *file_slot(struct tfile *tab, size_t cap, const struct fl_tmap *m)
+{
+	size_t i =
+		fl_hash_u64_pair(m->ino, (uint64_t)m->dev_major << 32 | m->dev_minor) & (cap - 1);
+
+	while (tab[i].fd && (tab[i].ino != m->ino || tab[i].dev_major != m->dev_major ||
+			     tab[i].dev_minor != m->dev_minor))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/*
+ * The first time a file shows up in a mapping of pid, it is opened (and
+ * checked to be the mapped inode) and held. A failure is not an error: it
+ * is counted and tried again at the next mapping of the file.
+ */
+static int hold_file(struct fl_tracker *t, const struct fl_tmap *m, uint32_t pid)
+{
+	struct tfile *slot;
+	int fd;
+
+	if (!t->hold_files || !is_file_path(m))
+		return 0;
+	if (t->cap_files && file_slot(t->files, t->cap_files, m)->fd)
+		return 0;
+	if (t->nr_files >= t->max_files) {
+		t->st.files_not_held++;
+		return 0;
+	}
+	if ((t->nr_files + 1) * 2 > t->cap_files) {
+		size_t ncap = t->cap_files ? t->cap_files * 2 : 256;
+		struct tfile *tab = calloc(ncap, sizeof(*tab));
+
+		if (!tab)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->cap_files; i++)
+			if (t->files[i].fd) {
+				struct fl_tmap k = {.ino = t->files[i].ino,
+						    .dev_major = t->files[i].dev_major,
+						    .dev_minor = t->files[i].dev_minor};
+
+				*file_slot(tab, ncap, &k) = t->files[i];
+			}
+		free(t->files);
+		t->files = tab;
+		t->cap_files = ncap;
+	}
+	fd = fl_open_mapped_file(m, pid);
+	if (fd <= 0) {
+		if (fd == 0)
+			close(fd);
+		t->st.files_not_held++;
+		return 0;
+	}
+	slot = file_slot(t->files, t->cap_files, m);
+	*slot = (struct tfile){
+		.ino = m->ino, .dev_major = m->dev_major, .dev_minor = m->dev_minor, .fd = fd};
+	t->nr_files++;
+	t->st.files_held++;
+	return 0;
+}
+
+int fl_tracker__file_fd(const struct fl_tracker *t, const struct fl_tmap *tm)
+{
+	const struct tfile *f;
+
+	if (!t->cap_files || !tm || !is_file_path(tm))
+		return -1;
+	f = file_slot(t->files, t->cap_files, tm);
+	return f->fd ? f->fd : -1;
+}
+
 static const char *intern(struct fl_tracker *t, const char *s, size_t len)
 {
 	uint32_t id;
@@ -416,6 +511,8 @@ static int on_mmap2(struct fl_tracker *t, const struct perf_event_header *hdr)
 	if (err)
 		return err;
 	err = maps_insert(t, p, &m);
+	if (!err)
+		err = hold_file(t, &m, r->pid);
 	if (err)
 		return err;
 	/* A process that maps code has a user address space. */
@@ -634,6 +731,8 @@ static int on_procmap(const struct fl_procmap *pm, void *ctx)
 	err = m.path ? proc_get(sc->t, sc->pid, &p) : -ENOMEM;
 	if (!err)
 		err = maps_insert(sc->t, p, &m);
+	if (!err)
+		err = hold_file(sc->t, &m, sc->pid);
 	if (err) {
 		sc->err = err;
 		return 1;
@@ -768,6 +867,14 @@ int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 	if (!t)
 		return -ENOMEM;
 	t->ring_pages = o.ring_pages;
+	t->hold_files = o.hold_files;
+	t->max_files = TR_MAX_HELD_FILES;
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 2 < t->max_files)
+			t->max_files = rl.rlim_cur / 2;
+	}
 	if (o.nr_pids) {
 		t->pids = malloc(o.nr_pids * sizeof(*t->pids));
 		if (!t->pids) {
@@ -798,6 +905,10 @@ void fl_tracker__free(struct fl_tracker *t)
 	if (!t)
 		return;
 	fl_cpu_events__free(t->events);
+	for (size_t i = 0; i < t->cap_files; i++)
+		if (t->files[i].fd)
+			close(t->files[i].fd);
+	free(t->files);
 	for (size_t i = 0; i < t->nr_procs; i++)
 		proc_fini(&t->procs[i]);
 	free(t->procs);
@@ -942,6 +1053,20 @@ const struct fl_tmap *fl_tracker__find_at(const struct fl_tracker *t, uint32_t p
 		if (p->hist[i].start <= addr && addr < p->hist[i].end)
 			consider(&pk, &p->hist[i]);
 	return pk.exact ? pk.exact : pk.later;
+}
+
+bool fl_tracker__left_at_exec(const struct fl_tracker *t, uint32_t pid, uint64_t addr,
+			      uint64_t time)
+{
+	const struct tproc *p = proc_find(t, pid);
+
+	if (!p || fl_tracker__find_at(t, pid, addr, time))
+		return false;
+	for (size_t i = changes_after(p, time); i-- > 0;)
+		if (p->changes[i].exec)
+			return p->changes[i].time > 0 &&
+			       fl_tracker__find_at(t, pid, addr, p->changes[i].time - 1) != NULL;
+	return false;
 }
 
 uint64_t fl_tracker__era(const struct fl_tracker *t, uint32_t pid, uint64_t time)

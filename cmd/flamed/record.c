@@ -949,6 +949,13 @@ static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
 	return r->tracker ? fl_tracker__era(r->tracker, pid, time) : 0;
 }
 
+static bool left_at_exec(void *ctx, uint32_t pid, uint64_t ip, uint64_t time)
+{
+	const struct recording *r = ctx;
+
+	return r->tracker && fl_tracker__left_at_exec(r->tracker, pid, ip, time);
+}
+
 static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
 {
 	struct record_args *a = r->args;
@@ -969,6 +976,7 @@ static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
 		.stack_size = a->stack_size,
 		.unwinder = r->unwinder,
 		.era = era_of,
+		.left_at_exec = left_at_exec,
 		.era_ctx = r,
 	};
 	int err, bpf_err = 0;
@@ -1106,7 +1114,8 @@ static int record(struct record_args *a)
 		goto out;
 	sampler = r.sampler;
 
-	struct fl_tracker_opts to = {.sz = sizeof(to), .pids = pids, .nr_pids = nr_pids};
+	struct fl_tracker_opts to = {
+		.sz = sizeof(to), .pids = pids, .nr_pids = nr_pids, .hold_files = true};
 	err = fl_tracker__new(&to, &tracker);
 	if (err) {
 		if (is_permission_error(err))

@@ -58,7 +58,14 @@ struct fl_sampler_opts {
 	 * the addresses of one distinct stack mean one thing.
 	 */
 	uint64_t (*era)(void *ctx, uint32_t pid, uint64_t time);
-	void *era_ctx;
+	/*
+	 * DWARF mode: whether a sampled user pc belongs to the image the
+	 * process left in an exec still under way (fl_tracker__left_at_exec()
+	 * fits; NULL: never). Such a sample has no user stack: it is not
+	 * unwound, and not counted as a failed unwinding.
+	 */
+	bool (*left_at_exec)(void *ctx, uint32_t pid, uint64_t ip, uint64_t time);
+	void *era_ctx; /* for both */
 };
 
 /*

@@ -65,12 +65,14 @@ int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *i
 			struct fl_sym *out);
 
 /*
- * Symbolizes one user address in the mapping tm that held it (from
- * fl_tracker__find_at()): the result depends only on tm's file and the
- * address's offset in it. Returns 0 or -ENOMEM.
+ * Symbolizes one user address in the mapping tm of process pid that held
+ * it (from fl_tracker__find_at()): the result depends only on tm's file
+ * and the address's offset in it. The file is the one the tracker holds
+ * open, else tm's path if it still names the mapped inode, else
+ * /proc/pid/map_files while pid lives. Returns 0 or -ENOMEM.
  */
-int fl_symbolizer__in_map(struct fl_symbolizer *s, const struct fl_tmap *tm, uint64_t ip,
-			  struct fl_sym *out);
+int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl_tmap *tm,
+			  uint64_t ip, struct fl_sym *out);
 
 /* The same for kernel addresses; one batch costs at most a few syscalls. */
 int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n,

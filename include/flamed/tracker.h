@@ -36,6 +36,13 @@ struct fl_tracker_opts {
 	const int *pids; /* processes to scan at start; NULL/0: all of /proc */
 	size_t nr_pids;
 	size_t ring_pages; /* per CPU, a power of two; 0 means 64 */
+	/*
+	 * Open every mapped file when first seen (through /proc/PID/map_files
+	 * if it was already deleted or replaced) and hold it open until
+	 * fl_tracker__free(): a binary or library deleted or replaced while its
+	 * processes run, and gone with them, can still be read for names.
+	 */
+	bool hold_files;
 };
 
 /* One executable mapping of a process. */
@@ -63,6 +70,8 @@ struct fl_tracker_stats {
 	uint64_t forgotten;	  /* processes dropped after they exited */
 	uint64_t replaced;	  /* mappings replaced by other code at their address */
 	uint64_t history_dropped; /* oldest history of a process dropped at its cap */
+	uint64_t files_held;	  /* mapped files held open (hold_files) */
+	uint64_t files_not_held;  /* ... not, past the cap or unopenable when first seen */
 };
 
 /*
@@ -117,6 +126,15 @@ const struct fl_tmap *fl_tracker__find_at(const struct fl_tracker *t, uint32_t p
 uint64_t fl_tracker__era(const struct fl_tracker *t, uint32_t pid, uint64_t time);
 
 /*
+ * Whether addr, unmapped in pid at time, belonged to the image pid left at
+ * its last exec before time: a sample taken inside execve() after the old
+ * memory was dropped still carries the old image's user registers, and
+ * there is no user stack to walk.
+ */
+bool fl_tracker__left_at_exec(const struct fl_tracker *t, uint32_t pid, uint64_t addr,
+			      uint64_t time);
+
+/*
  * Up to max pids of processes whose exit was read and happened before
  * time (ns), into pids. Returns how many.
  */
@@ -124,6 +142,12 @@ size_t fl_tracker__exited(const struct fl_tracker *t, uint64_t before, uint32_t 
 
 /* Drops what is known of these processes (exited ones; their samples are named). */
 void fl_tracker__forget(struct fl_tracker *t, const uint32_t *pids, size_t n);
+
+/*
+ * With hold_files: the fd held open on tm's file (borrowed: dup it to keep
+ * it), or -1 when there is none.
+ */
+int fl_tracker__file_fd(const struct fl_tracker *t, const struct fl_tmap *tm);
 
 /* True when pid is known to be a kernel thread (no user address space). */
 bool fl_tracker__is_kthread(const struct fl_tracker *t, uint32_t pid);

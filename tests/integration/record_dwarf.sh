@@ -56,18 +56,16 @@ run_flamed pid record -F 999 --call-graph dwarf -d 1 -p "$BG_PID" -o "$T/pid.fol
 expect_rc 0
 expect_between "$(share "$T/pid.folded" "$NOFP_CHAIN")" 95 100 "-p --call-graph dwarf whole chains"
 
-# A binary deleted while it runs is still unwound: its CFI is read through
-# /proc/PID/map_files. (Its frames' names are issue 5's: [victim] for now.)
+# A binary deleted while it runs is still unwound and named: its CFI and its
+# symbols are read through /proc/PID/map_files (the file flamed holds open).
 cp "$FIXTURES/nofp_chain" "$T/victim"
 bg "$T/victim" 4
 wait_comm "$BG_PID" victim
 rm "$T/victim"
 run_flamed deleted record -F 999 --call-graph dwarf -d 1 -p "$BG_PID" -o "$T/deleted.folded"
 expect_rc 0
-deep=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); if (!index(s, "[unwind failed]") && gsub(/;/, ";", s) >= 12) n += $NF }
-	END { printf "%.0f\n", n }' "$T/deleted.folded")
-expect_between "$(percent "$deep" "$(total_count "$T/deleted.folded")")" 95 100 \
-	"the share of whole-depth stacks of a deleted binary"
+expect_between "$(share "$T/deleted.folded" "$NOFP_CHAIN")" 95 100 \
+	"the share of a deleted binary's samples with the whole chain, named"
 
 # Mappings that change while recorded: a library dlopen()ed, used and
 # dlclose()d, code run after it, then an exec of another program in the same
@@ -87,13 +85,15 @@ expect_between "$(percent "$(count_matching "$T/dlopen.folded" "$NOFP_CHAIN")" \
 	"$(count_matching "$T/dlopen.folded" "nofp_chain;")")" 95 100 "the exec'd program's samples in its whole chain"
 
 # Short-lived processes spend much of their time in ld.so's start-up code,
-# whose entry (RTLD_START) has no CFI: it is the outermost frame, not a failure.
+# whose entry (RTLD_START) has no CFI: it is the outermost frame, not a
+# failure. And samples inside execve() carry the old image's registers with
+# the new image's memory: they have no user stack (not a failed unwinding).
 run_flamed execs record -F 999 --call-graph dwarf -o "$T/execs.folded" -- \
 	bash -c 'for i in $(seq 300); do /bin/true; ls / >/dev/null; done'
 expect_rc 0
 failed=$(sed -n 's/.*% cut where .*, \([0-9.]*\)% failed.*/\1/p' "$T/execs.err")
 note "exec-heavy command: $failed% of unwindings failed"
-expect_between "$failed" 0 5 "the share of failed unwindings for exec-heavy work"
+expect_between "$failed" 0 2 "the share of failed unwindings for exec-heavy work"
 
 # Sizes perf would refuse, and modes there are not.
 for bad in dwarf,0 dwarf,70000 dwarf,x lbr dwarf16; do

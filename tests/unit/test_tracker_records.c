@@ -145,6 +145,12 @@ static void test_exec_reuses_addresses(void **state)
 	assert_int_equal(fl_tracker__era(t, 100, 15), 0);
 	assert_int_equal(fl_tracker__era(t, 100, 20), 20);
 	assert_int_equal(fl_tracker__era(t, 100, 99), 20);
+	/* A sample inside the exec with the old image's pc: there is no user stack. */
+	assert_true(fl_tracker__left_at_exec(t, 100, 0x7f0800, 20));
+	assert_true(fl_tracker__left_at_exec(t, 100, 0x7f0800, 25));
+	assert_false(fl_tracker__left_at_exec(t, 100, 0x7f0800, 15));
+	assert_false(fl_tracker__left_at_exec(t, 100, 0x401800, 25));
+	assert_false(fl_tracker__left_at_exec(t, 100, 0x10, 25));
 	fl_tracker__free(t);
 }
 

@@ -652,6 +652,7 @@ struct recording {
 	struct fl_fold *fold; /* stacks of processes that exited are named as the recording goes */
 	int flush_err;
 	uint64_t tick_poll[2]; /* when the last two ticks' ring reads began */
+	unsigned int ticks_since_flush;
 	struct child child;
 	int *pidfds;
 	size_t pids_alive;
@@ -678,6 +679,13 @@ static int fold_cb(const struct fl_raw_stack *st, void *ctx)
 }
 
 #define FLUSH_BATCH 1024
+/*
+ * A flush walks every stack the sampler holds: it waits for this many
+ * exited processes, or this many ticks, so that a machine where a few
+ * processes exit every second does not pay for a walk every second.
+ */
+#define FLUSH_MIN_EXITED 256
+#define FLUSH_MAX_TICKS 10
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -702,6 +710,10 @@ static int flush_exited(struct recording *r)
 
 	if (!before)
 		return 0;
+	if (++r->ticks_since_flush < FLUSH_MAX_TICKS &&
+	    fl_tracker__exited(r->tracker, before, pids, FLUSH_MIN_EXITED) < FLUSH_MIN_EXITED)
+		return 0;
+	r->ticks_since_flush = 0;
 	do {
 		int err;
 

@@ -65,7 +65,7 @@ esac
 case $family in
 debian | ubuntu)
 	REQUIRED=(build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev libdw-dev
-		libunwind-dev libcmocka-dev)
+		libunwind-dev libcmocka-dev liblzma-dev libiberty-dev)
 	OPTIONAL=(time)
 	if [[ $family == debian ]]; then
 		REQUIRED+=(bpftool)
@@ -80,7 +80,7 @@ debian | ubuntu)
 	;;
 fedora)
 	REQUIRED=(gcc make cmake pkgconf-pkg-config clang llvm libbpf-devel elfutils-libelf-devel
-		elfutils-devel libunwind-devel libcmocka-devel bpftool)
+		elfutils-devel libunwind-devel libcmocka-devel xz-devel binutils-devel bpftool)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
 		REQUIRED+=(libxml2 chromium)

@@ -6,15 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flamed/demangle.h"
 #include "flamed/fold.h"
 #include "flamed/profile.h"
 #include "flamed/profile_abi.h"
+#include "flamed/srcinfo.h"
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
 #include "hash.h"
 
 /* Room for the root, both halves at full depth, and one marker frame. */
-#define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 2)
+/* Room for the root, both halves at full depth, one marker frame, and inlined frames. */
+#define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 2 + 1024)
 #define NAME_MAX_LEN 1024
 
 /*
@@ -29,15 +32,16 @@ enum fkind {
 	FK_KERNEL,   /* k0: the address */
 	FK_FILE,     /* k0: file offset, k1: inode, k2: device */
 	FK_SPECIAL,  /* k0: offset in it, k1: the interned path ("[vdso]", ...) */
-	FK_ANON,     /* anonymous executable memory */
+	FK_ANON,     /* anonymous executable memory: k0 the address, k1 the pid (perf maps) */
 	FK_UNMAPPED, /* outside every known mapping */
 };
 
 struct fentry {
 	uint64_t k0, k1, k2;
 	uint32_t kind;
-	uint32_t id; /* frame id */
-	bool unsym;  /* the name is a placeholder, not a symbol */
+	uint32_t first; /* its frame ids: ids[first, first + n), outermost first */
+	uint32_t n;	/* 1, or more with inlined functions */
+	bool unsym;	/* the name is a placeholder, not a symbol */
 };
 
 struct fl_fold {
@@ -54,7 +58,10 @@ struct fl_fold {
 	struct fentry *slot[FL_MAX_STACK_DEPTH];
 	struct fl_sym syms[FL_MAX_STACK_DEPTH];
 	uint32_t frames[MAX_FRAMES];
+	uint32_t *ids; /* frame ids of the cache entries */
+	size_t nr_ids, cap_ids;
 	char name[NAME_MAX_LEN];
+	char demangled[NAME_MAX_LEN];
 };
 
 int fl_fold__new(const struct fl_fold_opts *opts, struct fl_fold **ret)
@@ -73,8 +80,10 @@ int fl_fold__new(const struct fl_fold_opts *opts, struct fl_fold **ret)
 
 void fl_fold__free(struct fl_fold *f)
 {
-	if (f)
+	if (f) {
 		free(f->cache);
+		free(f->ids);
+	}
 	free(f);
 }
 
@@ -141,6 +150,43 @@ static int root_frame(struct fl_fold *f, const struct fl_raw_stack *st, uint32_t
 	return intern(f, comm, i, id);
 }
 
+static const char *path_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * A user function's frame: its name (demangled unless asked not to), then
+ * " (file:line)" with srclines, then the suffix ("_[i]" for inlined ones).
+ */
+static int func_frame(struct fl_fold *f, const char *name, const char *file, int line,
+		      const char *suffix, uint32_t *id)
+{
+	const char *shown = name ? name : "[unknown]";
+	size_t n;
+	int len;
+
+	if (name && f->opts.demangle && fl_demangle(name, f->demangled, sizeof(f->demangled)) > 0)
+		shown = f->demangled;
+	n = strnlen(shown, sizeof(f->name) - 1);
+	memcpy(f->name, shown, n);
+	if (f->opts.srclines && file && line > 0) {
+		len = snprintf(f->name + n, sizeof(f->name) - n, " (%s:%d)", path_base(file), line);
+		if (len > 0)
+			n += (size_t)len < sizeof(f->name) - n ? (size_t)len
+							       : sizeof(f->name) - n - 1;
+	}
+	if (suffix) {
+		size_t sl = strnlen(suffix, sizeof(f->name) - 1 - n);
+
+		memcpy(f->name + n, suffix, sl);
+		n += sl;
+	}
+	return intern(f, f->name, n, id);
+}
+
 /* The placeholder or the name of one symbolization result, as a frame id. */
 static int sym_frame(struct fl_fold *f, const struct fl_sym *sym, bool kernel, uint32_t *id)
 {
@@ -148,6 +194,22 @@ static int sym_frame(struct fl_fold *f, const struct fl_sym *sym, bool kernel, u
 
 	switch (sym->reason) {
 	case FL_SYM_OK:
+		if (sym->jit)
+			return intern_cat(f, id, sym->name, "_[j]", NULL);
+		if (!kernel)
+			return func_frame(f, sym->name, sym->file, sym->line, NULL, id);
+		/* A module's function says which: "ext4_file_write_iter [ext4]_[k]". */
+		if (sym->module && strcmp(sym->module, "vmlinux")) {
+			int len = snprintf(f->name, sizeof(f->name), "%s [%s]_[k]", sym->name,
+					   sym->module);
+
+			if (len < 0)
+				return -EINVAL;
+			return intern(f, f->name,
+				      (size_t)len < sizeof(f->name) ? (size_t)len
+								    : sizeof(f->name) - 1,
+				      id);
+		}
 		return intern_cat(f, id, sym->name, k, NULL);
 	case FL_SYM_UNMAPPED:
 		return intern_cat(f, id, "[unknown]", k, NULL);
@@ -208,12 +270,12 @@ static bool is_anon_path(const char *path)
 }
 
 /* What names a user address held by tm (NULL: none). */
-static struct fentry user_key(const struct fl_tmap *tm, uint64_t ip)
+static struct fentry user_key(const struct fl_tmap *tm, uint32_t pid, uint64_t ip)
 {
 	if (!tm)
 		return (struct fentry){.kind = FK_UNMAPPED};
 	if (is_anon_path(tm->path))
-		return (struct fentry){.kind = FK_ANON};
+		return (struct fentry){.kind = FK_ANON, .k0 = ip, .k1 = pid};
 	if (tm->path[0] == '[')
 		return (struct fentry){.kind = FK_SPECIAL,
 				       .k0 = ip - tm->start + tm->pgoff,
@@ -224,17 +286,51 @@ static struct fentry user_key(const struct fl_tmap *tm, uint64_t ip)
 			       .k2 = (uint64_t)tm->dev_major << 32 | tm->dev_minor};
 }
 
-/* Names e from sym and puts it in the cache slot it was probed for. */
+/* Room for n more frame ids. */
+static int ids_reserve(struct fl_fold *f, size_t n)
+{
+	size_t cap = f->cap_ids ? f->cap_ids : 4096;
+	uint32_t *ids;
+
+	while (f->nr_ids + n > cap)
+		cap *= 2;
+	if (cap == f->cap_ids)
+		return 0;
+	if (cap > UINT32_MAX)
+		return -ENOMEM;
+	ids = realloc(f->ids, cap * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	f->ids = ids;
+	f->cap_ids = cap;
+	return 0;
+}
+
+/*
+ * Names e from sym (its function, then the functions inlined into it,
+ * each "_[i]") and puts it in the cache slot it was probed for.
+ */
 static int cache_fill(struct fl_fold *f, struct fentry *e, const struct fentry *key,
 		      const struct fl_sym *sym, bool kernel)
 {
-	uint32_t id;
-	int err = sym_frame(f, sym, kernel, &id);
+	size_t first = f->nr_ids;
+	int err = ids_reserve(f, 1 + sym->nr_inl);
 
+	if (!err)
+		err = sym_frame(f, sym, kernel, &f->ids[f->nr_ids]);
 	if (err)
 		return err;
+	f->nr_ids++;
+	for (size_t i = 0; i < sym->nr_inl; i++) {
+		err = func_frame(f, sym->inl[i].name, sym->inl[i].file, sym->inl[i].line, "_[i]",
+				 &f->ids[f->nr_ids]);
+		if (err)
+			return err;
+		f->nr_ids++;
+	}
 	*e = *key;
-	e->id = id;
+	e->first = (uint32_t)first;
+	e->n = (uint32_t)(f->nr_ids - first);
 	e->unsym = sym->reason != FL_SYM_OK;
 	f->nr_cache++;
 	return 0;
@@ -264,7 +360,7 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 		} else {
 			f->tm[i] = tr ? fl_tracker__find_at(tr, st->pid, f->lookup[i], st->time)
 				      : NULL;
-			f->key[i] = user_key(f->tm[i], f->lookup[i]);
+			f->key[i] = user_key(f->tm[i], st->pid, f->lookup[i]);
 		}
 		f->slot[i] = cache_slot(f->cache, f->cap_cache, &f->key[i]);
 		if (f->slot[i]->kind)
@@ -301,7 +397,10 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 	for (size_t i = n; i-- > 0;) {
 		const struct fentry *e = f->slot[i];
 
-		f->frames[(*nframes)++] = e->id;
+		/* The function, then what was inlined into it (dropped past the room left). */
+		for (uint32_t j = 0;
+		     j < e->n && (j == 0 || *nframes < MAX_FRAMES - FL_MAX_STACK_DEPTH); j++)
+			f->frames[(*nframes)++] = f->ids[e->first + j];
 		f->stats.frames += st->count;
 		if (e->unsym)
 			f->stats.unsymbolized += st->count;
@@ -324,8 +423,9 @@ static bool spans_eras(struct fl_fold *f, const struct fl_raw_stack *st, size_t 
 	for (size_t i = 0; i < nu; i++) {
 		uint64_t ip = i > 0 && st->uips[i] ? st->uips[i] - 1 : st->uips[i];
 		struct fentry a =
-			user_key(fl_tracker__find_at(tr, st->pid, ip, st->time_first), ip);
-		struct fentry b = user_key(fl_tracker__find_at(tr, st->pid, ip, st->time), ip);
+			user_key(fl_tracker__find_at(tr, st->pid, ip, st->time_first), st->pid, ip);
+		struct fentry b =
+			user_key(fl_tracker__find_at(tr, st->pid, ip, st->time), st->pid, ip);
 
 		if (!same_key(&a, &b))
 			return true;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -31,12 +33,48 @@ static int open_checked(const char *path, const struct fl_tmap *tm)
 	return fd;
 }
 
+/*
+ * tm's path as the process sees it: under its root directory (another
+ * mount namespace, a chroot), never leaving it, whatever symlinks say.
+ */
+static int open_in_root(uint32_t pid, const struct fl_tmap *tm)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char root[32];
+	struct stat st;
+	int dfd, fd;
+
+	if (tm->path[0] != '/')
+		return -ENOENT;
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, dfd, tm->path + 1, &how, sizeof(how));
+	if (fd < 0)
+		fd = -errno;
+	close(dfd);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !fl_is_mapped_file(&st, tm)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 int fl_open_mapped_file(const struct fl_tmap *tm, uint32_t pid)
 {
 	char path[64];
 	int fd = open_checked(tm->path, tm);
 
 	if (fd >= 0 || !pid)
+		return fd;
+	fd = open_in_root(pid, tm);
+	if (fd >= 0)
 		return fd;
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
 		 (unsigned long long)tm->start, (unsigned long long)tm->end);

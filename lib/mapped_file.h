@@ -18,8 +18,10 @@ bool fl_is_mapped_file(const struct stat *st, const struct fl_tmap *tm);
  * on disk since (same path, other inode), or another file with the same
  * inode number on another filesystem, would give wrong answers. The check is
  * made on the opened fd, so the path cannot be swapped in between. With a
- * pid, a file deleted or replaced since is opened through
- * /proc/PID/map_files while that process lives (root only). Returns the fd
+ * pid, the path is also tried under /proc/PID/root (a process in another
+ * mount namespace or chroot; symlinks resolved inside that root), and a
+ * file deleted or replaced since is opened through /proc/PID/map_files
+ * while that process lives (root only). Returns the fd
  * (the caller closes it) or -errno (-ESTALE: not the mapped file).
  */
 int fl_open_mapped_file(const struct fl_tmap *tm, uint32_t pid);

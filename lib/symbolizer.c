@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <elf.h>
+#include <gelf.h>
 #include <link.h>
 
 #include "flamed/cleanup.h"
@@ -15,11 +16,14 @@
 #include "flamed/ksym_bpf.h"
 #include "flamed/ksyms.h"
 #include "flamed/log.h"
+#include "flamed/perfmap.h"
+#include "flamed/srcinfo.h"
 #include "flamed/strpool.h"
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
 #include "hash.h"
 #include "mapped_file.h"
+#include "u32map.h"
 
 /* One ELF file, read at most once per symbolizer. */
 /* Kernel addresses looked up in one go (a stack has at most 127). */
@@ -30,7 +34,23 @@ struct module {
 	uint64_t ino;
 	struct fl_elfsyms *syms; /* NULL when the file could not be used */
 	char *basename;
+	/* With inlines or srclines, the file's DWARF when it has some (elf kept mapped for it). */
+	Elf *elf;
+	struct fl_srcinfo *src;
 };
+
+/* A JIT process: its perf map, or the tries left to find one. */
+struct jitproc {
+	uint32_t pid;
+	struct fl_perfmap *map; /* NULL while not found */
+	unsigned int tries;
+};
+
+/* How many ticks a JIT process has to write its perf map. */
+#define JIT_MAP_TRIES 30
+
+/* Inlined frames at one address, at most (a deeper nest keeps its outermost ones). */
+#define FL_SYM_MAX_INLINE 32
 
 /* A kernel address named through BPF, kept for the next stack that has it. */
 struct kentry {
@@ -57,6 +77,11 @@ struct fl_symbolizer {
 	size_t nr_mods, cap_mods;
 	struct fl_elfsyms *vdso;
 	bool vdso_tried;
+	bool inlines, srclines;
+	struct fl_u32map jit_idx; /* pid -> index into jits */
+	struct jitproc *jits;
+	size_t nr_jits, cap_jits;
+	struct fl_src_frame src[FL_SYM_MAX_INLINE + 1]; /* scratch: the last address's frames */
 };
 
 static void module_free(struct module *m)
@@ -64,6 +89,9 @@ static void module_free(struct module *m)
 	if (!m)
 		return;
 	fl_elfsyms__free(m->syms);
+	fl_srcinfo__free(m->src);
+	if (m->elf)
+		elf_end(m->elf);
 	free(m->basename);
 	free(m);
 }
@@ -81,6 +109,10 @@ void fl_symbolizer__free(struct fl_symbolizer *s)
 	free(s->kmiss);
 	fl_strpool__free(s->kpool);
 	fl_elfsyms__free(s->vdso);
+	for (size_t i = 0; i < s->nr_jits; i++)
+		fl_perfmap__free(s->jits[i].map);
+	free(s->jits);
+	fl_u32map__fini(&s->jit_idx);
 	free(s);
 }
 
@@ -94,6 +126,10 @@ int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symboliz
 	s->kallsyms_path = opts->kallsyms_path;
 	s->no_kernel = opts->no_kernel;
 	s->no_bpf = opts->no_bpf;
+	if (opts->sz >= sizeof(*opts)) {
+		s->inlines = opts->inlines;
+		s->srclines = opts->srclines;
+	}
 	*ret = s;
 	return 0;
 }
@@ -334,16 +370,59 @@ static const char *path_basename(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* Whether elf has DWARF to read (a .debug_info section with contents). */
+static bool has_debug_info(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".debug_info"))
+			return true;
+	}
+	return false;
+}
+
+/* The DWARF of the file open on fd, for inlined frames and source lines; kept in m. */
+static void open_dwarf(struct module *m, int fd, const char *path)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int err;
+
+	if (!elf)
+		return;
+	if (!has_debug_info(elf)) {
+		elf_end(elf);
+		return;
+	}
+	/* Mapped: the fd can go (libdw reads the mapping). */
+	elf_cntl(elf, ELF_C_FDDONE);
+	err = fl_srcinfo__open(elf, &m->src);
+	if (err) {
+		fl_pr_debug("symbolizer: %s: no DWARF: %s\n", path, strerror(-err));
+		elf_end(elf);
+		return;
+	}
+	m->elf = elf;
+}
+
 /*
  * The symbols of a mapped file: the one the tracker holds open, else the
  * path if it is still the file that was mapped, else the process's
  * /proc/PID/map_files entry while it lives (mapped_file.h).
  */
-static struct fl_elfsyms *open_mapped_file(struct fl_symbolizer *s, const struct fl_tmap *tm,
-					   uint32_t pid)
+static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const struct fl_tmap *tm,
+			     uint32_t pid)
 {
 	int held = s->tracker ? fl_tracker__file_fd(s->tracker, tm) : -1;
-	struct fl_elfsyms *syms = NULL;
 	_cleanup_close_ int fd =
 		held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 3) : fl_open_mapped_file(tm, pid);
 	int err;
@@ -351,14 +430,16 @@ static struct fl_elfsyms *open_mapped_file(struct fl_symbolizer *s, const struct
 	if (fd < 0) {
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path,
 			    fd == -ESTALE ? "not the mapped file any more" : strerror(-fd));
-		return NULL;
+		return;
 	}
-	err = fl_elfsyms__open_fd(fd, &syms);
+	err = fl_elfsyms__open_fd(fd, &m->syms);
 	if (err) {
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(-err));
-		return NULL;
+		m->syms = NULL;
+		return;
 	}
-	return syms;
+	if (s->inlines || s->srclines)
+		open_dwarf(m, fd, tm->path);
 }
 
 static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *tm, uint32_t pid)
@@ -384,7 +465,7 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		free(m);
 		return NULL;
 	}
-	m->syms = open_mapped_file(s, tm, pid);
+	open_mapped_file(s, m, tm, pid);
 	fl_pr_debug("symbolizer: read %s: %zu symbols\n", tm->path,
 		    m->syms ? fl_elfsyms__count(m->syms) : 0);
 	s->mods[j] = m;
@@ -418,13 +499,12 @@ static bool is_anon_path(const char *path)
 }
 
 static void lookup(const struct fl_elfsyms *syms, const struct fl_tmap *tm, uint64_t ip,
-		   struct fl_sym *out)
+		   struct fl_sym *out, uint64_t *vaddr)
 {
 	const struct fl_elfsym *sym;
-	uint64_t vaddr;
 
-	if (fl_elfsyms__offset_to_vaddr(syms, ip - tm->start + tm->pgoff, &vaddr) == 0 &&
-	    (sym = fl_elfsyms__find(syms, vaddr))) {
+	if (fl_elfsyms__offset_to_vaddr(syms, ip - tm->start + tm->pgoff, vaddr) == 0 &&
+	    (sym = fl_elfsyms__find(syms, *vaddr))) {
 		out->name = sym->name;
 		out->reason = FL_SYM_OK;
 		return;
@@ -432,16 +512,126 @@ static void lookup(const struct fl_elfsyms *syms, const struct fl_tmap *tm, uint
 	out->reason = FL_SYM_NO_SYMBOL;
 }
 
+/*
+ * The functions inlined at vaddr and the source lines, from the module's
+ * DWARF. The symbol names the outer function; DWARF's first frame is that
+ * same function, so only its position is taken.
+ */
+static void add_srcinfo(struct fl_symbolizer *s, struct module *m, uint64_t vaddr, struct fl_sym *o)
+{
+	size_t n = fl_srcinfo__frames(m->src, vaddr, s->src, FL_SYM_MAX_INLINE + 1);
+
+	if (!n)
+		return;
+	if (s->srclines) {
+		o->file = s->src[0].file;
+		o->line = s->src[0].line;
+	}
+	if (s->inlines && n > 1) {
+		o->inl = &s->src[1];
+		o->nr_inl = n - 1;
+	}
+}
+
+/* Opens pid's perf map; false while there is none to use (yet). */
+static bool jit_open(struct jitproc *j)
+{
+	struct fl_perfmap_opts o = {.sz = sizeof(o), .pid = (int)j->pid, .root_fd = -1};
+	int err = fl_perfmap__open(&o, &j->map);
+
+	if (err) {
+		j->map = NULL;
+		if (err != -ENOENT)
+			fl_pr_debug("symbolizer: perf map of %u: %s\n", j->pid, strerror(-err));
+		return false;
+	}
+	fl_pr_debug("symbolizer: perf map of %u opened\n", j->pid);
+	return true;
+}
+
+int fl_symbolizer__jit_process(struct fl_symbolizer *s, uint32_t pid)
+{
+	struct jitproc *j;
+	int err;
+
+	if (!pid || fl_u32map__get(&s->jit_idx, pid, NULL))
+		return 0;
+	if (s->nr_jits == s->cap_jits) {
+		size_t ncap = s->cap_jits ? s->cap_jits * 2 : 16;
+		struct jitproc *nj = realloc(s->jits, ncap * sizeof(*nj));
+
+		if (!nj)
+			return -ENOMEM;
+		s->jits = nj;
+		s->cap_jits = ncap;
+	}
+	err = fl_u32map__put(&s->jit_idx, pid, (uint32_t)s->nr_jits);
+	if (err)
+		return err;
+	j = &s->jits[s->nr_jits++];
+	*j = (struct jitproc){.pid = pid, .tries = JIT_MAP_TRIES};
+	jit_open(j);
+	return 0;
+}
+
+void fl_symbolizer__jit_retry(struct fl_symbolizer *s)
+{
+	for (size_t i = 0; i < s->nr_jits; i++) {
+		struct jitproc *j = &s->jits[i];
+
+		if (!j->map && j->tries) {
+			j->tries--;
+			jit_open(j);
+		}
+	}
+}
+
+void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		uint32_t idx, last;
+
+		if (!fl_u32map__get(&s->jit_idx, pids[k], &idx))
+			continue;
+		fl_perfmap__free(s->jits[idx].map);
+		fl_u32map__del(&s->jit_idx, pids[k]);
+		last = (uint32_t)s->nr_jits - 1;
+		if (idx != last) {
+			s->jits[idx] = s->jits[last];
+			fl_u32map__put(&s->jit_idx, s->jits[idx].pid, idx); /* an update: fits */
+		}
+		s->nr_jits--;
+	}
+}
+
+/* A name for JIT code from pid's perf map, re-read first if it grew. */
+static const char *jit_name(struct fl_symbolizer *s, uint32_t pid, uint64_t ip)
+{
+	uint32_t idx;
+	struct jitproc *j;
+
+	if (!fl_u32map__get(&s->jit_idx, pid, &idx))
+		return NULL;
+	j = &s->jits[idx];
+	if (!j->map && !(j->tries && jit_open(j)))
+		return NULL;
+	fl_perfmap__refresh(j->map);
+	return fl_perfmap__find(j->map, ip);
+}
+
 int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl_tmap *tm,
 			  uint64_t ip, struct fl_sym *o)
 {
 	struct module *m;
+	uint64_t vaddr;
 
 	*o = (struct fl_sym){.reason = FL_SYM_UNMAPPED};
 	if (!tm)
 		return 0;
 	if (is_anon_path(tm->path)) {
-		o->reason = FL_SYM_ANON;
+		o->name = jit_name(s, pid, ip);
+		o->reason = o->name ? FL_SYM_OK : FL_SYM_ANON;
+		o->jit = o->name != NULL;
 		return 0;
 	}
 	if (tm->path[0] == '[') {
@@ -450,7 +640,7 @@ int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl
 		o->module = tm->path;
 		o->reason = FL_SYM_NO_SYMBOL;
 		if (!strcmp(tm->path, "[vdso]") && (vdso = vdso_syms(s)))
-			lookup(vdso, tm, ip, o);
+			lookup(vdso, tm, ip, o, &vaddr);
 		return 0;
 	}
 	m = module_get(s, tm, pid);
@@ -461,7 +651,9 @@ int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl
 		o->reason = FL_SYM_NO_FILE;
 		return 0;
 	}
-	lookup(m->syms, tm, ip, o);
+	lookup(m->syms, tm, ip, o, &vaddr);
+	if (o->reason == FL_SYM_OK && m->src)
+		add_srcinfo(s, m, vaddr, o);
 	return 0;
 }
 

@@ -52,6 +52,7 @@ struct tchange {
 struct tproc {
 	uint32_t pid;
 	bool exited, kthread, forked, scanned;
+	bool jit; /* anonymous executable memory seen (on_jit called) */
 	uint64_t exit_time;
 	struct fl_tmap *maps; /* the latest: sorted by start, disjoint */
 	size_t nr_maps, cap_maps;
@@ -73,6 +74,8 @@ struct fl_tracker {
 	size_t nr_pids;
 	size_t ring_pages;
 	bool hold_files;
+	void (*on_jit)(void *ctx, uint32_t pid);
+	void *ctx;
 	size_t max_files;
 	struct tfile *files; /* open addressing, power-of-two capacity */
 	size_t nr_files, cap_files;
@@ -378,6 +381,24 @@ static int maps_insert(struct fl_tracker *t, struct tproc *p, const struct fl_tm
 	return 0;
 }
 
+/* Anonymous memory, as the kernel names it (or, for memfd JIT code, nearly so). */
+static bool is_anon(const struct fl_tmap *m)
+{
+	return !m->path[0] || !strcmp(m->path, "//anon") || !strncmp(m->path, "[anon", 5) ||
+	       !strncmp(m->path, "/memfd:", 7);
+}
+
+/* The first anonymous code of a process: it has a JIT, whose perf map may be read. */
+static void note_jit(struct fl_tracker *t, uint32_t pid, const struct fl_tmap *m)
+{
+	struct tproc *p;
+
+	if (!t->on_jit || !is_anon(m) || !(p = proc_find(t, pid)) || p->jit)
+		return;
+	p->jit = true;
+	t->on_jit(t->ctx, pid);
+}
+
 /* ---- mapped files held open ---- */
 
 static bool is_file_path(const struct fl_tmap *m)
@@ -515,6 +536,7 @@ static int on_mmap2(struct fl_tracker *t, const struct perf_event_header *hdr)
 		err = hold_file(t, &m, r->pid);
 	if (err)
 		return err;
+	note_jit(t, r->pid, &m);
 	/* A process that maps code has a user address space. */
 	p->kthread = false;
 	t->st.mmaps++;
@@ -733,6 +755,8 @@ static int on_procmap(const struct fl_procmap *pm, void *ctx)
 		err = maps_insert(sc->t, p, &m);
 	if (!err)
 		err = hold_file(sc->t, &m, sc->pid);
+	if (!err)
+		note_jit(sc->t, sc->pid, &m);
 	if (err) {
 		sc->err = err;
 		return 1;
@@ -868,6 +892,10 @@ int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 		return -ENOMEM;
 	t->ring_pages = o.ring_pages;
 	t->hold_files = o.hold_files;
+	if (o.sz >= sizeof(o)) {
+		t->on_jit = o.on_jit;
+		t->ctx = o.ctx;
+	}
 	t->max_files = TR_MAX_HELD_FILES;
 	{
 		struct rlimit rl;

@@ -51,6 +51,7 @@ struct record_args {
 	bool per_process, per_thread, idle;
 	bool kernel, user;
 	bool no_bpf;
+	bool no_inline, srcline, no_demangle;
 	uint32_t stack_storage_size, max_stacks;
 	bool dwarf;	     /* --call-graph dwarf */
 	uint32_t stack_size; /* its user-stack copy in bytes */
@@ -87,6 +88,10 @@ static const char record_usage[] =
 	"      --kernel-only        kernel stacks only\n"
 	"      --user-only          user stacks only\n"
 	"      --no-bpf             count stacks in user space from the perf ring buffer\n"
+	"      --no-inline          no frames for inlined functions (shown, _[i], when the\n"
+	"                           binaries have DWARF, their own or in separate debug files)\n"
+	"      --srcline            add \" (file:line)\" to user frames (needs DWARF)\n"
+	"      --no-demangle        keep C++ and Rust names as the binaries have them\n"
 	"      --stack-storage-size N  BPF stack-map entries (default 32768)\n"
 	"      --max-stacks N       BPF counts-map entries (default 65536)\n"
 	"  -v, --verbose            debug messages\n"
@@ -201,6 +206,9 @@ enum {
 	OPT_KERNEL_ONLY,
 	OPT_USER_ONLY,
 	OPT_NO_BPF,
+	OPT_NO_INLINE,
+	OPT_SRCLINE,
+	OPT_NO_DEMANGLE,
 	OPT_STACK_STORAGE,
 	OPT_MAX_STACKS,
 };
@@ -242,6 +250,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"kernel-only", no_argument, NULL, OPT_KERNEL_ONLY},
 		{"user-only", no_argument, NULL, OPT_USER_ONLY},
 		{"no-bpf", no_argument, NULL, OPT_NO_BPF},
+		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
+		{"srcline", no_argument, NULL, OPT_SRCLINE},
+		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		{"stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE},
 		{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 		{"verbose", no_argument, NULL, 'v'},
@@ -330,6 +341,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_NO_BPF:
 			a->no_bpf = true;
+			break;
+		case OPT_NO_INLINE:
+			a->no_inline = true;
+			break;
+		case OPT_SRCLINE:
+			a->srcline = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			a->no_demangle = true;
 			break;
 		case OPT_STACK_STORAGE:
 			if (parse_u32(optarg, &a->stack_storage_size) || !a->stack_storage_size ||
@@ -650,6 +670,7 @@ struct recording {
 	struct fl_unwinder *unwinder; /* --call-graph dwarf */
 	struct fl_tracker *tracker;
 	struct fl_fold *fold; /* stacks of processes that exited are named as the recording goes */
+	struct fl_symbolizer *symbolizer;
 	int flush_err;
 	uint64_t tick_poll[2]; /* when the last two ticks' ring reads began */
 	unsigned int ticks_since_flush;
@@ -725,6 +746,7 @@ static int flush_exited(struct recording *r)
 		if (err)
 			return err;
 		fl_tracker__forget(r->tracker, pids, n);
+		fl_symbolizer__forget(r->symbolizer, pids, n);
 	} while (n == FLUSH_BATCH);
 	return 0;
 }
@@ -778,7 +800,9 @@ static int event_loop(struct recording *r, int ep, int sfd)
 				r->tick_poll[1] = fl_tracker__now();
 				fl_tracker__poll(r->tracker);
 				fl_sampler__poll(r->sampler);
-				r->flush_err = flush_exited(r);
+				fl_symbolizer__jit_retry(r->symbolizer);
+				if (!r->flush_err)
+					r->flush_err = flush_exited(r);
 				if (r->flush_err)
 					r->stop_reason = "out of memory";
 				break;
@@ -961,6 +985,15 @@ static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
 	return r->tracker ? fl_tracker__era(r->tracker, pid, time) : 0;
 }
 
+/* A process with JIT code: its perf map is opened while it lives. */
+static void on_jit(void *ctx, uint32_t pid)
+{
+	struct recording *r = ctx;
+
+	if (r->symbolizer && fl_symbolizer__jit_process(r->symbolizer, pid))
+		r->flush_err = -ENOMEM;
+}
+
 static bool left_at_exec(void *ctx, uint32_t pid, uint64_t ip, uint64_t time)
 {
 	const struct recording *r = ctx;
@@ -1126,8 +1159,12 @@ static int record(struct record_args *a)
 		goto out;
 	sampler = r.sampler;
 
-	struct fl_tracker_opts to = {
-		.sz = sizeof(to), .pids = pids, .nr_pids = nr_pids, .hold_files = true};
+	struct fl_tracker_opts to = {.sz = sizeof(to),
+				     .pids = pids,
+				     .nr_pids = nr_pids,
+				     .hold_files = true,
+				     .on_jit = on_jit,
+				     .ctx = &r};
 	err = fl_tracker__new(&to, &tracker);
 	if (err) {
 		if (is_permission_error(err))
@@ -1142,6 +1179,8 @@ static int record(struct record_args *a)
 	struct fl_symbolizer_opts syo = {.sz = sizeof(syo),
 					 .tracker = tracker,
 					 .no_kernel = !a->kernel,
+					 .inlines = !a->no_inline,
+					 .srclines = a->srcline,
 					 .no_bpf = fl_sampler__backend(sampler) != FL_SAMPLER_BPF};
 	phase_done("tracker set-up", &phase);
 	err = fl_symbolizer__new(&syo, &symbolizer);
@@ -1149,6 +1188,7 @@ static int record(struct record_args *a)
 		msg("cannot load symbols: %s", strerror(-err));
 		goto out;
 	}
+	r.symbolizer = symbolizer;
 	if (a->kernel && fl_symbolizer__kernel_hidden(symbolizer)) {
 		int kptr = -1;
 
@@ -1166,7 +1206,9 @@ static int record(struct record_args *a)
 					  .tracker = tracker,
 					  .profile = profile,
 					  .per_process = a->per_process,
-					  .per_thread = a->per_thread};
+					  .per_thread = a->per_thread,
+					  .demangle = !a->no_demangle,
+					  .srclines = a->srcline};
 
 		err = fl_fold__new(&fo, &fold);
 	}

@@ -21,6 +21,13 @@ struct fl_fold_opts {
 	struct fl_profile *profile;	  /* borrowed: stacks are added to it */
 	bool per_process;		  /* root frame "comm-PID" */
 	bool per_thread; /* root frame "comm-PID/TID" (needs per-thread raw stacks) */
+	/*
+	 * C++ and Rust names demangled. Inlined functions, when the
+	 * symbolizer gives them, become frames of their own, "_[i]"; with
+	 * srclines every user frame ends in " (file:line)".
+	 */
+	bool demangle;
+	bool srclines;
 };
 
 struct fl_fold_stats {

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct fl_src_frame;
 struct fl_tmap;
 struct fl_tracker;
 struct fl_symbolizer;
@@ -23,6 +24,13 @@ struct fl_symbolizer_opts {
 	 * one through a BPF program (the default when BPF works: much cheaper).
 	 */
 	bool no_bpf;
+	/*
+	 * From the DWARF of the mapped files (when they have it): the
+	 * functions inlined at an address (fl_sym.inl), and source lines
+	 * (fl_sym.file/line and each inlined frame's).
+	 */
+	bool inlines;
+	bool srclines;
 };
 
 enum fl_sym_reason {
@@ -40,6 +48,18 @@ struct fl_sym {
 	/* Basename of the module ("libc.so.6", "ext4", "vmlinux"), or NULL. */
 	const char *module;
 	enum fl_sym_reason reason;
+	/* name comes from the process's perf map (JIT code): "_[j]". */
+	bool jit;
+	/* User addresses with srclines: where in name the address is (NULL/0: unknown). */
+	const char *file;
+	int line;
+	/*
+	 * With inlines: the functions inlined at the address, each inside the
+	 * one before, name's callee first (their names are linkage names when
+	 * DWARF has them, like name). Valid until the next call.
+	 */
+	const struct fl_src_frame *inl;
+	size_t nr_inl;
 };
 
 /*
@@ -73,6 +93,20 @@ int fl_symbolizer__user(struct fl_symbolizer *s, uint32_t pid, const uint64_t *i
  */
 int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl_tmap *tm,
 			  uint64_t ip, struct fl_sym *out);
+
+/*
+ * Process pid runs JIT code: its perf map (/tmp/perf-PID.map as the process
+ * sees it: under its root, with its namespace's pid) names the addresses
+ * of its anonymous executable memory. Opened now, while the process lives,
+ * and tried again by fl_symbolizer__jit_retry() while the JIT has not
+ * written it yet; kept (and re-read as it grows) until forgotten. Returns 0
+ * or -ENOMEM; a map that cannot be used is not an error (debug message).
+ */
+int fl_symbolizer__jit_process(struct fl_symbolizer *s, uint32_t pid);
+/* Tries again to open the perf maps of JIT processes that had none yet. */
+void fl_symbolizer__jit_retry(struct fl_symbolizer *s);
+/* Drops what is kept for these processes (their perf maps). */
+void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t n);
 
 /* The same for kernel addresses; one batch costs at most a few syscalls. */
 int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n,

@@ -43,6 +43,13 @@ struct fl_tracker_opts {
 	 * processes run, and gone with them, can still be read for names.
 	 */
 	bool hold_files;
+	/*
+	 * Called (from fl_tracker__start/poll/add_pid) the first time a
+	 * process is seen with anonymous executable memory: JIT code, named
+	 * by a perf map the process writes, to be opened while it lives.
+	 */
+	void (*on_jit)(void *ctx, uint32_t pid);
+	void *ctx;
 };
 
 /* One executable mapping of a process. */

@@ -19,6 +19,7 @@
 /* Captured from a real /proc/kallsyms (see tests/fixtures/data/kallsyms.fold). */
 #define SYS_GETPID 0xffffffff81377cc0ULL
 #define DO_SYSCALL_64 0xffffffff821ed4a0ULL
+#define EXT4_WRITE_ITER 0xffffffffc0a01000ULL /* in module ext4 */
 
 struct env {
 	struct fl_symbolizer *sym;
@@ -61,6 +62,23 @@ static char *folded(struct env *e)
 	assert_int_equal(fl_folded__write(e->prof, f), 0);
 	fclose(f);
 	return buf;
+}
+
+/* A kernel module's function names its module. */
+static void test_kernel_module_frames(void **state)
+{
+	struct env *e = env_new(false, false, FIXTURE_SRC_DIR "/data/kallsyms.fold");
+	uint64_t kips[] = {EXT4_WRITE_ITER + 0x10, DO_SYSCALL_64 + 0x20};
+	struct fl_raw_stack st = {
+		.pid = 42, .comm = "dd", .kips = kips, .nr_kips = 2, .uerr = -ENOENT, .count = 3};
+	char *out;
+
+	(void)state;
+	assert_int_equal(fl_fold__add(e->fold, &st), 0);
+	out = folded(e);
+	assert_string_equal(out, "dd;do_syscall_64_[k];ext4_file_write_iter [ext4]_[k] 3\n");
+	free(out);
+	env_free(e);
 }
 
 static void test_kernel_frames_outermost_first(void **state)
@@ -273,6 +291,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_frames_outermost_first),
+		cmocka_unit_test(test_kernel_module_frames),
 		cmocka_unit_test(test_user_then_kernel_and_unknown),
 		cmocka_unit_test(test_unwind_markers),
 		cmocka_unit_test(test_root_frames),

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# JIT code is named from the perf map its process writes (/tmp/perf-PID.map),
+# and its frames are marked _[j]: (a) the jit_spin fixture's generated loop,
+# under the C functions that call it; (b) two JavaScript functions of a
+# script run by `node --perf-basic-prof`, when node is installed.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root_and_perf
+
+# count_jit FILE NAME: the sum of the counts of the stacks with a JIT frame
+# (one ending in _[j]) whose name contains NAME (a fixed string).
+count_jit() {
+	awk -v name="$2" '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		nf = split(s, f, ";")
+		for (i = 1; i <= nf; i++)
+			if (index(f[i], name) && f[i] ~ /_\[j\]$/) { n += $NF; break }
+	} END { printf "%.0f\n", n }' "$1"
+}
+
+parts=0
+
+# (a) The fixture maps its code, names it in its perf map and removes the
+# map when it exits: flamed must read it while the process lives.
+if [[ $(uname -m) != x86_64 ]]; then
+	note "jit_spin: its machine code is x86-64, this is $(uname -m): part (a) skipped"
+else
+	run_flamed jit record -F 999 -o "$T/jit.folded" -- "$FIXTURES/jit_spin" 2
+	expect_rc 0
+	check_folded "$T/jit.folded"
+	all=$(total_count "$T/jit.folded")
+	hot=$(count_jit "$T/jit.folded" jit_spin_hot)
+	chain=$(count_matching "$T/jit.folded" ';main;jit_call;jit_spin_hot_[j]')
+	note "jit_spin_hot_[j]: $hot of $all samples, $chain of them under main;jit_call"
+	[[ $all -ge 300 ]] || fail "only $all samples in 2 s at 999 Hz"
+	expect_between "$(percent "$hot" "$all")" 90 100 "the share of samples in jit_spin_hot_[j] (%)"
+	# The generated code keeps a frame pointer: the unwind goes on through it.
+	expect_between "$(percent "$chain" "$all")" 90 100 \
+		"the share of samples in main;jit_call;jit_spin_hot_[j] (%)"
+	parts=$((parts + 1))
+fi
+
+# (b) V8 appends a line for every function it compiles; the two hot ones
+# run from the event loop, so no caller inlines them.
+if ! command -v node >/dev/null; then
+	note "node is not on PATH: part (b), Node.js --perf-basic-prof, skipped"
+else
+	cat >"$T/hot.js" <<'EOF'
+'use strict';
+// flamedHotAlpha and flamedHotBeta take turns for SECONDS (argv[2]). Each is
+// started by setImmediate, never called from JavaScript, so no optimizing
+// compiler inlines it into a caller: samples land in code V8 names after it.
+const end = Date.now() + 1000 * Number(process.argv[2]);
+let sink = 0;
+let turn = 0;
+
+function next() {
+	if (Date.now() < end)
+		setImmediate(turn++ & 1 ? flamedHotBeta : flamedHotAlpha);
+	else if (sink === 0.5)
+		console.log(sink);
+}
+
+function flamedHotAlpha() {
+	let x = sink | 1;
+	for (let i = 0; i < 2e6; i++)
+		x = (x * 31 + i) % 1000003;
+	sink += x;
+	next();
+}
+
+function flamedHotBeta() {
+	let x = sink | 3;
+	for (let i = 0; i < 2e6; i++)
+		x = (x * 37 + i) % 999983;
+	sink += x;
+	next();
+}
+
+next();
+EOF
+	bg node --perf-basic-prof "$T/hot.js" 5
+	node_pid=$BG_PID
+	node_map=/tmp/perf-$node_pid.map
+	# node leaves its map behind: remove it with the rest.
+	trap 'cleanup; rm -f "$node_map"' EXIT
+	wait_comm "$node_pid" node
+	# Until V8 has optimized both (the '*' of its names), the samples would
+	# mostly land in the interpreter.
+	for ((i = 0; i < 100; i++)); do
+		if grep -qs 'JS:\*flamedHotAlpha' "$node_map" && grep -qs 'JS:\*flamedHotBeta' "$node_map"; then
+			break
+		fi
+		sleep 0.05
+	done
+	grep -qs 'JS:\*flamedHotBeta' "$node_map" ||
+		fail "node did not write optimized flamedHotAlpha/Beta to $node_map within 5 s"
+
+	run_flamed node record -F 999 -p "$node_pid" -d 2 -o "$T/node.folded"
+	expect_rc 0
+	check_folded "$T/node.folded"
+	all=$(total_count "$T/node.folded")
+	alpha=$(count_jit "$T/node.folded" flamedHotAlpha)
+	beta=$(count_jit "$T/node.folded" flamedHotBeta)
+	note "node: flamedHotAlpha $alpha, flamedHotBeta $beta, all $all samples"
+	[[ $all -ge 300 ]] || fail "only $all samples of node in 2 s at 999 Hz"
+	# They share the CPU about half and half; 10% each leaves room for GC and the JIT.
+	expect_between "$(percent "$alpha" "$all")" 10 100 "the share of samples in flamedHotAlpha_[j] (%)"
+	expect_between "$(percent "$beta" "$all")" 10 100 "the share of samples in flamedHotBeta_[j] (%)"
+	parts=$((parts + 1))
+fi
+
+[[ $parts -gt 0 ]] || skip "neither part can run here (no x86-64, no node)"
+pass "JIT frames from perf maps: $parts of 2 parts"

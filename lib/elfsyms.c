@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* PT_LOAD segments and function symbols of one ELF file or in-memory image, via libelf. */
+/*
+ * PT_LOAD segments and function symbols of one ELF file or in-memory image,
+ * with those of its separate debug info, via libelf.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -39,6 +42,7 @@ struct fl_elfsyms {
 	char *names; /* every name, NUL-terminated, one after the other */
 	struct load_seg *segs;
 	size_t nr_segs;
+	enum fl_debuginfo_source source; /* debug info the symbols came from too */
 };
 
 /* A symbol while parsing; name points into the ELF string table data. */
@@ -85,6 +89,7 @@ void fl_elfsyms__free(struct fl_elfsyms *e)
 }
 
 DEFINE_FREE_FUNC(struct fl_elfsyms, fl_elfsyms__free)
+DEFINE_FREE_FUNC(struct fl_debuginfo, fl_debuginfo__free)
 
 static void elf_endp(Elf **elf)
 {
@@ -413,12 +418,17 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 	return 0;
 }
 
-static int read_symbols(Elf *elf, struct fl_elfsyms *e)
+/*
+ * Appends the function symbols of one ELF file to *c (*n of them, *cap
+ * allocated): its .symtab, which has everything .dynsym has and the local
+ * functions too, else its .dynsym. Names point into elf's string table.
+ */
+static int collect_elf(Elf *elf, struct cand **c, size_t *n, size_t *cap)
 {
 	_cleanup_free_ struct sec_range *secs = NULL;
-	_cleanup_free_ struct cand *c = NULL;
+	_cleanup_free_ struct cand *got = NULL;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
-	size_t nr_secs, n;
+	size_t nr_secs, nr_got;
 	int err;
 
 	err = read_sections(elf, &secs, &nr_secs);
@@ -434,35 +444,135 @@ static int read_symbols(Elf *elf, struct fl_elfsyms *e)
 		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
 			dynsym = scn;
 	}
-	/* .symtab has everything .dynsym has and the local functions too. */
-	err = collect(elf, symtab, secs, nr_secs, &c, &n);
-	if (!err && !n) {
-		free(c);
-		err = collect(elf, dynsym, secs, nr_secs, &c, &n);
+	err = collect(elf, symtab, secs, nr_secs, &got, &nr_got);
+	if (!err && !nr_got) {
+		free(TAKE_PTR(got));
+		err = collect(elf, dynsym, secs, nr_secs, &got, &nr_got);
 	}
-	if (err)
+	if (err || !nr_got)
 		return err;
+	if (!*c) {
+		*c = TAKE_PTR(got);
+		*n = *cap = nr_got;
+		return 0;
+	}
+	if (nr_got > *cap - *n) {
+		struct cand *grown;
+
+		if (nr_got > SIZE_MAX / sizeof(**c) - *n)
+			return -ENOMEM;
+		grown = realloc(*c, (*n + nr_got) * sizeof(**c));
+		if (!grown)
+			return -ENOMEM;
+		*c = grown;
+		*cap = *n + nr_got;
+	}
+	memcpy(*c + *n, got, nr_got * sizeof(**c));
+	*n += nr_got;
+	return 0;
+}
+
+/*
+ * The union of the function symbols of elfs (NULL entries skipped), which
+ * share one address space: a binary, its debug file, its MiniDebugInfo.
+ * Duplicates (the same function in two tables) collapse in build_syms().
+ */
+static int read_symbols(Elf *const *elfs, size_t nr_elfs, struct fl_elfsyms *e)
+{
+	_cleanup_free_ struct cand *c = NULL;
+	size_t n = 0, cap = 0;
+	int err;
+
+	for (size_t i = 0; i < nr_elfs; i++) {
+		if (!elfs[i])
+			continue;
+		err = collect_elf(elfs[i], &c, &n, &cap);
+		if (err)
+			return err;
+	}
 	return build_syms(e, c, n);
+}
+
+static bool elf_ok(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	return elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh);
 }
 
 static int elfsyms__from_elf(Elf *elf, struct fl_elfsyms **ret)
 {
 	_cleanup_(fl_elfsyms__freep) struct fl_elfsyms *e = NULL;
-	GElf_Ehdr eh;
 	int err;
 
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+	if (!elf_ok(elf))
 		return -EINVAL;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	err = read_segments(elf, e);
 	if (!err)
-		err = read_symbols(elf, e);
+		err = read_symbols(&elf, 1, e);
 	if (err)
 		return err;
 	*ret = TAKE_PTR(e);
 	return 0;
+}
+
+int fl_elfsyms__from_debuginfo(const struct fl_debuginfo *di, struct fl_elfsyms **ret)
+{
+	_cleanup_(fl_elfsyms__freep) struct fl_elfsyms *e = NULL;
+	Elf *elfs[] = {
+		fl_debuginfo__binary_elf(di),
+		fl_debuginfo__debug_elf(di),
+		fl_debuginfo__mini_elf(di),
+	};
+	int err;
+
+	if (!di || !ret)
+		return -EINVAL;
+	if (!elf_ok(elfs[0]))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	/* Segments are the binary's: the debug files' program headers describe no data. */
+	err = read_segments(elfs[0], e);
+	if (!err)
+		err = read_symbols(elfs, ARRAY_SIZE(elfs), e);
+	if (err)
+		return err;
+	e->source = fl_debuginfo__source(di);
+	*ret = TAKE_PTR(e);
+	return 0;
+}
+
+/*
+ * pread rather than mappings (see fl_elfsyms__open_fd), whatever the caller
+ * asked: only the symbol tables are read, and the files are closed again.
+ */
+int fl_elfsyms__open_debug(int fd, const char *path, const struct fl_debuginfo_opts *opts,
+			   struct fl_elfsyms **ret)
+{
+	_cleanup_(fl_debuginfo__freep) struct fl_debuginfo *di = NULL;
+	struct fl_debuginfo_opts o = {0};
+	int err;
+
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	if (opts)
+		memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	o.sz = sizeof(o);
+	o.no_mmap = true;
+	err = fl_debuginfo__find(fd, path, &o, &di);
+	if (err)
+		return err;
+	return fl_elfsyms__from_debuginfo(di, ret);
+}
+
+enum fl_debuginfo_source fl_elfsyms__debug_source(const struct fl_elfsyms *e)
+{
+	return e ? e->source : FL_DEBUGINFO_NONE;
 }
 
 /*

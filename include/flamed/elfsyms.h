@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Function symbols of one ELF file (.symtab, else .dynsym) via libelf. */
+/*
+ * Function symbols of one ELF file (.symtab, else .dynsym) via libelf, and
+ * of its separate debug info (debuginfo.h).
+ */
 #ifndef FLAMED_ELFSYMS_H
 #define FLAMED_ELFSYMS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "flamed/debuginfo.h"
 
 struct fl_elfsyms;
 
@@ -35,6 +40,29 @@ int fl_elfsyms__open_fd(int fd, struct fl_elfsyms **ret);
 
 /* Same, from an ELF image in memory (the vdso); the image is not kept. */
 int fl_elfsyms__from_memory(const void *image, size_t size, struct fl_elfsyms **ret);
+
+/*
+ * The union of the function symbols of the binary open at fd (.symtab, else
+ * .dynsym) and of its debug info found by fl_debuginfo__find() (fd, path and
+ * opts as there): the separate debug file's .symtab, else the MiniDebugInfo's
+ * .symtab (which holds the functions .dynsym lacks). They share the binary's
+ * addresses; one name is kept per address, as in fl_elfsyms__open(). Segments
+ * are the binary's. Files are read with pread whatever opts->no_mmap says,
+ * and closed before returning; fd stays the caller's. No debug info found is
+ * not an error: the binary's symbols alone, fl_elfsyms__debug_source() ==
+ * FL_DEBUGINFO_NONE. Returns 0, or the errors of fl_elfsyms__open_fd().
+ */
+int fl_elfsyms__open_debug(int fd, const char *path, const struct fl_debuginfo_opts *opts,
+			   struct fl_elfsyms **ret);
+
+/*
+ * Same, from debug info the caller found and keeps (to hand its DWARF to
+ * libdw, say): symbols are copied, di may be freed right after.
+ */
+int fl_elfsyms__from_debuginfo(const struct fl_debuginfo *di, struct fl_elfsyms **ret);
+
+/* Which debug info added symbols (FL_DEBUGINFO_NONE for the other constructors). */
+enum fl_debuginfo_source fl_elfsyms__debug_source(const struct fl_elfsyms *e);
 
 /* Accepts NULL. */
 void fl_elfsyms__free(struct fl_elfsyms *e);

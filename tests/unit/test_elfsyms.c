@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "flamed/debuginfo.h"
 #include "flamed/elfsyms.h"
 #include "flamed/procmaps.h"
 
@@ -482,6 +483,134 @@ static void test_consistency(void **state)
 	}
 }
 
+/* Up to this ELF address every debug fixture's functions lie (small PIEs). */
+#define DEBUG_FIXTURE_SWEEP 0x4000
+
+/*
+ * The two symbol sets agree at every address of the sweep: same symbol (name,
+ * start, size) or none. Returns how often name was found in a.
+ */
+static size_t assert_same_lookups(const struct fl_elfsyms *a, const struct fl_elfsyms *b,
+				  const char *name)
+{
+	size_t hits = 0;
+
+	for (uint64_t v = 0; v < DEBUG_FIXTURE_SWEEP; v++) {
+		const struct fl_elfsym *x = fl_elfsyms__find(a, v), *y = fl_elfsyms__find(b, v);
+
+		if (!x || !y) {
+			if (x != y)
+				fail_msg("%#" PRIx64 ": %s against %s", v, x ? x->name : "nothing",
+					 y ? y->name : "nothing");
+			continue;
+		}
+		assert_string_equal(x->name, y->name);
+		assert_int_equal(x->addr, y->addr);
+		assert_int_equal(x->size, y->size);
+		hits += !strcmp(x->name, name);
+	}
+	return hits;
+}
+
+static size_t count_name(const struct fl_elfsyms *e, const char *name)
+{
+	size_t hits = 0;
+
+	for (uint64_t v = 0; v < DEBUG_FIXTURE_SWEEP; v++) {
+		const struct fl_elfsym *s = fl_elfsyms__find(e, v);
+
+		hits += s && !strcmp(s->name, name);
+	}
+	return hits;
+}
+
+/*
+ * fl_elfsyms__open_debug() on each debug fixture: where the debug info is
+ * found, the stripped binary plus it resolves every address exactly as the
+ * unstripped build does (NAME.full); where it is refused, exactly as the
+ * stripped binary alone. Segments are the binary's either way.
+ */
+static void test_debug_info(void **state)
+{
+	static const char *const dirs[] = {FIXTURE_DIR "/debugroot", NULL};
+	const struct fl_debuginfo_opts o = {.sz = sizeof(o), .debug_dirs = dirs};
+	const struct {
+		const char *name;
+		enum fl_debuginfo_source src;
+	} fx[] = {
+		{"dbg_link", FL_DEBUGINFO_DEBUGLINK},
+		{"dbg_link_nobid", FL_DEBUGINFO_DEBUGLINK},
+		{"dbg_link_ddir", FL_DEBUGINFO_DEBUGLINK},
+		{"dbg_bid", FL_DEBUGINFO_BUILD_ID},
+		{"dbg_mini", FL_DEBUGINFO_MINIDEBUGINFO},
+		{"dbg_badcrc", FL_DEBUGINFO_NONE},
+		{"dbg_wrongbid", FL_DEBUGINFO_NONE},
+		{"elf_pie", FL_DEBUGINFO_NONE},
+		{"elf_stripped", FL_DEBUGINFO_NONE},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		struct fl_elfsyms *e = NULL, *plain = NULL, *full = NULL;
+		char path[PATH_MAX], full_path[PATH_MAX + 8];
+		bool dbg = !strncmp(fx[i].name, "dbg_", 4);
+		int fd;
+
+		fixture_path(path, sizeof(path), fx[i].name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(fl_elfsyms__open_debug(fd, path, &o, &e), 0);
+		/* The fd stays the caller's and usable. */
+		assert_int_equal(fl_elfsyms__open_fd(fd, &plain), 0);
+		close(fd);
+		assert_int_equal(fl_elfsyms__debug_source(e), fx[i].src);
+		assert_int_equal(fl_elfsyms__debug_source(plain), FL_DEBUGINFO_NONE);
+
+		for (uint64_t off = 0; off < 0x3000; off += 0x10) {
+			uint64_t va = 0, vb = 0;
+			int ra = fl_elfsyms__offset_to_vaddr(e, off, &va);
+
+			assert_int_equal(ra, fl_elfsyms__offset_to_vaddr(plain, off, &vb));
+			assert_int_equal(va, vb);
+		}
+		if (fx[i].src == FL_DEBUGINFO_NONE) {
+			assert_int_equal(fl_elfsyms__count(e), fl_elfsyms__count(plain));
+			assert_same_lookups(e, plain, "");
+			if (dbg)
+				assert_int_equal(count_name(e, "fx_dbg_hidden_one"), 0);
+		} else {
+			snprintf(full_path, sizeof(full_path), "%s.full", path);
+			assert_int_equal(fl_elfsyms__open(full_path, &full), 0);
+			assert_int_equal(fl_elfsyms__count(e), fl_elfsyms__count(full));
+			assert_true(assert_same_lookups(e, full, "fx_dbg_hidden_one") > 0);
+			assert_true(count_name(e, "fx_dbg_hidden_two") > 0);
+			assert_int_equal(count_name(plain, "fx_dbg_hidden_one"), 0);
+			assert_true(fl_elfsyms__count(e) > fl_elfsyms__count(plain));
+		}
+		print_message("%s: %zu symbols with %s debug info, %zu without\n", fx[i].name,
+			      fl_elfsyms__count(e), fl_debuginfo_source__str(fx[i].src),
+			      fl_elfsyms__count(plain));
+		fl_elfsyms__free(full);
+		fl_elfsyms__free(plain);
+		fl_elfsyms__free(e);
+	}
+}
+
+static void test_debug_info_args(void **state)
+{
+	struct fl_elfsyms *e = NULL;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_int_equal(fl_elfsyms__open_debug(-1, NULL, NULL, &e), -EINVAL);
+	assert_int_equal(fl_elfsyms__open_debug(fd, "/dev/null", NULL, &e), -EINVAL);
+	assert_int_equal(fl_elfsyms__from_debuginfo(NULL, &e), -EINVAL);
+	assert_null(e);
+	assert_int_equal(fl_elfsyms__debug_source(NULL), FL_DEBUGINFO_NONE);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +625,8 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_mapping_symbols),
 		cmocka_unit_test(test_consistency),
+		cmocka_unit_test(test_debug_info),
+		cmocka_unit_test(test_debug_info_args),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

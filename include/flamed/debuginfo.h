@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Finding a binary's separate debug info: build-id, .gnu_debuglink, MiniDebugInfo. */
+#ifndef FLAMED_DEBUGINFO_H
+#define FLAMED_DEBUGINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libelf.h>
+
+struct fl_debuginfo;
+
+/* Where the debug info came from. */
+enum fl_debuginfo_source {
+	FL_DEBUGINFO_NONE,	    /* nothing found: the binary's own tables only */
+	FL_DEBUGINFO_BUILD_ID,	    /* <debugdir>/.build-id/xx/rest.debug */
+	FL_DEBUGINFO_DEBUGLINK,	    /* .gnu_debuglink: beside, .debug/, <debugdir>/<dir>/ */
+	FL_DEBUGINFO_MINIDEBUGINFO, /* .gnu_debugdata, xz-compressed in the binary */
+};
+
+struct fl_debuginfo_opts {
+	size_t sz; /* sizeof(struct fl_debuginfo_opts) */
+	/*
+	 * Every path (the binary's directory, the debug directories, symlinks
+	 * on the way) is resolved under this directory, as if it were "/"
+	 * (openat2 RESOLVE_IN_ROOT): an open /proc/PID/root keeps a container's
+	 * absolute symlinks inside the container. 0 (unset) or negative: the
+	 * real root. The fd stays the caller's and is only used during find.
+	 */
+	int root_fd;
+	/* NULL-terminated list of absolute directories; NULL: "/usr/lib/debug". */
+	const char *const *debug_dirs;
+	/* Cap on the decompressed MiniDebugInfo, in bytes; 0: 64 MiB. */
+	size_t max_minidebuginfo;
+	/*
+	 * Read ELF files with pread (ELF_C_READ) instead of mapping them
+	 * (ELF_C_READ_MMAP, the default). A mapped file that someone truncates
+	 * while it is read raises SIGBUS; pread fails cleanly instead, but
+	 * copies each section read (a whole .debug_info) into memory.
+	 */
+	bool no_mmap;
+};
+
+/*
+ * Finds the debug info of the binary open at fd (a regular file the caller
+ * checked is the mapped one), mapped from path (absolute, as seen from
+ * root_fd; only its directory is used, for .gnu_debuglink; NULL: no
+ * debuglink lookup by directory). In order:
+ *   1. with a build-id note: <debugdir>/.build-id/xx/rest.debug;
+ *   2. with .gnu_debuglink NAME: <dir>/NAME, <dir>/.debug/NAME and
+ *      <debugdir>/<dir>/NAME;
+ *   3. else .gnu_debugdata, decompressed in memory.
+ * A separate file is used only when it is a regular ELF file of the same
+ * class and machine, not the binary itself, and carries the binary's
+ * build-id (when the binary has one; a debug file without a build-id is
+ * then rejected), else matches the debuglink CRC-32. A binary that has both
+ * .symtab and .debug_info is not searched for anything else.
+ *
+ * Finding nothing is not an error: *ret is set, with FL_DEBUGINFO_NONE
+ * (why each candidate was refused goes to fl_pr_debug()). Returns 0,
+ * -EINVAL (fd is not a regular ELF file libelf can read), -EISDIR, or
+ * -errno (fstat, dup, -ENOMEM). fd stays the caller's (the object keeps a
+ * dup of it, and the debug file open, until fl_debuginfo__free()).
+ */
+int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts *opts,
+		       struct fl_debuginfo **ret);
+
+/*
+ * Ends every Elf handed out below, closes the files and frees the
+ * MiniDebugInfo image. Anything built on them (a Dwarf from
+ * dwarf_begin_elf(), symbols pointing into their string tables) must be
+ * gone first. Accepts NULL.
+ */
+void fl_debuginfo__free(struct fl_debuginfo *di);
+
+enum fl_debuginfo_source fl_debuginfo__source(const struct fl_debuginfo *di);
+/* "none", "build-id", "debuglink", "minidebuginfo". */
+const char *fl_debuginfo_source__str(enum fl_debuginfo_source src);
+
+/*
+ * The separate debug file as it was opened (under root_fd), or NULL (none,
+ * or MiniDebugInfo). Lives until fl_debuginfo__free().
+ */
+const char *fl_debuginfo__path(const struct fl_debuginfo *di);
+
+/*
+ * The Elf handles below belong to di and live until fl_debuginfo__free():
+ * do not elf_end() them. They are read-only (ELF_C_READ_MMAP, or ELF_C_READ
+ * with no_mmap).
+ */
+/* The binary itself; never NULL. */
+Elf *fl_debuginfo__binary_elf(const struct fl_debuginfo *di);
+/* The separate debug file (build-id or debuglink), or NULL. */
+Elf *fl_debuginfo__debug_elf(const struct fl_debuginfo *di);
+/* The decompressed MiniDebugInfo (a .symtab, no DWARF), or NULL. */
+Elf *fl_debuginfo__mini_elf(const struct fl_debuginfo *di);
+/*
+ * The ELF to give dwarf_begin_elf(): the debug file when it has a
+ * .debug_info, else the binary when it has one, else NULL. Its addresses
+ * are the binary's ELF virtual addresses.
+ */
+Elf *fl_debuginfo__dwarf_elf(const struct fl_debuginfo *di);
+
+/* The binary's build-id (*id points into di), or 0 when it has none. */
+size_t fl_debuginfo__build_id(const struct fl_debuginfo *di, const uint8_t **id);
+
+/*
+ * The CRC-32 that .gnu_debuglink stores (the usual one: zlib's crc32(),
+ * reflected polynomial 0xedb88320). Start with crc = 0; chain calls by
+ * passing the previous result.
+ */
+uint32_t fl_debuginfo__crc32(uint32_t crc, const void *buf, size_t len);
+
+#endif

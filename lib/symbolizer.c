@@ -12,6 +12,7 @@
 #include <link.h>
 
 #include "flamed/cleanup.h"
+#include "flamed/debuginfo.h"
 #include "flamed/elfsyms.h"
 #include "flamed/ksym_bpf.h"
 #include "flamed/ksyms.h"
@@ -34,8 +35,11 @@ struct module {
 	uint64_t ino;
 	struct fl_elfsyms *syms; /* NULL when the file could not be used */
 	char *basename;
-	/* With inlines or srclines, the file's DWARF when it has some (elf kept mapped for it). */
-	Elf *elf;
+	/*
+	 * With inlines or srclines, the DWARF of the file or of its separate
+	 * debug file, when there is some (di keeps those files open for it).
+	 */
+	struct fl_debuginfo *di;
 	struct fl_srcinfo *src;
 };
 
@@ -90,8 +94,7 @@ static void module_free(struct module *m)
 		return;
 	fl_elfsyms__free(m->syms);
 	fl_srcinfo__free(m->src);
-	if (m->elf)
-		elf_end(m->elf);
+	fl_debuginfo__free(m->di);
 	free(m->basename);
 	free(m);
 }
@@ -370,54 +373,13 @@ static const char *path_basename(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* Whether elf has DWARF to read (a .debug_info section with contents). */
-static bool has_debug_info(Elf *elf)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".debug_info"))
-			return true;
-	}
-	return false;
-}
-
-/* The DWARF of the file open on fd, for inlined frames and source lines; kept in m. */
-static void open_dwarf(struct module *m, int fd, const char *path)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int err;
-
-	if (!elf)
-		return;
-	if (!has_debug_info(elf)) {
-		elf_end(elf);
-		return;
-	}
-	/* Mapped: the fd can go (libdw reads the mapping). */
-	elf_cntl(elf, ELF_C_FDDONE);
-	err = fl_srcinfo__open(elf, &m->src);
-	if (err) {
-		fl_pr_debug("symbolizer: %s: no DWARF: %s\n", path, strerror(-err));
-		elf_end(elf);
-		return;
-	}
-	m->elf = elf;
-}
-
 /*
- * The symbols of a mapped file: the one the tracker holds open, else the
- * path if it is still the file that was mapped, else the process's
- * /proc/PID/map_files entry while it lives (mapped_file.h).
+ * The symbols of a mapped file, with those of its separate debug info
+ * (build-id, .gnu_debuglink, MiniDebugInfo; looked up under the process's
+ * root while it lives), and its DWARF for inlined frames and source lines.
+ * The file is the one the tracker holds open, else the path if it is
+ * still the file that was mapped, else the process's /proc/PID/map_files
+ * entry while it lives (mapped_file.h).
  */
 static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const struct fl_tmap *tm,
 			     uint32_t pid)
@@ -425,6 +387,11 @@ static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 	int held = s->tracker ? fl_tracker__file_fd(s->tracker, tm) : -1;
 	_cleanup_close_ int fd =
 		held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 3) : fl_open_mapped_file(tm, pid);
+	_cleanup_close_ int root_fd = -1;
+	/* Read, not mapped: a debug file truncated under us must not raise SIGBUS. */
+	struct fl_debuginfo_opts dio = {.sz = sizeof(dio), .no_mmap = true};
+	struct fl_debuginfo *di = NULL;
+	Elf *dwarf_elf;
 	int err;
 
 	if (fd < 0) {
@@ -432,14 +399,33 @@ static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 			    fd == -ESTALE ? "not the mapped file any more" : strerror(-fd));
 		return;
 	}
-	err = fl_elfsyms__open_fd(fd, &m->syms);
+	if (pid) {
+		char root[32];
+
+		snprintf(root, sizeof(root), "/proc/%u/root", pid);
+		root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	dio.root_fd = root_fd;
+	err = fl_debuginfo__find(fd, tm->path, &dio, &di);
+	if (!err)
+		err = fl_elfsyms__from_debuginfo(di, &m->syms);
 	if (err) {
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(-err));
+		fl_debuginfo__free(di);
 		m->syms = NULL;
 		return;
 	}
-	if (s->inlines || s->srclines)
-		open_dwarf(m, fd, tm->path);
+	if (fl_debuginfo__source(di) != FL_DEBUGINFO_NONE)
+		fl_pr_debug("symbolizer: %s: debug info by %s: %s\n", tm->path,
+			    fl_debuginfo_source__str(fl_debuginfo__source(di)),
+			    fl_debuginfo__path(di) ? fl_debuginfo__path(di) : "(in the file)");
+	dwarf_elf = s->inlines || s->srclines ? fl_debuginfo__dwarf_elf(di) : NULL;
+	if (dwarf_elf && fl_srcinfo__open(dwarf_elf, &m->src) == 0) {
+		m->di = di; /* its files stay open for the DWARF */
+		return;
+	}
+	m->src = NULL;
+	fl_debuginfo__free(di);
 }
 
 static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *tm, uint32_t pid)

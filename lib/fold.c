@@ -263,18 +263,12 @@ static int cache_reserve(struct fl_fold *f, size_t n)
 	return 0;
 }
 
-static bool is_anon_path(const char *path)
-{
-	return !path[0] || !strcmp(path, "//anon") || !strncmp(path, "[anon", 5) ||
-	       !strncmp(path, "/memfd:", 7);
-}
-
 /* What names a user address held by tm (NULL: none). */
 static struct fentry user_key(const struct fl_tmap *tm, uint32_t pid, uint64_t ip)
 {
 	if (!tm)
 		return (struct fentry){.kind = FK_UNMAPPED};
-	if (is_anon_path(tm->path))
+	if (fl_tmap__is_anon(tm))
 		return (struct fentry){.kind = FK_ANON, .k0 = ip, .k1 = pid};
 	if (tm->path[0] == '[')
 		return (struct fentry){.kind = FK_SPECIAL,

@@ -478,12 +478,6 @@ static struct fl_elfsyms *vdso_syms(struct fl_symbolizer *s)
 	return s->vdso;
 }
 
-static bool is_anon_path(const char *path)
-{
-	return !path[0] || !strcmp(path, "//anon") || !strncmp(path, "[anon", 5) ||
-	       !strncmp(path, "/memfd:", 7);
-}
-
 static void lookup(const struct fl_elfsyms *syms, const struct fl_tmap *tm, uint64_t ip,
 		   struct fl_sym *out, uint64_t *vaddr)
 {
@@ -614,7 +608,7 @@ int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl
 	*o = (struct fl_sym){.reason = FL_SYM_UNMAPPED};
 	if (!tm)
 		return 0;
-	if (is_anon_path(tm->path)) {
+	if (fl_tmap__is_anon(tm)) {
 		o->name = jit_name(s, pid, ip);
 		o->reason = o->name ? FL_SYM_OK : FL_SYM_ANON;
 		o->jit = o->name != NULL;

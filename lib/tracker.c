@@ -381,8 +381,7 @@ static int maps_insert(struct fl_tracker *t, struct tproc *p, const struct fl_tm
 	return 0;
 }
 
-/* Anonymous memory, as the kernel names it (or, for memfd JIT code, nearly so). */
-static bool is_anon(const struct fl_tmap *m)
+bool fl_tmap__is_anon(const struct fl_tmap *m)
 {
 	return !m->path[0] || !strcmp(m->path, "//anon") || !strncmp(m->path, "[anon", 5) ||
 	       !strncmp(m->path, "/memfd:", 7);
@@ -393,7 +392,7 @@ static void note_jit(struct fl_tracker *t, uint32_t pid, const struct fl_tmap *m
 {
 	struct tproc *p;
 
-	if (!t->on_jit || !is_anon(m) || !(p = proc_find(t, pid)) || p->jit)
+	if (!t->on_jit || !fl_tmap__is_anon(m) || !(p = proc_find(t, pid)) || p->jit)
 		return;
 	p->jit = true;
 	t->on_jit(t->ctx, pid);

@@ -68,6 +68,12 @@ struct fl_tmap {
 	uint64_t birth;
 };
 
+/*
+ * Whether m is anonymous memory, as the kernel names it ("//anon", "",
+ * "[anon:...]"), or a memfd: JIT code, named by perf maps, not by a file.
+ */
+bool fl_tmap__is_anon(const struct fl_tmap *m);
+
 struct fl_tracker_stats {
 	uint64_t lost;	/* records the kernel dropped (PERF_RECORD_LOST) */
 	uint64_t mmaps; /* executable mappings recorded from events */

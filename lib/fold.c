@@ -60,6 +60,14 @@ struct fl_fold {
 	uint32_t frames[MAX_FRAMES];
 	uint32_t *ids; /* frame ids of the cache entries */
 	size_t nr_ids, cap_ids;
+	/*
+	 * Without srclines, a user function's frame depends on its name
+	 * alone: the frame id of each name (its pointer: the symbolizer's
+	 * names are stable), so that a function is demangled once, not once
+	 * per address in it.
+	 */
+	struct nentry *names;
+	size_t nr_names, cap_names;
 	char name[NAME_MAX_LEN];
 	char demangled[NAME_MAX_LEN];
 };
@@ -83,6 +91,7 @@ void fl_fold__free(struct fl_fold *f)
 	if (f) {
 		free(f->cache);
 		free(f->ids);
+		free(f->names);
 	}
 	free(f);
 }
@@ -150,6 +159,40 @@ static int root_frame(struct fl_fold *f, const struct fl_raw_stack *st, uint32_t
 	return intern(f, comm, i, id);
 }
 
+struct nentry {
+	const char *name; /* NULL: empty slot */
+	uint32_t id;
+	bool inlined;
+};
+
+static struct nentry *name_slot(struct nentry *tab, size_t cap, const char *name, bool inlined)
+{
+	size_t i = fl_hash_u64_pair((uint64_t)(uintptr_t)name, inlined) & (cap - 1);
+
+	while (tab[i].name && (tab[i].name != name || tab[i].inlined != inlined))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int names_reserve(struct fl_fold *f)
+{
+	size_t cap = f->cap_names ? f->cap_names * 2 : 1024;
+	struct nentry *tab;
+
+	if ((f->nr_names + 1) * 2 <= f->cap_names)
+		return 0;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap_names; i++)
+		if (f->names[i].name)
+			*name_slot(tab, cap, f->names[i].name, f->names[i].inlined) = f->names[i];
+	free(f->names);
+	f->names = tab;
+	f->cap_names = cap;
+	return 0;
+}
+
 static const char *path_base(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -161,8 +204,35 @@ static const char *path_base(const char *path)
  * A user function's frame: its name (demangled unless asked not to), then
  * " (file:line)" with srclines, then the suffix ("_[i]" for inlined ones).
  */
+static int func_frame_named(struct fl_fold *f, const char *name, const char *file, int line,
+			    const char *suffix, uint32_t *id);
+
 static int func_frame(struct fl_fold *f, const char *name, const char *file, int line,
 		      const char *suffix, uint32_t *id)
+{
+	struct nentry *e;
+	int err;
+
+	if (!name || f->opts.srclines)
+		return func_frame_named(f, name, file, line, suffix, id);
+	err = names_reserve(f);
+	if (err)
+		return err;
+	e = name_slot(f->names, f->cap_names, name, suffix != NULL);
+	if (e->name) {
+		*id = e->id;
+		return 0;
+	}
+	err = func_frame_named(f, name, file, line, suffix, id);
+	if (err)
+		return err;
+	*e = (struct nentry){.name = name, .id = *id, .inlined = suffix != NULL};
+	f->nr_names++;
+	return 0;
+}
+
+static int func_frame_named(struct fl_fold *f, const char *name, const char *file, int line,
+			    const char *suffix, uint32_t *id)
 {
 	const char *shown = name ? name : "[unknown]";
 	size_t n;

@@ -31,6 +31,11 @@ struct sfunc {
 	uint32_t first;	 /* its ranges: franges[first, first + nr) */
 	uint32_t nr;
 	bool inlined;
+	/* Read from its DIE on first use: its name and, inlined, where it was called. */
+	bool named;
+	const char *name;
+	const char *call_file;
+	int call_line;
 };
 
 struct srange {
@@ -334,15 +339,23 @@ size_t fl_srcinfo__frames(struct fl_srcinfo *si, uint64_t vaddr, struct fl_src_f
 	}
 	/* Innermost first: each inlined call's site is where its caller stands. */
 	for (; f != SRC_NONE && n < SRC_MAX_DEPTH; f = u->funcs[f].parent) {
-		Dwarf_Die die;
+		struct sfunc *fn = &u->funcs[f];
 
-		if (!dwarf_offdie(si->dw, u->funcs[f].off, &die))
+		if (!fn->named) {
+			Dwarf_Die die;
+
+			if (!dwarf_offdie(si->dw, fn->off, &die))
+				break;
+			fn->name = die_name(&die);
+			if (fn->inlined)
+				call_site(&cu, &die, &fn->call_file, &fn->call_line);
+			fn->named = true;
+		}
+		inner[n++] = (struct fl_src_frame){.name = fn->name, .file = file, .line = line};
+		if (!fn->inlined)
 			break;
-		inner[n++] =
-			(struct fl_src_frame){.name = die_name(&die), .file = file, .line = line};
-		if (!u->funcs[f].inlined)
-			break;
-		call_site(&cu, &die, &file, &line);
+		file = fn->call_file;
+		line = fn->call_line;
 	}
 	/* Outermost first; past max, the innermost ones are left out. */
 	for (size_t i = 0; i < n && i < max; i++)

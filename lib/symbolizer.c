@@ -85,6 +85,7 @@ struct fl_symbolizer {
 	struct fl_u32map jit_idx; /* pid -> index into jits */
 	struct jitproc *jits;
 	size_t nr_jits, cap_jits;
+	struct fl_symbolizer_jit_stats jit_gone;	/* of perf maps dropped */
 	struct fl_src_frame src[FL_SYM_MAX_INLINE + 1]; /* scratch: the last address's frames */
 };
 
@@ -566,6 +567,27 @@ void fl_symbolizer__jit_retry(struct fl_symbolizer *s)
 	}
 }
 
+static void jit_add_stats(const struct fl_perfmap *m, struct fl_symbolizer_jit_stats *st)
+{
+	struct fl_perfmap_stats ps;
+
+	if (!m)
+		return;
+	fl_perfmap__stats(m, &ps);
+	st->maps++;
+	st->entries += ps.nr_entries;
+	st->malformed += ps.nr_malformed;
+	st->too_long += ps.nr_too_long;
+	st->over_max += ps.nr_over_max;
+}
+
+void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolizer_jit_stats *st)
+{
+	*st = s->jit_gone;
+	for (size_t i = 0; i < s->nr_jits; i++)
+		jit_add_stats(s->jits[i].map, st);
+}
+
 void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
@@ -573,6 +595,7 @@ void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t
 
 		if (!fl_u32map__get(&s->jit_idx, pids[k], &idx))
 			continue;
+		jit_add_stats(s->jits[idx].map, &s->jit_gone);
 		fl_perfmap__free(s->jits[idx].map);
 		fl_u32map__del(&s->jit_idx, pids[k]);
 		last = (uint32_t)s->nr_jits - 1;

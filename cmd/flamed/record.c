@@ -29,6 +29,7 @@
 #include "flamed/profile.h"
 #include "flamed/profile_abi.h"
 #include "flamed/sampler.h"
+#include "flamed/perfmap.h"
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
 #include "flamed/unwind.h"
@@ -888,6 +889,22 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		msg("process tracker: %llu old mappings dropped from processes that replaced their "
 		    "code more than %d times: samples of those times may be misnamed",
 		    (unsigned long long)ts->history_dropped, 4096);
+	if (r->symbolizer) {
+		struct fl_symbolizer_jit_stats js;
+
+		fl_symbolizer__jit_stats(r->symbolizer, &js);
+		if (js.malformed || js.too_long || js.over_max)
+			msg("perf maps (JIT): %llu lines skipped in %llu maps (%llu malformed, "
+			    "%llu "
+			    "longer than %d bytes, %llu past %u entries)",
+			    (unsigned long long)(js.malformed + js.too_long + js.over_max),
+			    (unsigned long long)js.maps, (unsigned long long)js.malformed,
+			    (unsigned long long)js.too_long, FL_PERFMAP_MAX_LINE,
+			    (unsigned long long)js.over_max, FL_PERFMAP_MAX_ENTRIES);
+		else if (verbose && js.maps)
+			msg("perf maps (JIT): %llu maps, %llu entries", (unsigned long long)js.maps,
+			    (unsigned long long)js.entries);
+	}
 	if (fs->no_user_stack)
 		msg("%llu samples of user processes without a user stack",
 		    (unsigned long long)fs->no_user_stack);

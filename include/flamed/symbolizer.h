@@ -105,6 +105,16 @@ int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl
 int fl_symbolizer__jit_process(struct fl_symbolizer *s, uint32_t pid);
 /* Tries again to open the perf maps of JIT processes that had none yet. */
 void fl_symbolizer__jit_retry(struct fl_symbolizer *s);
+/* Perf maps read so far (forgotten processes' included), and their lines skipped. */
+struct fl_symbolizer_jit_stats {
+	uint64_t maps;
+	uint64_t entries;
+	uint64_t malformed; /* bad hex, zero size, overflow, no name, control characters */
+	uint64_t too_long;  /* lines over FL_PERFMAP_MAX_LINE */
+	uint64_t over_max;  /* entries past FL_PERFMAP_MAX_ENTRIES */
+};
+void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolizer_jit_stats *st);
+
 /* Drops what is kept for these processes (their perf maps). */
 void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t n);
 

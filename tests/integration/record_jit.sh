@@ -38,6 +38,13 @@ else
 	# The generated code keeps a frame pointer: the unwind goes on through it.
 	expect_between "$(percent "$chain" "$all")" 90 100 \
 		"the share of samples in main;jit_call;jit_spin_hot_[j] (%)"
+	# A map with junk before the real line: the junk is skipped and counted, the rest named.
+	JIT_SPIN_JUNK=1 run_flamed junk record -F 999 -o "$T/junk.folded" -- "$FIXTURES/jit_spin" 1
+	expect_rc 0
+	expect_between "$(percent "$(count_jit "$T/junk.folded" jit_spin_hot)" "$(total_count "$T/junk.folded")")" \
+		90 100 "the share of samples in jit_spin_hot_[j] with junk in the map (%)"
+	grep -q "perf maps (JIT): 3 lines skipped in 1 maps (2 malformed, 1 longer than 4096 bytes" "$T/junk.err" ||
+		fail "the skipped perf-map lines are not reported: $(grep 'perf maps' "$T/junk.err")"
 	parts=$((parts + 1))
 fi
 

@@ -310,7 +310,7 @@ echo
 echo "Goal: flamed at least ${GOAL_RATIO}x faster than perf script (CPU, same recording; in brackets,"
 echo "against flamed's cold pass alone, without start-up and reading the address list):"
 fi_cold=$(awk -v c="$(key "$W/flamed-inline.txt" cold_cpu_s)" -v d="$INL_DONE" -v n="$NADDR" \
-	'BEGIN { printf "%.3f", d > 0 ? c * n / d : c }')
+	'BEGIN { printf "%.3f", (d > 0 ? c * n / d : c) }')
 for pair in "perf script|$pd_cpu|flamed, inlines on$partial|$fi_cpu|$fi_cold" \
 	"perf script --no-inline|$pn_cpu|flamed, inlines off|$fn_cpu|$(key "$W/flamed-noinline.txt" cold_cpu_s)"; do
 	IFS='|' read -r pl pc fl fc fcold <<<"$pair"

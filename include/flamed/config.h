@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The daemon's configuration: defaults, the key = value file, and command-line overrides. */
+#ifndef FLAMED_CONFIG_H
+#define FLAMED_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The file (default FL_CONFIG_DEFAULT_PATH, documented key by key in
+ * packaging/flamed.conf) is lines of "key = value":
+ *
+ *  - Blanks (spaces, tabs) around the key, the '=' and the value are
+ *    ignored; blanks inside a value are kept ("targets = nginx, my app").
+ *    There is no quoting.
+ *  - '#' starts a comment at the start of a line or after a blank, so
+ *    "frequency = 99  # per CPU" is 99, while "output_dir = /srv/a#b" keeps
+ *    its '#'.
+ *  - Blank and comment-only lines are fine; a file may be empty.
+ *  - Lines end in "\n" or "\r\n" (a file saved by a DOS editor works); a
+ *    UTF-8 byte-order mark at the start is skipped.
+ *  - Errors, each reported as one line "FILE:LINE: KEY: what is wrong" (or
+ *    "FILE:LINE: what is wrong" when there is no key): an unknown key, a bad
+ *    value, a key given twice, a line without '=', a line longer than
+ *    FL_CONFIG_MAX_LINE bytes, a NUL byte or another control character
+ *    (other than tab) outside comments.
+ *
+ * Keys are the names below; fl_config__set() also takes them with '-' for
+ * '_' ("call-graph"), so that a command line can pass its option names.
+ * Value keywords (yes, dwarf, all, svg...) are case-insensitive.
+ */
+#define FL_CONFIG_DEFAULT_PATH "/etc/flamed/flamed.conf"
+#define FL_CONFIG_MAX_LINE 4096u      /* bytes, without the line end */
+#define FL_CONFIG_MAX_FILE (1u << 20) /* bytes: a bigger file is refused */
+#define FL_CONFIG_PATH_MAX 1024u      /* output_dir: at most this - 1 bytes */
+#define FL_CONFIG_NAME_MAX 15u	      /* process names: the kernel's comm limit */
+#define FL_CONFIG_MAX_TARGETS 1024u   /* pids + names */
+#define FL_CONFIG_DEFAULT_DWARF_STACK 16384u
+
+/*
+ * A plain struct: read its fields directly. pids and names are owned by the
+ * config (freed by fl_config__fini()); a struct fl_config must not be copied
+ * by assignment while both copies are used.
+ */
+struct fl_config {
+	uint32_t frequency;   /* frequency: samples per second per CPU, 1..100000 [99] */
+	uint64_t interval_ns; /* interval: between snapshots, 1 s..7 d [60 s] */
+	bool dwarf;	      /* call_graph: fp [false] or dwarf[,SIZE] */
+	uint32_t stack_size;  /* dwarf: user-stack bytes, 8..65528, multiple of 8; fp: 0 */
+	bool all_targets;     /* targets = all [true]; then nr_pids = nr_names = 0 */
+	int *pids;	      /* targets: the pids listed, in order, no duplicates */
+	size_t nr_pids;
+	char **names; /* targets: process names (/proc/PID/comm), 1..15 bytes each */
+	size_t nr_names;
+	bool idle;			     /* idle [no]: keep the idle task's samples */
+	bool kernel;			     /* kernel [yes]: record kernel stacks */
+	bool user;			     /* user [yes]: record user stacks */
+	char output_dir[FL_CONFIG_PATH_MAX]; /* output_dir: absolute [/var/lib/flamed] */
+	bool fmt_folded;		     /* formats [folded] */
+	bool fmt_svg;
+	uint64_t keep_files;	/* keep_files: newest snapshots kept, 0 = unlimited [0] */
+	uint64_t keep_age_ns;	/* keep_age: 0 = unlimited [0] */
+	uint64_t keep_bytes;	/* keep_bytes: total size of the snapshots, 0 = unlimited [0] */
+	uint32_t max_stacks;	/* max_stacks: distinct stacks per interval, 1..16777216 [65536] */
+	uint32_t max_processes; /* max_processes: processes tracked, 1..4194304 [32768] */
+};
+
+/* Sets every field to its default. Allocates nothing: it cannot fail. */
+void fl_config__init(struct fl_config *c);
+
+/* Frees what c owns and leaves c at the defaults. Accepts NULL. */
+void fl_config__fini(struct fl_config *c);
+
+/*
+ * Parses value for key (either spelling, see above) into c, replacing what
+ * was there (a targets list is replaced, not extended). Returns 0, or -EINVAL
+ * with c unchanged and a one-line message in err that names neither the key
+ * nor a place (the caller prefixes "--frequency: " or "FILE:LINE: key: "),
+ * e.g. `"abc" is not a number (1-100000)` or "unknown key". err may be NULL.
+ */
+int fl_config__set(struct fl_config *c, const char *key, const char *value, char *err,
+		   size_t errlen);
+
+/*
+ * Checks the rules that span keys (kernel and user not both off). Load does
+ * it; a caller that applies overrides after loading calls it again.
+ * Returns 0 or -EINVAL with a message in err.
+ */
+int fl_config__check(const struct fl_config *c, char *err, size_t errlen);
+
+/*
+ * Reads the file at path over the defaults: keys the file does not set get
+ * their default, not what c held (a reload forgets a removed key). c must be
+ * initialized. On success the old contents of c are freed and replaced; on
+ * any error c is unchanged and err holds one line naming path: -EINVAL for
+ * the contents ("FILE:LINE: KEY: ..."), -EFBIG for a file over
+ * FL_CONFIG_MAX_FILE, -ENOMEM, or the -errno of open/read ("cannot open
+ * FILE: No such file or directory"; the caller decides whether a missing
+ * file means the defaults).
+ */
+int fl_config__load(struct fl_config *c, const char *path, char *err, size_t errlen);
+
+/* The i-th key the parser knows, from 0 ("frequency"), or NULL past the last. */
+const char *fl_config__key(size_t i);
+
+#endif

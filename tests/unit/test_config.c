@@ -1,0 +1,717 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Unit tests of the daemon's configuration: every key, the file syntax, errors, the shipped file. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "flamed/config.h"
+
+#define SHIPPED_CONF FIXTURE_SRC_DIR "/../../packaging/flamed.conf"
+#define SEC 1000000000ull
+
+static char tmp_path[] = "/tmp/test_config.XXXXXX";
+
+static int setup(void **state)
+{
+	int fd = mkstemp(tmp_path);
+
+	(void)state;
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(tmp_path);
+	return 0;
+}
+
+static void write_file(const char *buf, size_t len)
+{
+	FILE *f = fopen(tmp_path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Loads s (len bytes, or strlen when 0) over c; returns load's result, message in err. */
+static int load_n(struct fl_config *c, const char *s, size_t len, char *err, size_t errlen)
+{
+	write_file(s, len ? len : strlen(s));
+	err[0] = '\0';
+	return fl_config__load(c, tmp_path, err, errlen);
+}
+
+static int load(struct fl_config *c, const char *s, char *err, size_t errlen)
+{
+	return load_n(c, s, 0, err, errlen);
+}
+
+static bool same(const struct fl_config *a, const struct fl_config *b)
+{
+	size_t i;
+
+	if (a->frequency != b->frequency || a->interval_ns != b->interval_ns ||
+	    a->dwarf != b->dwarf || a->stack_size != b->stack_size ||
+	    a->all_targets != b->all_targets || a->nr_pids != b->nr_pids ||
+	    a->nr_names != b->nr_names || a->idle != b->idle || a->kernel != b->kernel ||
+	    a->user != b->user || strcmp(a->output_dir, b->output_dir) ||
+	    a->fmt_folded != b->fmt_folded || a->fmt_svg != b->fmt_svg ||
+	    a->keep_files != b->keep_files || a->keep_age_ns != b->keep_age_ns ||
+	    a->keep_bytes != b->keep_bytes || a->max_stacks != b->max_stacks ||
+	    a->max_processes != b->max_processes)
+		return false;
+	for (i = 0; i < a->nr_pids; i++)
+		if (a->pids[i] != b->pids[i])
+			return false;
+	for (i = 0; i < a->nr_names; i++)
+		if (strcmp(a->names[i], b->names[i]))
+			return false;
+	return true;
+}
+
+static bool is_default(const struct fl_config *c)
+{
+	struct fl_config d;
+
+	fl_config__init(&d);
+	return same(c, &d);
+}
+
+/* Sets key = value on a fresh config, expecting success; the caller reads *c and finis it. */
+static void set_ok(struct fl_config *c, const char *key, const char *value)
+{
+	char err[256] = "";
+
+	fl_config__init(c);
+	if (fl_config__set(c, key, value, err, sizeof(err)))
+		fail_msg("%s = %s refused: %s", key, value, err);
+}
+
+/* key = value is refused with a message containing want, and the config is unchanged. */
+static void set_bad(const char *key, const char *value, const char *want)
+{
+	struct fl_config c;
+	char err[256] = "";
+
+	fl_config__init(&c);
+	assert_int_equal(fl_config__set(&c, key, value, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, want))
+		fail_msg("%s = %s: \"%s\" lacks \"%s\"", key, value, err, want);
+	assert_null(strchr(err, '\n'));
+	assert_true(is_default(&c));
+	fl_config__fini(&c);
+}
+
+static void test_defaults(void **state)
+{
+	struct fl_config c;
+
+	(void)state;
+	fl_config__init(&c);
+	assert_int_equal(c.frequency, 99);
+	assert_true(c.interval_ns == 60 * SEC);
+	assert_false(c.dwarf);
+	assert_int_equal(c.stack_size, 0);
+	assert_true(c.all_targets);
+	assert_int_equal(c.nr_pids + c.nr_names, 0);
+	assert_false(c.idle);
+	assert_true(c.kernel && c.user);
+	assert_string_equal(c.output_dir, "/var/lib/flamed");
+	assert_true(c.fmt_folded && !c.fmt_svg);
+	assert_true(c.keep_files == 0 && c.keep_age_ns == 0 && c.keep_bytes == 0);
+	assert_int_equal(c.max_stacks, 65536);
+	assert_int_equal(c.max_processes, 32768);
+	fl_config__fini(&c);
+	fl_config__fini(NULL);
+	assert_string_equal(fl_config__key(0), "frequency");
+	assert_null(fl_config__key(14));
+}
+
+static void test_numbers(void **state)
+{
+	struct fl_config c;
+
+	(void)state;
+	set_ok(&c, "frequency", "1");
+	assert_int_equal(c.frequency, 1);
+	set_ok(&c, "frequency", "100000");
+	assert_int_equal(c.frequency, 100000);
+	set_bad("frequency", "abc", "\"abc\" is not a number (1-100000)");
+	set_bad("frequency", "0", "\"0\" is out of range (1-100000)");
+	set_bad("frequency", "100001", "out of range");
+	set_bad("frequency", "99999999999999999999999", "out of range");
+	set_bad("frequency", "-5", "not a number");
+	set_bad("frequency", "+5", "not a number");
+	set_bad("frequency", "9 9", "not a number");
+	set_bad("frequency", "99Hz", "not a number");
+	set_bad("frequency", "0x10", "not a number");
+	set_bad("frequency", "", "no value");
+	set_bad("frequency", NULL, "no value");
+
+	set_ok(&c, "max_stacks", "16777216");
+	assert_int_equal(c.max_stacks, 16777216);
+	set_bad("max_stacks", "0", "out of range (1-16777216)");
+	set_bad("max_stacks", "16777217", "out of range");
+	set_ok(&c, "max_processes", "1");
+	assert_int_equal(c.max_processes, 1);
+	set_bad("max_processes", "0", "out of range (1-4194304)");
+	set_bad("max_processes", "4194305", "out of range");
+	set_bad("max_processes", "lots", "not a number");
+
+	set_ok(&c, "keep_files", "0");
+	assert_true(c.keep_files == 0);
+	set_ok(&c, "keep_files", "1000000000");
+	assert_true(c.keep_files == 1000000000);
+	set_bad("keep_files", "1000000001", "out of range");
+	set_bad("keep_files", "-1", "not a number");
+	set_bad("keep_files", "10k", "not a number");
+}
+
+static void test_durations(void **state)
+{
+	struct fl_config c;
+
+	(void)state;
+	set_ok(&c, "interval", "1");
+	assert_true(c.interval_ns == SEC);
+	set_ok(&c, "interval", "90s");
+	assert_true(c.interval_ns == 90 * SEC);
+	set_ok(&c, "interval", "5m");
+	assert_true(c.interval_ns == 300 * SEC);
+	set_ok(&c, "interval", "2 h");
+	assert_true(c.interval_ns == 7200 * SEC);
+	set_ok(&c, "interval", "1H");
+	assert_true(c.interval_ns == 3600 * SEC);
+	set_ok(&c, "interval", "7d");
+	assert_true(c.interval_ns == 7 * 86400 * SEC);
+	set_bad("interval", "0", "\"0\" is out of range (1s-7d)");
+	set_bad("interval", "0s", "out of range");
+	set_bad("interval", "8d", "out of range");
+	set_bad("interval", "604801", "out of range");
+	set_bad("interval", "99999999999999999999h", "out of range");
+	set_bad("interval", "1.5h", "not a duration");
+	set_bad("interval", "5min", "not a duration");
+	set_bad("interval", "5x", "not a duration");
+	set_bad("interval", "m", "not a duration");
+	set_bad("interval", "-1", "not a duration");
+
+	set_ok(&c, "keep_age", "0");
+	assert_true(c.keep_age_ns == 0);
+	set_ok(&c, "keep_age", "30d");
+	assert_true(c.keep_age_ns == 30 * 86400 * SEC);
+	set_ok(&c, "keep_age", "12h");
+	assert_true(c.keep_age_ns == 12 * 3600 * SEC);
+	set_ok(&c, "keep_age", "36500d");
+	set_bad("keep_age", "36501d", "out of range");
+	set_bad("keep_age", "1w", "not a duration");
+	set_bad("keep_age", "forever", "not a duration");
+}
+
+static void test_sizes(void **state)
+{
+	struct fl_config c;
+
+	(void)state;
+	set_ok(&c, "keep_bytes", "0");
+	assert_true(c.keep_bytes == 0);
+	set_ok(&c, "keep_bytes", "1000");
+	assert_true(c.keep_bytes == 1000);
+	set_ok(&c, "keep_bytes", "4K");
+	assert_true(c.keep_bytes == 4096);
+	set_ok(&c, "keep_bytes", "512M");
+	assert_true(c.keep_bytes == 512ull << 20);
+	set_ok(&c, "keep_bytes", "2 G");
+	assert_true(c.keep_bytes == 2ull << 30);
+	set_ok(&c, "keep_bytes", "3g");
+	assert_true(c.keep_bytes == 3ull << 30);
+	set_ok(&c, "keep_bytes", "17179869183G");
+	assert_true(c.keep_bytes == 17179869183ull << 30);
+	set_bad("keep_bytes", "17179869184G", "too big");
+	set_bad("keep_bytes", "18446744073709551616", "too big");
+	set_bad("keep_bytes", "1T", "not a size");
+	set_bad("keep_bytes", "1KB", "not a size");
+	set_bad("keep_bytes", "1.5G", "not a size");
+	set_bad("keep_bytes", "G", "not a size");
+}
+
+static void test_call_graph(void **state)
+{
+	struct fl_config c;
+
+	(void)state;
+	set_ok(&c, "call_graph", "fp");
+	assert_false(c.dwarf);
+	assert_int_equal(c.stack_size, 0);
+	set_ok(&c, "call_graph", "dwarf");
+	assert_true(c.dwarf);
+	assert_int_equal(c.stack_size, 16384);
+	set_ok(&c, "call_graph", "dwarf,8");
+	assert_int_equal(c.stack_size, 8);
+	set_ok(&c, "call_graph", "DWARF , 65528");
+	assert_true(c.dwarf);
+	assert_int_equal(c.stack_size, 65528);
+	set_ok(&c, "call-graph", "dwarf,4096"); /* the command line's spelling */
+	assert_int_equal(c.stack_size, 4096);
+	set_bad("call_graph", "dwarf,0", "multiple of 8 from 8 to 65528");
+	set_bad("call_graph", "dwarf,12", "multiple of 8");
+	set_bad("call_graph", "dwarf,65536", "multiple of 8");
+	set_bad("call_graph", "dwarf,99999999999999999999999", "multiple of 8");
+	set_bad("call_graph", "dwarf,", "is not a call graph (fp, dwarf or dwarf,SIZE)");
+	set_bad("call_graph", "dwarf,abc", "not a call graph");
+	set_bad("call_graph", "dwarfs", "not a call graph");
+	set_bad("call_graph", "lbr", "not a call graph");
+	set_bad("call_graph", "fp,8", "not a call graph");
+}
+
+static void test_targets(void **state)
+{
+	struct fl_config c;
+	char err[256];
+
+	(void)state;
+	set_ok(&c, "targets", "all");
+	assert_true(c.all_targets);
+	set_ok(&c, "targets", "ALL");
+	assert_true(c.all_targets);
+
+	set_ok(&c, "targets", "nginx, postgres,1234 ,  my app , 7z, 1234, nginx");
+	assert_false(c.all_targets);
+	assert_int_equal(c.nr_pids, 1);
+	assert_int_equal(c.pids[0], 1234);
+	assert_int_equal(c.nr_names, 4);
+	assert_string_equal(c.names[0], "nginx");
+	assert_string_equal(c.names[1], "postgres");
+	assert_string_equal(c.names[2], "my app");
+	assert_string_equal(c.names[3], "7z");
+	/* A second set replaces the list; a failed one keeps it. */
+	assert_int_equal(fl_config__set(&c, "targets", "1,2", err, sizeof(err)), 0);
+	assert_int_equal(c.nr_pids, 2);
+	assert_int_equal(c.nr_names, 0);
+	assert_int_equal(c.pids[1], 2);
+	assert_int_equal(fl_config__set(&c, "targets", "3,,4", err, sizeof(err)), -EINVAL);
+	assert_int_equal(c.nr_pids, 2);
+	assert_int_equal(c.pids[0], 1);
+	assert_int_equal(fl_config__set(&c, "targets", "all", err, sizeof(err)), 0);
+	assert_true(c.all_targets);
+	assert_int_equal(c.nr_pids, 0);
+	fl_config__fini(&c);
+
+	set_ok(&c, "targets", "4194304");
+	assert_int_equal(c.pids[0], 4194304);
+	fl_config__fini(&c);
+	set_ok(&c, "targets", "abcdefghijklmno"); /* exactly 15 bytes */
+	assert_int_equal(c.nr_names, 1);
+	fl_config__fini(&c);
+
+	set_bad("targets", "0", "\"0\" is not a valid pid (1-4194304)");
+	set_bad("targets", "4194305", "not a valid pid");
+	set_bad("targets", "99999999999999999999999", "not a valid pid");
+	set_bad("targets", "nginx,", "has an empty item");
+	set_bad("targets", ",nginx", "has an empty item");
+	set_bad("targets", " , ", "has an empty item");
+	set_bad("targets", "all, nginx", "\"all\" cannot be combined");
+	set_bad("targets", "a-very-long-process-name", "longer than 15 bytes");
+	set_bad("targets", "nginx, 0", "\"0\" is not a valid pid");
+}
+
+static void test_target_limit(void **state)
+{
+	size_t n = FL_CONFIG_MAX_TARGETS + 1, i, o = 0;
+	char *v = malloc(n * 8 + 1);
+	struct fl_config c;
+
+	(void)state;
+	assert_non_null(v);
+	for (i = 0; i < n - 1; i++)
+		o += (size_t)sprintf(v + o, "%s%zu", i ? "," : "", i + 1);
+	set_ok(&c, "targets", v);
+	assert_int_equal(c.nr_pids, FL_CONFIG_MAX_TARGETS);
+	fl_config__fini(&c);
+	sprintf(v + o, ",%zu", n);
+	set_bad("targets", v, "one target too many (at most 1024)");
+	free(v);
+}
+
+static void test_booleans(void **state)
+{
+	static const char *const yes[] = {"yes", "true", "1", "on", "YES", "True", "On"};
+	static const char *const no[] = {"no", "false", "0", "off", "No", "FALSE", "OFF"};
+	struct fl_config c;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		set_ok(&c, "idle", yes[i]);
+		assert_true(c.idle);
+		set_ok(&c, "kernel", no[i]);
+		assert_false(c.kernel);
+		set_ok(&c, "user", no[i]);
+		assert_false(c.user);
+	}
+	set_bad("idle", "y", "\"y\" is not a boolean (yes, no, true, false, on, off, 1, 0)");
+	set_bad("kernel", "2", "not a boolean");
+	set_bad("user", "yes please", "not a boolean");
+}
+
+static void test_output_dir_and_formats(void **state)
+{
+	struct fl_config c;
+	char longpath[FL_CONFIG_PATH_MAX + 1];
+
+	(void)state;
+	set_ok(&c, "output_dir", "/srv/flamed snapshots/");
+	assert_string_equal(c.output_dir, "/srv/flamed snapshots");
+	set_ok(&c, "output_dir", "/");
+	assert_string_equal(c.output_dir, "/");
+	set_ok(&c, "output_dir", "//");
+	assert_string_equal(c.output_dir, "/");
+	set_bad("output_dir", "var/lib/flamed", "not an absolute path");
+	set_bad("output_dir", "~/flamed", "not an absolute path");
+	memset(longpath, 'a', sizeof(longpath));
+	longpath[0] = '/';
+	longpath[FL_CONFIG_PATH_MAX - 1] = '\0';
+	set_ok(&c, "output_dir", longpath);
+	assert_int_equal(strlen(c.output_dir), FL_CONFIG_PATH_MAX - 1);
+	longpath[FL_CONFIG_PATH_MAX - 1] = 'a';
+	longpath[FL_CONFIG_PATH_MAX] = '\0';
+	set_bad("output_dir", longpath, "longer than 1023 bytes");
+
+	set_ok(&c, "formats", "svg");
+	assert_true(!c.fmt_folded && c.fmt_svg);
+	set_ok(&c, "formats", "folded, svg");
+	assert_true(c.fmt_folded && c.fmt_svg);
+	set_ok(&c, "formats", "SVG,folded,svg");
+	assert_true(c.fmt_folded && c.fmt_svg);
+	set_bad("formats", "png", "\"png\" is not a list of formats (folded, svg");
+	set_bad("formats", "folded svg", "not a list of formats");
+	set_bad("formats", "folded,", "has an empty item");
+}
+
+static void test_keys(void **state)
+{
+	struct fl_config c;
+	char err[256];
+
+	(void)state;
+	set_bad("frequenzy", "99", "unknown key");
+	set_bad("Frequency", "99", "unknown key");
+	set_bad("", "99", "unknown key");
+	set_bad(NULL, "99", "unknown key");
+	set_ok(&c, "max-processes", "10");
+	assert_int_equal(c.max_processes, 10);
+	/* Messages never name the key: the caller says where it came from. */
+	fl_config__init(&c);
+	assert_int_equal(fl_config__set(&c, "frequency", "abc", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "\"abc\" is not a number (1-100000)");
+	/* err may be NULL, or short: the message is cut, not overflowed. */
+	assert_int_equal(fl_config__set(&c, "frequency", "abc", NULL, 0), -EINVAL);
+	memset(err, 'x', sizeof(err));
+	assert_int_equal(fl_config__set(&c, "frequency", "abc", err, 8), -EINVAL);
+	assert_string_equal(err, "\"abc\" i");
+	assert_int_equal(err[8], 'x');
+	/* A value with control characters is shown escaped, on one line, cut. */
+	set_bad("frequency", "1\n2\"\\", "\"1\\x0a2\\\"\\\\\" is not a number");
+	set_bad("frequency",
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxx",
+		"xxxxxxxx...\" is not a number");
+}
+
+static void test_check(void **state)
+{
+	struct fl_config c;
+	char err[256];
+
+	(void)state;
+	fl_config__init(&c);
+	assert_int_equal(fl_config__check(&c, err, sizeof(err)), 0);
+	c.kernel = false;
+	assert_int_equal(fl_config__check(&c, err, sizeof(err)), 0);
+	c.user = false;
+	assert_int_equal(fl_config__check(&c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "kernel and user are both off"));
+}
+
+static void test_load_good(void **state)
+{
+	struct fl_config c;
+	char err[512];
+
+	(void)state;
+	fl_config__init(&c);
+	assert_int_equal(load(&c,
+			      "# a comment\n"
+			      "\n"
+			      "   \t\n"
+			      "  # an indented comment\n"
+			      "frequency=999\n"
+			      "  interval   =   5m   # trailing comment\n"
+			      "\tcall_graph\t=\tdwarf,8192\t\n"
+			      "targets = nginx, postgres, 42 #comment\n"
+			      "idle = yes\n"
+			      "kernel = off\n"
+			      "user = 1\n"
+			      "output_dir = /srv/a#b/c d\n"
+			      "formats = folded, svg\n"
+			      "keep_files = 100\n"
+			      "keep_age = 7d\n"
+			      "keep_bytes = 1G\n"
+			      "max_stacks = 1000\n"
+			      "max_processes = 2000", /* no final newline */
+			      err, sizeof(err)),
+			 0);
+	assert_int_equal(c.frequency, 999);
+	assert_true(c.interval_ns == 300 * SEC);
+	assert_true(c.dwarf);
+	assert_int_equal(c.stack_size, 8192);
+	assert_false(c.all_targets);
+	assert_int_equal(c.nr_names, 2);
+	assert_string_equal(c.names[1], "postgres");
+	assert_int_equal(c.nr_pids, 1);
+	assert_int_equal(c.pids[0], 42);
+	assert_true(c.idle && !c.kernel && c.user);
+	assert_string_equal(c.output_dir, "/srv/a#b/c d");
+	assert_true(c.fmt_folded && c.fmt_svg);
+	assert_true(c.keep_files == 100);
+	assert_true(c.keep_age_ns == 7 * 86400 * SEC);
+	assert_true(c.keep_bytes == 1ull << 30);
+	assert_int_equal(c.max_stacks, 1000);
+	assert_int_equal(c.max_processes, 2000);
+
+	/* A reload starts from the defaults: keys no longer in the file go back. */
+	assert_int_equal(load(&c, "frequency = 49\n", err, sizeof(err)), 0);
+	assert_int_equal(c.frequency, 49);
+	c.frequency = 99;
+	assert_true(is_default(&c));
+
+	/* Empty files, only comments, a '=' in a value, "key=" forms. */
+	assert_int_equal(load(&c, "", err, sizeof(err)), 0);
+	assert_true(is_default(&c));
+	assert_int_equal(load(&c, "\n\n# x = y\n#frequency = abc\n", err, sizeof(err)), 0);
+	assert_true(is_default(&c));
+	assert_int_equal(load(&c, "output_dir = /a=b\n", err, sizeof(err)), 0);
+	assert_string_equal(c.output_dir, "/a=b");
+	fl_config__fini(&c);
+}
+
+static void test_load_crlf_bom(void **state)
+{
+	struct fl_config c;
+	char err[512];
+
+	(void)state;
+	fl_config__init(&c);
+	assert_int_equal(load(&c,
+			      "\xef\xbb\xbf# saved by a DOS editor\r\n"
+			      "frequency = 49\r\n"
+			      "\r\n"
+			      "targets = nginx, 7 # pids\r\n"
+			      "output_dir = /srv/x\r",
+			      err, sizeof(err)),
+			 0);
+	assert_int_equal(c.frequency, 49);
+	assert_int_equal(c.nr_names, 1);
+	assert_string_equal(c.names[0], "nginx");
+	assert_int_equal(c.pids[0], 7);
+	assert_string_equal(c.output_dir, "/srv/x");
+	/* A carriage return anywhere but at the end of a line is a control character. */
+	assert_int_equal(load(&c, "frequency = 4\r9\n", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err + strlen(tmp_path), ":1: a control character (0x0d)");
+	assert_int_equal(c.frequency, 49);
+	fl_config__fini(&c);
+}
+
+/* Loading s fails with -EINVAL and the message "TMPFILE" + want; the config is unchanged. */
+static void load_bad_n(const char *s, size_t len, const char *want)
+{
+	struct fl_config c;
+	char err[512];
+
+	fl_config__init(&c);
+	assert_int_equal(fl_config__set(&c, "targets", "keepme", err, sizeof(err)), 0);
+	assert_int_equal(fl_config__set(&c, "frequency", "7", err, sizeof(err)), 0);
+	assert_int_equal(load_n(&c, s, len, err, sizeof(err)), -EINVAL);
+	if (strncmp(err, tmp_path, strlen(tmp_path)) || strcmp(err + strlen(tmp_path), want))
+		fail_msg("got \"%s\", want \"<tmp>%s\"", err, want);
+	assert_int_equal(c.frequency, 7);
+	assert_int_equal(c.nr_names, 1);
+	assert_string_equal(c.names[0], "keepme");
+	fl_config__fini(&c);
+}
+
+static void load_bad(const char *s, const char *want)
+{
+	load_bad_n(s, 0, want);
+}
+
+static void test_load_errors(void **state)
+{
+	(void)state;
+	load_bad("# ok\n\nfrequency = abc\n", ":3: frequency: \"abc\" is not a number (1-100000)");
+	load_bad("frequency = 99 # per CPU\ninterval = 0\n",
+		 ":2: interval: \"0\" is out of range (1s-7d)");
+	load_bad("frequency = 99#x\n", ":1: frequency: \"99#x\" is not a number (1-100000)");
+	load_bad("frequency =\n", ":1: frequency: no value");
+	load_bad("frequency = # nothing\n", ":1: frequency: no value");
+	load_bad("frequenzy = 99\n", ":1: frequenzy: unknown key");
+	load_bad("idle = yes\nkernel = no\nidle = no\n", ":3: idle: already set on line 1");
+	load_bad("call_graph = fp\ncall-graph = dwarf\n", ":2: call-graph: already set on line 1");
+	load_bad("frequency 99\n", ":1: \"frequency 99\" is not a \"key = value\" line");
+	load_bad("\n[daemon]\n", ":2: \"[daemon]\" is not a \"key = value\" line");
+	load_bad(" = 99\n", ":1: no key before '='");
+	load_bad("targets = nginx,,x\n", ":1: targets: \"nginx,,x\" has an empty item (a list is "
+					 "\"a, b, c\")");
+	load_bad("kernel = no\nuser = no\n",
+		 ": kernel and user are both off: there would be no stacks to record");
+	load_bad("frequency = 1\x01\n", ":1: a control character (0x01)");
+	load_bad_n("frequency = 99\n# a\0b\n", 21, ":2: a NUL byte (not a text file?)");
+	load_bad_n("\0", 1, ":1: a NUL byte (not a text file?)");
+}
+
+static void test_load_long_line(void **state)
+{
+	size_t n = FL_CONFIG_MAX_LINE, pre = strlen("output_dir = /");
+	char *s = malloc(n + 16);
+	struct fl_config c;
+	char err[512];
+
+	(void)state;
+	assert_non_null(s);
+	fl_config__init(&c);
+	/* A comment of exactly the limit (plus "\r\n") is fine. */
+	memset(s, '#', n);
+	memcpy(s + n, "\r\nidle = 1\n", 12);
+	assert_int_equal(load(&c, s, err, sizeof(err)), 0);
+	assert_true(c.idle);
+	/* One byte more is an error, even in a comment. */
+	memset(s, '#', n + 1);
+	memcpy(s + n + 1, "\nidle = 1\n", 11);
+	load_bad(s, ":1: line longer than 4096 bytes");
+	/* A value of the whole line reaches the setter, which has its own limit. */
+	memcpy(s, "output_dir = /", pre);
+	memset(s + pre, 'a', n - pre);
+	s[n] = '\0';
+	assert_int_equal(load(&c, s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":1: output_dir: \"/aaaa"));
+	assert_non_null(strstr(err, "...\" is longer than 1023 bytes"));
+	free(s);
+
+	/* A file of the size limit is read (and refused for its line); one byte more is not. */
+	s = malloc(FL_CONFIG_MAX_FILE + 2);
+	assert_non_null(s);
+	memset(s, 'x', FL_CONFIG_MAX_FILE + 1);
+	s[FL_CONFIG_MAX_FILE] = '\0';
+	load_bad(s, ":1: line longer than 4096 bytes");
+	s[FL_CONFIG_MAX_FILE] = '\n';
+	s[FL_CONFIG_MAX_FILE + 1] = '\0';
+	assert_int_equal(load(&c, s, err, sizeof(err)), -EFBIG);
+	assert_non_null(strstr(err, "larger than 1048576 bytes"));
+	assert_true(c.idle);
+	free(s);
+	fl_config__fini(&c);
+}
+
+static void test_load_open_errors(void **state)
+{
+	struct fl_config c;
+	char err[512];
+
+	(void)state;
+	fl_config__init(&c);
+	c.frequency = 5;
+	assert_int_equal(fl_config__load(&c, "/nonexistent/flamed.conf", err, sizeof(err)),
+			 -ENOENT);
+	assert_string_equal(err, "cannot open /nonexistent/flamed.conf: No such file or directory");
+	assert_int_equal(fl_config__load(&c, "/", err, sizeof(err)), -EISDIR);
+	assert_string_equal(err, "cannot read /: Is a directory");
+	assert_int_equal(c.frequency, 5);
+	fl_config__fini(&c);
+}
+
+static void test_shipped_file(void **state)
+{
+	FILE *f = fopen(SHIPPED_CONF, "r");
+	char line[512], *all = NULL, err[512];
+	size_t allsize = 0, i, found[32] = {0};
+	FILE *uncommented = open_memstream(&all, &allsize);
+	struct fl_config c;
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(uncommented);
+	/* Loading it as shipped gives exactly the defaults. */
+	fl_config__init(&c);
+	c.frequency = 5;
+	if (fl_config__load(&c, SHIPPED_CONF, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_true(is_default(&c));
+
+	/*
+	 * Every key appears once as "# key = default": uncommenting those
+	 * lines must still give exactly the defaults, so the documented
+	 * defaults cannot drift from the code.
+	 */
+	while (fgets(line, sizeof(line), f)) {
+		for (i = 0; fl_config__key(i); i++) {
+			const char *k = fl_config__key(i);
+			size_t n = strlen(k);
+
+			if (!strncmp(line, "# ", 2) && !strncmp(line + 2, k, n) &&
+			    !strncmp(line + 2 + n, " = ", 3)) {
+				found[i]++;
+				fputs(line + 2, uncommented);
+			}
+		}
+	}
+	fclose(f);
+	fclose(uncommented);
+	assert_true(i <= 32);
+	for (i = 0; fl_config__key(i); i++)
+		if (found[i] != 1)
+			fail_msg("packaging/flamed.conf has %zu \"# %s = \" lines, not 1", found[i],
+				 fl_config__key(i));
+	if (load(&c, all, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_true(is_default(&c));
+	free(all);
+	fl_config__fini(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_call_graph),
+		cmocka_unit_test(test_targets),
+		cmocka_unit_test(test_target_limit),
+		cmocka_unit_test(test_booleans),
+		cmocka_unit_test(test_output_dir_and_formats),
+		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_load_good),
+		cmocka_unit_test(test_load_crlf_bom),
+		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_load_long_line),
+		cmocka_unit_test(test_load_open_errors),
+		cmocka_unit_test(test_shipped_file),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

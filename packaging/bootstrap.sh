@@ -72,7 +72,8 @@ debian | ubuntu)
 		OPTIONAL+=(linux-perf)
 	fi
 	if [[ $want_tests -eq 1 ]]; then
-		REQUIRED+=(libxml2-utils chromium)
+		# systemd-analyze checks the unit file; groff and man render the man pages.
+		REQUIRED+=(libxml2-utils chromium systemd groff-base man-db)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi

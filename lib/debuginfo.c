@@ -10,19 +10,18 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <lzma.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "flamed/cleanup.h"
 #include "flamed/debuginfo.h"
 #include "flamed/log.h"
+#include "in_root.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 /* Build-ids are 16 (md5, uuid) or 20 (sha1) bytes; anything longer is garbage. */
@@ -338,21 +337,16 @@ static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
  */
 static int open_under_root(int root_fd, const char *path, int flags)
 {
-	struct open_how how = {.resolve = RESOLVE_NO_MAGICLINKS};
-	int dirfd = AT_FDCWD, fd;
+	int fd;
 
 	/* openat2 refuses O_PATH with any flag it ignores. */
 	flags |= O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY);
-	how.flags = (uint64_t)flags;
-
-	if (root_fd > 0) {
-		dirfd = root_fd;
-		how.resolve |= RESOLVE_IN_ROOT;
-	}
-	fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	if (fd < 0 && errno == ENOSYS && root_fd <= 0)
+	fd = fl_open_in_root(root_fd > 0 ? root_fd : -1, path, flags);
+	if (fd == -ENOSYS && root_fd <= 0) {
 		fd = openat(AT_FDCWD, path, flags);
-	return fd < 0 ? -errno : fd;
+		return fd < 0 ? -errno : fd;
+	}
+	return fd;
 }
 
 /*

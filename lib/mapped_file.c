@@ -3,11 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "in_root.h"
 #include "mapped_file.h"
 
 bool fl_is_mapped_file(const struct stat *st, const struct fl_tmap *tm)
@@ -39,10 +38,6 @@ static int open_checked(const char *path, const struct fl_tmap *tm)
  */
 static int open_in_root(uint32_t pid, const struct fl_tmap *tm)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
 	char root[32];
 	struct stat st;
 	int dfd, fd;
@@ -53,9 +48,7 @@ static int open_in_root(uint32_t pid, const struct fl_tmap *tm)
 	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	fd = (int)syscall(SYS_openat2, dfd, tm->path + 1, &how, sizeof(how));
-	if (fd < 0)
-		fd = -errno;
+	fd = fl_open_in_root(dfd, tm->path + 1, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	close(dfd);
 	if (fd < 0)
 		return fd;

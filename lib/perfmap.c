@@ -2,13 +2,11 @@
 /* Reads the perf map a JIT writes for its code, re-reading only what was appended, trusting none of it. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "flamed/cleanup.h"
@@ -16,6 +14,7 @@
 #include "flamed/perfmap.h"
 #include "flamed/strpool.h"
 #include "parse.h"
+#include "in_root.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define READ_CHUNK (64u << 10) /* > FL_PERFMAP_MAX_LINE + 1: a whole line always fits */
@@ -235,14 +234,6 @@ int fl_perfmap__proc_owner(int pid, uint32_t *uid, uint64_t *start_ns)
 
 /* Opening and checking the file */
 
-static int sys_openat2(int dirfd, const char *path, uint64_t flags, uint64_t resolve)
-{
-	struct open_how how = {.flags = flags, .resolve = resolve};
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-	return fd < 0 ? -errno : (int)fd;
-}
-
 static int open_map_file(int root_fd, int nspid)
 {
 	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
@@ -252,7 +243,7 @@ static int open_map_file(int root_fd, int nspid)
 
 	snprintf(path, sizeof(path), "tmp/perf-%d.map", nspid);
 	/* RESOLVE_IN_ROOT: ".." and absolute symlinks stop at the process's root, like for it. */
-	fd = sys_openat2(root_fd, path, (uint64_t)flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	fd = fl_open_in_root(root_fd, path, flags);
 	if (fd != -ENOSYS)
 		return fd;
 	/* No openat2 (Linux < 5.6, or a seccomp filter): follow no symlink at all. */

@@ -23,6 +23,14 @@ const volatile bool want_kernel = true;
 const volatile bool want_user = true;
 /* Bytes waiting in the overflow ring before user space is woken: a quarter of it. */
 const volatile __u64 overflow_wakeup = 2 << 20;
+/*
+ * Snapshots (the daemon): two sets of stack and counts maps. Samples go to
+ * the set active_set names; user space flips it, waits for the programs
+ * still using the other set to finish, then reads and empties that set at
+ * leisure. Without two_sets only set 0 is used (set 1 has one entry each).
+ */
+const volatile bool two_sets = false;
+__u32 active_set = 0;
 
 /* Sizes are set by user space before load: these are placeholders. */
 struct {
@@ -30,14 +38,14 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, FL_MAX_STACK_DEPTH * sizeof(__u64));
 	__uint(max_entries, 16384);
-} stacks SEC(".maps");
+} stacks SEC(".maps"), stacks1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct fl_stack_key);
 	__type(value, struct fl_stack_val);
 	__uint(max_entries, 40960);
-} counts SEC(".maps");
+} counts SEC(".maps"), counts1 SEC(".maps");
 
 /* Processes to keep when filter_pids is set (value unused). */
 struct {
@@ -119,10 +127,10 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 }
 
 /* A stack id, or the reason there is none; true when the sample must travel whole. */
-static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, __u64 flags, __s32 *id,
-				     __u32 none_counter)
+static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, void *map, __u64 flags,
+				     __s32 *id, __u32 none_counter)
 {
-	long ret = bpf_get_stackid(ctx, &stacks, flags);
+	long ret = bpf_get_stackid(ctx, map, flags);
 
 	*id = (__s32)ret;
 	if (ret >= 0)
@@ -139,8 +147,8 @@ static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, __u64 flag
 	return false;
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_map,
+				   void *counts_map)
 {
 	struct fl_stack_key key = {};
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -151,15 +159,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	bool whole = false;
 	long err;
 
-	count(FL_CNT_SAMPLES);
 	/* With targets, idle time is just another process we were not asked for. */
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &tgid)) {
 		count(FL_CNT_FILTERED);
-		return 0;
+		return;
 	}
 	if (tid == 0 && !keep_idle) {
 		count(FL_CNT_IDLE);
-		return 0;
+		return;
 	}
 
 	key.tgid = tgid;
@@ -168,37 +175,50 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	key.ustack = FL_STACK_NONE;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	if (want_kernel)
-		whole |= stack_id(ctx, 0, &key.kstack, FL_CNT_KSTACK_NONE);
+		whole |= stack_id(ctx, stack_map, 0, &key.kstack, FL_CNT_KSTACK_NONE);
 	if (want_user)
-		whole |= stack_id(ctx, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
+		whole |=
+			stack_id(ctx, stack_map, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
 	if (whole) {
 		send_whole(ctx, tgid, key.tid, now);
-		return 0;
+		return;
 	}
 
-	val = bpf_map_lookup_elem(&counts, &key);
+	val = bpf_map_lookup_elem(counts_map, &key);
 	if (val) {
 		__sync_fetch_and_add(&val->count, 1);
 		/* Racing CPUs may leave a time a few ns older: it only bounds the era. */
 		if (val->last_ns < now)
 			val->last_ns = now;
-		return 0;
+		return;
 	}
-	err = bpf_map_update_elem(&counts, &key, &first, BPF_NOEXIST);
+	err = bpf_map_update_elem(counts_map, &key, &first, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* Another CPU inserted the same key first. */
-		val = bpf_map_lookup_elem(&counts, &key);
+		val = bpf_map_lookup_elem(counts_map, &key);
 		if (val) {
 			__sync_fetch_and_add(&val->count, 1);
 			if (val->last_ns < now)
 				val->last_ns = now;
 		}
-		return 0;
+		return;
 	}
 	if (err) {
 		count(FL_CNT_COUNTS_FULL);
 		send_whole(ctx, tgid, key.tid, now);
 	}
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	/* Counted on entry and exit: user space sees which CPUs are inside (see two_sets). */
+	count(FL_CNT_SAMPLES);
+	if (two_sets && *(volatile __u32 *)&active_set)
+		sample(ctx, &stacks1, &counts1);
+	else
+		sample(ctx, &stacks, &counts);
+	count(FL_CNT_DONE);
 	return 0;
 }
 

@@ -75,6 +75,11 @@ int fl_sampler__take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_ra
 	return s->ops->take(s, pids, n, fn, ctx);
 }
 
+int fl_sampler__snapshot(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
+{
+	return s->ops->snapshot(s, fn, ctx);
+}
+
 int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 {
 	return s->ops->stats(s, st);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -39,8 +40,9 @@ struct fl_sampler_bpf {
 	uint32_t depth;		      /* frames per stack-map entry */
 	uint32_t stack_slots;	      /* stack ids are below this */
 	int nr_possible;
-	uint64_t truncated;	  /* samples whose stack filled a whole stack-map entry */
-	uint64_t truncated_taken; /* ... of those taken before the drain */
+	uint64_t truncated; /* samples whose stack filled a whole stack-map entry, once counted */
+	uint32_t active;    /* the set of maps samples go to (two_sets; else always 0) */
+	bool two_sets;
 	uint64_t (*era)(void *ctx, uint32_t pid, uint64_t time);
 	void *era_ctx;
 	bool follow_children;
@@ -212,9 +214,15 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->depth = max_stack;
 	size_maps(opts, fl_cpu_events__nr(s->events), &storage, &nr_stacks, &ring_bytes);
 	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
+	s->two_sets = opts->sz >= sizeof(*opts) && opts->snapshots;
+	s->skel->rodata->two_sets = s->two_sets;
+	/* Set 1 is used for snapshots only: one entry each otherwise (none is not allowed). */
 	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
+	    (err = bpf_map__set_value_size(s->skel->maps.stacks1, s->depth * sizeof(uint64_t))) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.stacks, storage)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, s->two_sets ? storage : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts, nr_stacks)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->two_sets ? nr_stacks : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.overflow, ring_bytes)))
 		goto out_free;
 	/* The kernel rounds the stack map up to a power of two buckets. */
@@ -313,6 +321,16 @@ static int bpf_poll(struct fl_sampler *base)
 	int n = ring_buffer__consume(s->rb);
 
 	return n < 0 ? n : 0;
+}
+
+static int stacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
+{
+	return bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks);
+}
+
+static int counts_fd(const struct fl_sampler_bpf *s, uint32_t set)
+{
+	return bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts);
 }
 
 /*
@@ -428,10 +446,9 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
 }
 
 /* Key by key: two syscalls per entry, for kernels without batch lookups. */
-static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, struct take *tk,
-			     fl_raw_stack_fn fn, void *ctx)
+static int drain_counts_slow(int fd, struct stack_cache *c, struct take *tk, fl_raw_stack_fn fn,
+			     void *ctx)
 {
-	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct fl_stack_key key, next;
 	struct fl_stack_val val;
 	bool first = true;
@@ -463,11 +480,13 @@ static int drain_counts_slow(struct fl_sampler_bpf *s, struct stack_cache *c, st
 /* The kernel's internal "operation not supported", which leaks out of bpf(2). */
 #define KERNEL_ENOTSUPP 524
 
-/* Many entries per syscall. Returns -EOPNOTSUPP when the kernel cannot batch. */
-static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c, struct take *tk,
+/*
+ * Many entries per syscall. Returns -EOPNOTSUPP when the kernel cannot
+ * batch. With del, every entry read is deleted in the same call.
+ */
+static int drain_counts_batch(int fd, bool del, struct stack_cache *c, struct take *tk,
 			      fl_raw_stack_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(s->skel->maps.counts);
 	_cleanup_free_ struct fl_stack_key *keys = malloc(DRAIN_BATCH * sizeof(*keys));
 	_cleanup_free_ struct fl_stack_val *vals = malloc(DRAIN_BATCH * sizeof(*vals));
 	/* The batch cursor of a hash map is a bucket number; key-sized space is plenty. */
@@ -480,8 +499,8 @@ static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c, s
 	while (!done) {
 		__u32 n = DRAIN_BATCH;
 
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch, keys, vals, &n,
-					   NULL);
+		err = (del ? bpf_map_lookup_and_delete_batch : bpf_map_lookup_batch)(
+			fd, first ? NULL : &in_batch, &out_batch, keys, vals, &n, NULL);
 		if (err) {
 			err = -errno;
 			if (err == -ENOENT)
@@ -509,32 +528,62 @@ static int drain_counts_batch(struct fl_sampler_bpf *s, struct stack_cache *c, s
 	return 0;
 }
 
-static int drain_counts(struct fl_sampler_bpf *s, struct stack_cache *c, struct take *tk,
+/*
+ * Collects every key of the counts map fd, for deleting them after a walk
+ * on a kernel without batch lookups.
+ */
+static int collect_keys(int fd, struct take *all)
+{
+	struct fl_stack_key key, next;
+	bool first = true;
+	int err;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		err = take_key(all, &key);
+		if (err < 0)
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* The counts map's keys; with del (a set no program writes any more) deleted too. */
+static int drain_counts(int fd, bool del, struct stack_cache *c, struct take *tk,
 			fl_raw_stack_fn fn, void *ctx)
 {
-	int err = drain_counts_batch(s, c, tk, fn, ctx);
+	struct take all = {};
+	int err = drain_counts_batch(fd, del, c, tk, fn, ctx);
 
-	if (err == -EOPNOTSUPP)
-		err = drain_counts_slow(s, c, tk, fn, ctx);
+	if (err != -EOPNOTSUPP)
+		return err;
+	err = drain_counts_slow(fd, c, tk, fn, ctx);
+	if (!err && del)
+		err = collect_keys(fd, &all);
+	for (size_t i = 0; i < all.nr_keys; i++)
+		bpf_map_delete_elem(fd, &all.keys[i]);
+	free(all.keys);
 	return err;
 }
 
-/* The counts map's keys (those of tk's pids, with tk), then the overflow path's. */
-static int drain_with(struct fl_sampler_bpf *s, struct take *tk, fl_raw_stack_fn fn, void *ctx)
+/*
+ * The keys of one set of maps (those of tk's pids, with tk; with del all of
+ * them, deleted), then the overflow path's.
+ */
+static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct take *tk,
+		      fl_raw_stack_fn fn, void *ctx)
 {
 	struct stack_cache c = {
 		.s = s,
-		.fd = bpf_map__fd(s->skel->maps.stacks),
+		.fd = stacks_fd(s, set),
 	};
 	int err;
 
 	c.slots = calloc(s->stack_slots, sizeof(*c.slots));
 	c.buf = malloc(s->depth * sizeof(uint64_t));
 	err = -ENOMEM;
-	if (!tk)
-		s->truncated = s->truncated_taken;
 	if (c.slots && c.buf)
-		err = drain_counts(s, &c, tk, fn, ctx);
+		err = drain_counts(counts_fd(s, set), del, &c, tk, fn, ctx);
 	if (c.slots)
 		for (uint32_t i = 0; i < s->stack_slots; i++)
 			free(c.slots[i]);
@@ -549,7 +598,89 @@ static int drain_with(struct fl_sampler_bpf *s, struct take *tk, fl_raw_stack_fn
 
 static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 {
-	return drain_with((struct fl_sampler_bpf *)base, NULL, fn, ctx);
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	return drain_with(s, s->active, false, NULL, fn, ctx);
+}
+
+/*
+ * Empties the stack map fd. Ids are collected first: the kernel finds the
+ * next id by scanning on from the one given, unless that one is empty.
+ */
+static void clear_stacks(struct fl_sampler_bpf *s, int fd)
+{
+	_cleanup_free_ uint32_t *ids = malloc(s->stack_slots * sizeof(*ids));
+	uint32_t id, next, n = 0;
+	bool first = true;
+
+	if (!ids)
+		return;
+	while (n < s->stack_slots && !bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
+		first = false;
+		id = next;
+		ids[n++] = id;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &ids[i]);
+}
+
+/*
+ * Waits until no program still uses the set of maps that was active before
+ * a flip: every CPU inside the program when the flip was seen (SAMPLES
+ * ahead of DONE) has finished that sample. A program runs for microseconds;
+ * after 100 ms a CPU is given up on (a sample it adds later is lost).
+ */
+static void wait_for_programs(struct fl_sampler_bpf *s)
+{
+	_cleanup_free_ uint64_t *entered = calloc((size_t)s->nr_possible, sizeof(uint64_t));
+	_cleanup_free_ uint64_t *done = calloc((size_t)s->nr_possible, sizeof(uint64_t));
+	int fd = bpf_map__fd(s->skel->maps.counters);
+	uint32_t k_samples = FL_CNT_SAMPLES, k_done = FL_CNT_DONE;
+
+	if (!entered || !done || bpf_map_lookup_elem(fd, &k_samples, entered))
+		return;
+	for (int tries = 0; tries < 1000; tries++) {
+		bool inside = false;
+
+		if (bpf_map_lookup_elem(fd, &k_done, done))
+			return;
+		for (int cpu = 0; cpu < s->nr_possible && !inside; cpu++)
+			inside = done[cpu] < entered[cpu];
+		if (!inside)
+			return;
+		usleep(100);
+	}
+}
+
+/*
+ * With two sets: flips to the other set, waits for the programs still in
+ * the old one, then reads and empties it, and hands over the overflow
+ * path's samples read so far. Nothing is lost between two snapshots: a
+ * sample goes to one set or the other.
+ */
+static int bpf_snapshot(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	uint32_t old = s->active;
+	struct fl_stackagg *fresh;
+	int err;
+
+	if (!s->two_sets)
+		return -EINVAL;
+	err = fl_stackagg__new(&fresh);
+	if (err)
+		return err;
+	s->active = !old;
+	__atomic_store_n(&s->skel->bss->active_set, s->active, __ATOMIC_SEQ_CST);
+	wait_for_programs(s);
+	/* What the old set sent whole through the ring is read too. */
+	bpf_poll(base);
+	err = drain_with(s, old, true, NULL, fn, ctx);
+	clear_stacks(s, stacks_fd(s, old));
+	/* Emptied even on failure (only -ENOMEM or fn's): no stack is given twice. */
+	fl_stackagg__free(s->overflow);
+	s->overflow = fresh;
+	return err;
 }
 
 /*
@@ -562,15 +693,13 @@ static int bpf_take(struct fl_sampler *base, const uint32_t *pids, size_t n, fl_
 		    void *ctx)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
-	int counts_fd = bpf_map__fd(s->skel->maps.counts);
+	int cfd = counts_fd(s, s->active);
 	int targets_fd = bpf_map__fd(s->skel->maps.targets);
 	struct take tk = {.pids = pids, .n = n};
-	uint64_t truncated = s->truncated;
-	int err = drain_with(s, &tk, fn, ctx);
+	int err = drain_with(s, s->active, false, &tk, fn, ctx);
 
-	s->truncated_taken += s->truncated - truncated;
 	for (size_t i = 0; i < tk.nr_keys; i++)
-		bpf_map_delete_elem(counts_fd, &tk.keys[i]);
+		bpf_map_delete_elem(cfd, &tk.keys[i]);
 	free(tk.keys);
 	/* A new process with one of these pids is not kept for the old one's sake. */
 	for (size_t i = 0; i < n; i++)
@@ -617,6 +746,7 @@ static const struct fl_sampler_ops ops = {
 	.poll = bpf_poll,
 	.drain = bpf_drain,
 	.take = bpf_take,
+	.snapshot = bpf_snapshot,
 	.stats = bpf_stats,
 	.free = bpf_free,
 };

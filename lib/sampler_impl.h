@@ -15,6 +15,7 @@ struct fl_sampler_ops {
 	int (*drain)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
 	int (*take)(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		    void *ctx);
+	int (*snapshot)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
 	int (*stats)(struct fl_sampler *s, struct fl_sampler_stats *st);
 	void (*free)(struct fl_sampler *s);
 };

@@ -648,6 +648,21 @@ static int ring_take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_ra
 	return comms_prune(r);
 }
 
+static int ring_snapshot(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
+{
+	struct ring_sampler *r = to_ring(s);
+	struct fl_stackagg *fresh;
+	int err = fl_stackagg__new(&fresh);
+
+	if (err)
+		return err;
+	err = fl_stackagg__for_each(r->agg, fn, ctx);
+	/* Emptied even on failure: no stack is given twice. */
+	fl_stackagg__free(r->agg);
+	r->agg = fresh;
+	return err;
+}
+
 static int ring_stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 {
 	*st = to_ring(s)->st;
@@ -678,6 +693,7 @@ static const struct fl_sampler_ops ring_ops = {
 	.poll = ring_poll,
 	.drain = ring_drain,
 	.take = ring_take,
+	.snapshot = ring_snapshot,
 	.stats = ring_stats,
 	.free = ring_free,
 };

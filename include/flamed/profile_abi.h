@@ -47,6 +47,7 @@ enum fl_counter {
 	FL_CNT_COUNTS_FULL,   /* counts map full (-E2BIG/-ENOMEM) */
 	FL_CNT_OVERFLOW_SENT, /* samples sent whole through the ring buffer */
 	FL_CNT_OVERFLOW_LOST, /* ... and those the full ring buffer dropped */
+	FL_CNT_DONE,	      /* samples the program finished with (SAMPLES - DONE: inside now) */
 	FL_CNT_MAX,
 };
 

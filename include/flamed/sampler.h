@@ -66,6 +66,12 @@ struct fl_sampler_opts {
 	 */
 	bool (*left_at_exec)(void *ctx, uint32_t pid, uint64_t ip, uint64_t time);
 	void *era_ctx; /* for both */
+	/*
+	 * fl_sampler__snapshot() will be called (the daemon). The BPF backend
+	 * then keeps two sets of maps, twice the kernel memory: one counts
+	 * while the other is read.
+	 */
+	bool snapshots;
 };
 
 /*
@@ -142,9 +148,10 @@ int fl_sampler__fd(const struct fl_sampler *s, size_t i);
 int fl_sampler__poll(struct fl_sampler *s);
 
 /*
- * Calls fn for every distinct stack recorded so far. The record and the
- * arrays it points to are valid during the call only. A non-zero return
- * from fn stops the walk and is returned.
+ * Calls fn for every distinct stack recorded so far (and not taken). The
+ * record and the arrays it points to are valid during the call only. A
+ * non-zero return from fn stops the walk and is returned. Once, at the
+ * end: stacks are counted in the stats (truncated) as they are drained.
  */
 typedef int (*fl_raw_stack_fn)(const struct fl_raw_stack *st, void *ctx);
 int fl_sampler__drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
@@ -159,6 +166,18 @@ int fl_sampler__drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
  */
 int fl_sampler__take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		     void *ctx);
+
+/*
+ * Calls fn for every distinct stack recorded since the previous snapshot
+ * (or the start), as drain does, and starts counting anew while sampling
+ * goes on: no sample is counted twice or missed between two snapshots
+ * (BPF: the program writes the other set of maps meanwhile). The ring
+ * backend gives the stacks of its rings as last read (call poll first);
+ * samples whose process was not yet known then come with a later
+ * snapshot. The BPF backend needs opts.snapshots (-EINVAL without). On an
+ * error (-ENOMEM, fn's return) the stacks not yet given are lost.
+ */
+int fl_sampler__snapshot(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
 
 /* Counters so far (cheap: reads the per-CPU counters). */
 int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st);

@@ -23,6 +23,7 @@
 
 #define TR_DEFAULT_RING_PAGES 64
 #define TR_KTHREADD_PID 2
+#define TR_COMM_MAX 16 /* bytes of a comm, without its NUL */
 /* include/linux/sched.h: "I am a kernel thread". */
 #define TR_PF_KTHREAD 0x00200000UL
 /*
@@ -75,6 +76,8 @@ struct fl_tracker {
 	size_t ring_pages;
 	bool hold_files;
 	void (*on_jit)(void *ctx, uint32_t pid);
+	void (*on_exec)(void *ctx, uint32_t pid, const char *comm);
+	size_t max_procs;
 	void *ctx;
 	size_t max_files;
 	struct tfile *files; /* open addressing, power-of-two capacity */
@@ -119,6 +122,10 @@ static int proc_get(struct fl_tracker *t, uint32_t pid, struct tproc **ret)
 	}
 	if (pid == 0 || t->nr_procs >= UINT32_MAX)
 		return -EINVAL;
+	if (t->max_procs && t->nr_procs >= t->max_procs) {
+		t->st.over_max++;
+		return -ENOSPC;
+	}
 	if (t->nr_procs == t->cap_procs) {
 		size_t ncap = t->cap_procs ? t->cap_procs * 2 : 256;
 		struct tproc *np = realloc(t->procs, ncap * sizeof(*np));
@@ -581,7 +588,18 @@ static int on_comm(struct fl_tracker *t, const struct perf_event_header *hdr)
 		return err;
 	/* Kernel threads never exec; user-mode helpers start as their children and do. */
 	p->kthread = false;
-	return proc_barrier(t, p, time);
+	err = proc_barrier(t, p, time);
+	if (!err && t->on_exec) {
+		char comm[TR_COMM_MAX + 1];
+		size_t room = hdr->size - sizeof(*r), n = 0;
+
+		while (n < room && n < TR_COMM_MAX && r->comm[n])
+			n++;
+		memcpy(comm, r->comm, n);
+		comm[n] = '\0';
+		t->on_exec(t->ctx, r->pid, comm);
+	}
+	return err;
 }
 
 /*
@@ -683,7 +701,8 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 	default:
 		break;
 	}
-	return err;
+	/* A process past max_processes is not tracked: counted, not an error. */
+	return err == -ENOSPC ? 0 : err;
 }
 
 /* ---- /proc ---- */
@@ -825,7 +844,8 @@ static int scan_all(struct fl_tracker *t)
 			continue;
 		err = scan_pid(t, (int)pid);
 		/* Processes vanish mid-scan; others' maps may be closed to us: neither stops the scan. */
-		if (gone(err) || err == -EACCES || err == -EPERM || err == -EINVAL)
+		if (gone(err) || err == -EACCES || err == -EPERM || err == -EINVAL ||
+		    err == -ENOSPC)
 			err = 0;
 		if (err)
 			break;
@@ -894,6 +914,8 @@ int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 	if (o.sz >= sizeof(o)) {
 		t->on_jit = o.on_jit;
 		t->ctx = o.ctx;
+		t->on_exec = o.on_exec;
+		t->max_procs = o.max_processes;
 	}
 	t->max_files = TR_MAX_HELD_FILES;
 	{

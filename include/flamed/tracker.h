@@ -50,6 +50,17 @@ struct fl_tracker_opts {
 	 */
 	void (*on_jit)(void *ctx, uint32_t pid);
 	void *ctx;
+	/*
+	 * Called when a process execs a program (comm: its new name, at most
+	 * 15 bytes, as the kernel gives it). NULL: not called. ctx as above.
+	 */
+	void (*on_exec)(void *ctx, uint32_t pid, const char *comm);
+	/*
+	 * Processes tracked at once, at most (0: no limit). Beyond it, new
+	 * processes are not tracked (their frames stay unnamed) and counted in
+	 * over_max until exited ones are forgotten.
+	 */
+	size_t max_processes;
 };
 
 /* One executable mapping of a process. */
@@ -85,6 +96,7 @@ struct fl_tracker_stats {
 	uint64_t history_dropped; /* oldest history of a process dropped at its cap */
 	uint64_t files_held;	  /* mapped files held open (hold_files) */
 	uint64_t files_not_held;  /* ... not, past the cap or unopenable when first seen */
+	uint64_t over_max;	  /* processes not tracked: max_processes were */
 };
 
 /*

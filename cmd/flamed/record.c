@@ -33,6 +33,7 @@
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
 #include "flamed/unwind.h"
+#include "session.h"
 
 #define DEFAULT_FREQ 99
 #define DEFAULT_DWARF_STACK 16384
@@ -58,9 +59,6 @@ struct record_args {
 	uint32_t stack_size; /* its user-stack copy in bytes */
 	struct svg_args svg; /* -o FILE.svg / --format svg */
 };
-
-/* epoll tags: what woke us up. */
-enum tag { TAG_SIGNAL, TAG_DURATION, TAG_TICK, TAG_SAMPLER, TAG_TRACKER, TAG_PIDFD };
 
 static const char record_usage[] =
 	"usage: flamed record [-a | -p PID[,PID...] | [--] CMD [ARGS...]] [options]\n"
@@ -116,30 +114,6 @@ static void debug_print(const char *fmt, va_list ap)
 {
 	fputs("flamed: debug: ", stderr);
 	vfprintf(stderr, fmt, ap);
-}
-
-static int read_proc_u64(const char *path, uint64_t *val)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	unsigned long long v;
-
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%llu", &v) != 1)
-		return -EINVAL;
-	*val = v;
-	return 0;
-}
-
-static int read_proc_int(const char *path, int *val)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%d", val) != 1)
-		return -EINVAL;
-	return 0;
 }
 
 static int parse_u64(const char *s, uint64_t *val)
@@ -417,26 +391,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
-/* Checks that need the system but no privilege, before anything is sampled. */
-static int check_freq(const struct record_args *a)
-{
-	uint64_t max = 0;
-
-	if (a->freq == 0) {
-		msg("frequency 0 is out of range: use -F 1 or more (at most "
-		    "kernel.perf_event_max_sample_rate)");
-		return -EINVAL;
-	}
-	if (read_proc_u64("/proc/sys/kernel/perf_event_max_sample_rate", &max) == 0 &&
-	    a->freq > max) {
-		msg("frequency %llu is above kernel.perf_event_max_sample_rate (%llu): use -F %llu "
-		    "or less, or raise the sysctl",
-		    (unsigned long long)a->freq, (unsigned long long)max, (unsigned long long)max);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int pidfd_open(int pid)
 {
 	long fd = syscall(SYS_pidfd_open, pid, 0);
@@ -479,33 +433,6 @@ static int check_pids(const struct record_args *a)
 		}
 	}
 	return 0;
-}
-
-static void permission_hint(const char *what, int err)
-{
-	int paranoid = 0;
-
-	if (read_proc_int("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0)
-		paranoid = 2;
-	msg("cannot open %s: %s (run as root, or grant CAP_PERFMON and CAP_BPF, or lower "
-	    "kernel.perf_event_paranoid, now %d, to -1 for -a or 1 for -p)",
-	    what, strerror(-err), paranoid);
-}
-
-static bool is_permission_error(int err)
-{
-	return err == -EACCES || err == -EPERM;
-}
-
-/* So that one perf event per CPU for each of three users fits; a few hundred CPUs need more than 1024. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 /* The -- CMD child: forked stopped at a pipe, released once sampling runs. */
@@ -613,34 +540,6 @@ static void child_stop(struct child *c)
 	c->exited = true;
 }
 
-static int timer_arm(int fd, double first, double interval)
-{
-	struct itimerspec its = {};
-
-	its.it_value.tv_sec = (time_t)first;
-	its.it_value.tv_nsec = (long)((first - (double)(time_t)first) * 1e9);
-	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-		its.it_value.tv_nsec = 1;
-	its.it_interval.tv_sec = (time_t)interval;
-	its.it_interval.tv_nsec = (long)((interval - (double)(time_t)interval) * 1e9);
-	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
-}
-
-static int epoll_add(int ep, int fd, enum tag tag, uint32_t idx)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)tag << 32 | idx};
-
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* CPU seconds (user + system) this process used so far. */
 static double cpu_s(void)
 {
@@ -667,14 +566,7 @@ static void phase_done(const char *what, double *since)
 
 struct recording {
 	struct record_args *args;
-	struct fl_sampler *sampler;
-	struct fl_unwinder *unwinder; /* --call-graph dwarf */
-	struct fl_tracker *tracker;
-	struct fl_fold *fold; /* stacks of processes that exited are named as the recording goes */
-	struct fl_symbolizer *symbolizer;
-	int flush_err;
-	uint64_t tick_poll[2]; /* when the last two ticks' ring reads began */
-	unsigned int ticks_since_flush;
+	struct session ses;
 	struct child child;
 	int *pidfds;
 	size_t pids_alive;
@@ -688,68 +580,11 @@ static void status_update(struct recording *r)
 {
 	struct fl_sampler_stats st;
 
-	if (!r->status_line || fl_sampler__stats(r->sampler, &st))
+	if (!r->status_line || fl_sampler__stats(r->ses.sampler, &st))
 		return;
 	fprintf(stderr, "\rflamed: recording %.0f s, %llu samples\033[K", now_s() - r->started,
 		(unsigned long long)(st.samples - st.idle - st.filtered));
 	fflush(stderr);
-}
-
-static int fold_cb(const struct fl_raw_stack *st, void *ctx)
-{
-	return fl_fold__add(ctx, st);
-}
-
-#define FLUSH_BATCH 1024
-/*
- * A flush walks every stack the sampler holds: it waits for this many
- * exited processes, or this many ticks, so that a machine where a few
- * processes exit every second does not pay for a walk every second.
- */
-#define FLUSH_MIN_EXITED 256
-#define FLUSH_MAX_TICKS 10
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Names the stacks of processes that exited before the previous tick's
- * ring reads began (every ring has been read twice since: none of their
- * samples is unread, and the ring sampler has decided whose its undecided
- * samples are) and drops what the sampler and the tracker held for them.
- * Memory then follows the processes alive, not every process the machine
- * ran.
- */
-static int flush_exited(struct recording *r)
-{
-	uint32_t pids[FLUSH_BATCH];
-	uint64_t before = r->tick_poll[0];
-	size_t n;
-
-	if (!before)
-		return 0;
-	if (++r->ticks_since_flush < FLUSH_MAX_TICKS &&
-	    fl_tracker__exited(r->tracker, before, pids, FLUSH_MIN_EXITED) < FLUSH_MIN_EXITED)
-		return 0;
-	r->ticks_since_flush = 0;
-	do {
-		int err;
-
-		n = fl_tracker__exited(r->tracker, before, pids, FLUSH_BATCH);
-		if (!n)
-			break;
-		qsort(pids, n, sizeof(*pids), cmp_u32);
-		err = fl_sampler__take(r->sampler, pids, n, fold_cb, r->fold);
-		if (err)
-			return err;
-		fl_tracker__forget(r->tracker, pids, n);
-		fl_symbolizer__forget(r->symbolizer, pids, n);
-	} while (n == FLUSH_BATCH);
-	return 0;
 }
 
 /* Runs until the duration passes, a signal stops us, or the targets are gone. */
@@ -797,28 +632,21 @@ static int event_loop(struct recording *r, int ep, int sfd)
 					/* EAGAIN: another wakeup consumed it */
 				}
 				status_update(r);
-				r->tick_poll[0] = r->tick_poll[1];
-				r->tick_poll[1] = fl_tracker__now();
-				fl_tracker__poll(r->tracker);
-				fl_sampler__poll(r->sampler);
-				fl_symbolizer__jit_retry(r->symbolizer);
-				if (!r->flush_err)
-					r->flush_err = flush_exited(r);
-				if (r->flush_err)
+				session_tick(&r->ses);
+				if (r->ses.err)
 					r->stop_reason = "out of memory";
 				break;
 			case TAG_SAMPLER:
-				/* Mappings first: DWARF samples are unwound as they are read. */
-				fl_tracker__poll(r->tracker);
-				fl_sampler__poll(r->sampler);
-				break;
 			case TAG_TRACKER:
-				fl_tracker__poll(r->tracker);
+				session_event(&r->ses, tag);
 				break;
 			case TAG_PIDFD:
 				epoll_ctl(ep, EPOLL_CTL_DEL, r->pidfds[idx], NULL);
 				if (--r->pids_alive == 0)
 					r->stop_reason = "the processes exited";
+				break;
+			case TAG_SNAPSHOT:
+			case TAG_WATCHDOG:
 				break;
 			}
 		}
@@ -835,7 +663,7 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	msg("%llu samples, %zu stacks in %.1f s (%s, %s backend)%s%s",
 	    (unsigned long long)fl_profile__total(p), fl_profile__nr_stacks(p), elapsed,
 	    r->stop_reason,
-	    fl_sampler__backend(r->sampler) == FL_SAMPLER_BPF ? "bpf" : "ring buffer",
+	    fl_sampler__backend(r->ses.sampler) == FL_SAMPLER_BPF ? "bpf" : "ring buffer",
 	    a->output && strcmp(a->output, "-") ? ", written to " : "",
 	    a->output && strcmp(a->output, "-") ? a->output : "");
 	if (ss->idle)
@@ -889,10 +717,10 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		msg("process tracker: %llu old mappings dropped from processes that replaced their "
 		    "code more than %d times: samples of those times may be misnamed",
 		    (unsigned long long)ts->history_dropped, 4096);
-	if (r->symbolizer) {
+	if (r->ses.symbolizer) {
 		struct fl_symbolizer_jit_stats js;
 
-		fl_symbolizer__jit_stats(r->symbolizer, &js);
+		fl_symbolizer__jit_stats(r->ses.symbolizer, &js);
 		if (js.malformed || js.too_long || js.over_max)
 			msg("perf maps (JIT): %llu lines skipped in %llu maps (%llu malformed, "
 			    "%llu "
@@ -913,26 +741,6 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
 }
 
-struct tree_ctx {
-	const struct fl_profile *p;
-	struct fl_flametree *t;
-	struct fl_str *frames;
-	double factor;
-};
-
-static int add_to_tree(const uint32_t *frames, size_t n, uint64_t count, void *ctx)
-{
-	struct tree_ctx *c = ctx;
-
-	if (n > FL_FLAMETREE_MAX_DEPTH)
-		n = FL_FLAMETREE_MAX_DEPTH; /* cannot happen: stacks are at most 2 x 127 frames */
-	for (size_t i = 0; i < n; i++) {
-		c->frames[i].s = fl_profile__name(c->p, frames[i]);
-		c->frames[i].len = strlen(c->frames[i].s);
-	}
-	return fl_flametree__add_frames(c->t, c->frames, n, 0, (double)count * c->factor);
-}
-
 /*
  * The flame graph of the recording. Its subtitle (unless --subtitle gave
  * one) and its notes say what the recording could not show, so a graph
@@ -943,16 +751,8 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 		     const struct fl_tracker_stats *ts, double elapsed, FILE *f)
 {
 	struct record_args *a = r->args;
-	struct fl_flametree_opts to = {
-		.sz = sizeof(to), .reverse = a->svg.reverse, .flamechart = a->svg.flamechart};
-	_cleanup_free_ struct fl_str *frames = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*frames));
-	_cleanup_free_ char *caveats = NULL, *notes = NULL;
-	struct fl_flametree *t = NULL;
-	struct tree_ctx c = {.p = p, .frames = frames, .factor = a->svg.factor};
-	int err;
+	_cleanup_free_ char *caveats = NULL;
 
-	if (!frames)
-		return -ENOMEM;
 	if (asprintf(&caveats,
 		     "%llu samples in %.1f s at %llu Hz; stacks lost: %llu, cut at the depth "
 		     "limit: %llu; "
@@ -965,111 +765,7 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 		caveats = NULL;
 		return -ENOMEM;
 	}
-	if (asprintf(&notes, "flamed record: %s%s%s", caveats, a->svg.svg.notes ? "\n" : "",
-		     a->svg.svg.notes ? a->svg.svg.notes : "") < 0) {
-		notes = NULL;
-		return -ENOMEM;
-	}
-	err = fl_flametree__new(&to, &t);
-	if (err)
-		return err;
-	c.t = t;
-	err = fl_profile__for_each(p, add_to_tree, &c);
-	if (!err) {
-		struct svg_args sa = a->svg;
-
-		if (!sa.svg.subtitle)
-			sa.svg.subtitle = caveats;
-		sa.svg.notes = notes;
-		err = svg_render(&sa, t, f);
-	}
-	fl_flametree__free(t);
-	return err;
-}
-
-DEFINE_FREE_FUNC(struct fl_sampler, fl_sampler__free)
-DEFINE_FREE_FUNC(struct fl_unwinder, fl_unwinder__free)
-DEFINE_FREE_FUNC(struct fl_tracker, fl_tracker__free)
-DEFINE_FREE_FUNC(struct fl_symbolizer, fl_symbolizer__free)
-DEFINE_FREE_FUNC(struct fl_profile, fl_profile__free)
-DEFINE_FREE_FUNC(struct fl_fold, fl_fold__free)
-
-/* The era of a sample, from the tracker (set up after the sampler, before sampling starts). */
-static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
-{
-	const struct recording *r = ctx;
-
-	return r->tracker ? fl_tracker__era(r->tracker, pid, time) : 0;
-}
-
-/* A process with JIT code: its perf map is opened while it lives. */
-static void on_jit(void *ctx, uint32_t pid)
-{
-	struct recording *r = ctx;
-
-	if (r->symbolizer && fl_symbolizer__jit_process(r->symbolizer, pid))
-		r->flush_err = -ENOMEM;
-}
-
-static bool left_at_exec(void *ctx, uint32_t pid, uint64_t ip, uint64_t time)
-{
-	const struct recording *r = ctx;
-
-	return r->tracker && fl_tracker__left_at_exec(r->tracker, pid, ip, time);
-}
-
-static int open_sampler(struct recording *r, const int *pids, size_t nr_pids)
-{
-	struct record_args *a = r->args;
-	struct fl_sampler_opts so = {
-		.sz = sizeof(so),
-		.freq = a->freq,
-		.pids = pids,
-		.nr_pids = nr_pids,
-		.follow_children = a->cmd != NULL,
-		.per_thread = a->per_thread,
-		.idle = a->idle,
-		.kernel = a->kernel,
-		.user = a->user,
-		.stack_storage_size = a->stack_storage_size,
-		.max_stacks = a->max_stacks,
-		.duration = a->duration,
-		.dwarf = a->dwarf,
-		.stack_size = a->stack_size,
-		.unwinder = r->unwinder,
-		.era = era_of,
-		.left_at_exec = left_at_exec,
-		.era_ctx = r,
-	};
-	int err, bpf_err = 0;
-
-	if (a->dwarf) {
-		/* Stack copies are unwound in user space: the ring buffer carries them. */
-	} else if (a->no_bpf) {
-		msg("--no-bpf: counting stacks from the perf ring buffer");
-	} else {
-		bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &r->sampler);
-		if (!bpf_err)
-			return 0;
-	}
-	/*
-	 * Any BPF failure, a refused bpf(2) included (CAP_PERFMON without
-	 * CAP_BPF, a seccomp filter, a kernel without BPF), leaves the ring
-	 * buffer. Only when that fails too is it the user's problem, and then
-	 * the ring buffer's error is the one that says what to do.
-	 */
-	err = fl_sampler__new(FL_SAMPLER_RING, &so, &r->sampler);
-	if (err) {
-		if (is_permission_error(err))
-			permission_hint("perf events", err);
-		else
-			msg("cannot start sampling: %s", strerror(-err));
-		return err;
-	}
-	if (bpf_err)
-		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead",
-		    strerror(-bpf_err));
-	return 0;
+	return write_profile_svg(p, &a->svg, "flamed record", caveats, f);
 }
 
 /* The temporary output, for a signal handler to remove. */
@@ -1103,23 +799,8 @@ static void arm_second_signal(int sfd, const sigset_t *stop_signals)
 	sigprocmask(SIG_UNBLOCK, &unblock, NULL);
 }
 
-/* The unwinder's view of the mappings: the tracker's at the sample's time. */
-static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
-{
-	const struct recording *r = ctx;
-
-	return r->tracker ? fl_tracker__find_at(r->tracker, pid, addr, time) : NULL;
-}
-
 static int record(struct record_args *a)
 {
-	/* Declared first, freed last: the sampler uses it until it is freed. */
-	_cleanup_(fl_unwinder__freep) struct fl_unwinder *unwinder = NULL;
-	_cleanup_(fl_sampler__freep) struct fl_sampler *sampler = NULL;
-	_cleanup_(fl_tracker__freep) struct fl_tracker *tracker = NULL;
-	_cleanup_(fl_symbolizer__freep) struct fl_symbolizer *symbolizer = NULL;
-	_cleanup_(fl_profile__freep) struct fl_profile *profile = NULL;
-	_cleanup_(fl_fold__freep) struct fl_fold *fold = NULL;
 	_cleanup_close_ int ep = -1, sfd = -1, dfd = -1, tfd = -1;
 	struct recording r = {.args = a, .child = {.go_fd = -1, .err_fd = -1}};
 	struct output out = {};
@@ -1133,7 +814,7 @@ static int record(struct record_args *a)
 	int child_pid, err, ret = 1;
 	double elapsed, phase;
 
-	if (check_freq(a) || check_pids(a))
+	if (session_check_freq(a->freq) || check_pids(a))
 		return 1;
 	if (output_open(&out, a->output))
 		return 1;
@@ -1160,80 +841,30 @@ static int record(struct record_args *a)
 	}
 
 	phase = now_s();
-	if (a->dwarf) {
-		struct fl_unwind_opts uo = {.sz = sizeof(uo), .find_map = find_map, .ctx = &r};
-
-		err = fl_unwinder__new(&uo, &unwinder);
-		if (err) {
-			msg("cannot set up DWARF unwinding: %s", strerror(-err));
-			goto out;
-		}
-		r.unwinder = unwinder;
-	}
-	err = open_sampler(&r, pids, nr_pids);
-	phase_done("sampler set-up", &phase);
+	struct session_opts so = {
+		.freq = a->freq,
+		.pids = pids,
+		.nr_pids = nr_pids,
+		.follow_children = a->cmd != NULL,
+		.per_process = a->per_process,
+		.per_thread = a->per_thread,
+		.idle = a->idle,
+		.kernel = a->kernel,
+		.user = a->user,
+		.no_bpf = a->no_bpf,
+		.no_inline = a->no_inline,
+		.srcline = a->srcline,
+		.no_demangle = a->no_demangle,
+		.dwarf = a->dwarf,
+		.stack_size = a->stack_size,
+		.stack_storage_size = a->stack_storage_size,
+		.max_stacks = a->max_stacks,
+		.duration = a->duration,
+	};
+	err = session_open(&r.ses, &so);
+	phase_done("set-up (sampler, tracker, symbols)", &phase);
 	if (err)
 		goto out;
-	sampler = r.sampler;
-
-	struct fl_tracker_opts to = {.sz = sizeof(to),
-				     .pids = pids,
-				     .nr_pids = nr_pids,
-				     .hold_files = true,
-				     .on_jit = on_jit,
-				     .ctx = &r};
-	err = fl_tracker__new(&to, &tracker);
-	if (err) {
-		if (is_permission_error(err))
-			permission_hint("the process-tracking perf events", err);
-		else
-			msg("cannot track processes: %s", strerror(-err));
-		goto out;
-	}
-	r.tracker = tracker;
-
-	/* Without a working BPF sampler, kernel names come from kallsyms too. */
-	struct fl_symbolizer_opts syo = {.sz = sizeof(syo),
-					 .tracker = tracker,
-					 .no_kernel = !a->kernel,
-					 .inlines = !a->no_inline,
-					 .srclines = a->srcline,
-					 .no_bpf = fl_sampler__backend(sampler) != FL_SAMPLER_BPF};
-	phase_done("tracker set-up", &phase);
-	err = fl_symbolizer__new(&syo, &symbolizer);
-	if (err) {
-		msg("cannot load symbols: %s", strerror(-err));
-		goto out;
-	}
-	r.symbolizer = symbolizer;
-	if (a->kernel && fl_symbolizer__kernel_hidden(symbolizer)) {
-		int kptr = -1;
-
-		read_proc_int("/proc/sys/kernel/kptr_restrict", &kptr);
-		msg("warning: kernel addresses are hidden (kernel.kptr_restrict=%d): kernel frames "
-		    "will show as [kernel]; run as root or set kernel.kptr_restrict=0",
-		    kptr);
-	}
-	phase_done("kernel symbols", &phase);
-
-	err = fl_profile__new(&profile);
-	if (!err) {
-		struct fl_fold_opts fo = {.sz = sizeof(fo),
-					  .symbolizer = symbolizer,
-					  .tracker = tracker,
-					  .profile = profile,
-					  .per_process = a->per_process,
-					  .per_thread = a->per_thread,
-					  .demangle = !a->no_demangle,
-					  .srclines = a->srcline};
-
-		err = fl_fold__new(&fo, &fold);
-	}
-	if (err) {
-		msg("cannot set up the profile: %s", strerror(-err));
-		goto out;
-	}
-	r.fold = fold;
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -1254,10 +885,8 @@ static int record(struct record_args *a)
 		if (!err)
 			err = timer_arm(dfd, a->duration, 0);
 	}
-	for (size_t i = 0; !err && i < fl_sampler__nr_fds(sampler); i++)
-		err = epoll_add(ep, fl_sampler__fd(sampler, i), TAG_SAMPLER, (uint32_t)i);
-	for (size_t i = 0; !err && i < fl_tracker__nr_fds(tracker); i++)
-		err = epoll_add(ep, fl_tracker__fd(tracker, i), TAG_TRACKER, (uint32_t)i);
+	if (!err)
+		err = session_watch(&r.ses, ep);
 	if (!err && a->nr_pids) {
 		r.pidfds = malloc(a->nr_pids * sizeof(*r.pidfds));
 		err = r.pidfds ? 0 : -ENOMEM;
@@ -1283,19 +912,11 @@ static int record(struct record_args *a)
 		goto out;
 	}
 
-	/* Tracker first: mappings made while the sampler starts are not missed. */
 	phase_done("event loop set-up", &phase);
-	err = fl_tracker__start(tracker);
-	phase_done("tracker start (/proc scan)", &phase);
-	if (!err)
-		err = fl_sampler__start(sampler);
-	if (err) {
-		if (is_permission_error(err))
-			permission_hint("perf events", err);
-		else
-			msg("cannot start sampling: %s", strerror(-err));
+	err = session_start(&r.ses);
+	phase_done("start (/proc scan)", &phase);
+	if (err)
 		goto out;
-	}
 	r.started = now_s();
 	r.status_line = isatty(STDERR_FILENO);
 	if (a->cmd) {
@@ -1310,9 +931,8 @@ static int record(struct record_args *a)
 
 	phase = now_s();
 	err = event_loop(&r, ep, sfd);
-	fl_sampler__stop(sampler);
-	fl_tracker__stop(tracker);
-	phase_done("recording", &phase);
+	session_stop(&r.ses);
+	phase_done("recording and final ring reads", &phase);
 	elapsed = now_s() - r.started;
 	/* Not profiled any more: the command should not run on while we write. */
 	child_stop(&r.child);
@@ -1326,29 +946,21 @@ static int record(struct record_args *a)
 	if (!r.stop_reason)
 		r.stop_reason = "stopped";
 
-	/* Mapping records first: the symbolizer needs every mapping the samples saw. */
 	phase = now_s();
-	fl_tracker__poll(tracker);
-	fl_sampler__poll(sampler);
-	phase_done("final ring reads", &phase);
-
-	if (r.flush_err)
-		err = r.flush_err;
-	else
-		err = fl_sampler__drain(sampler, fold_cb, fold);
+	err = session_drain(&r.ses);
 	phase_done("drain and symbolize", &phase);
 	if (err) {
 		msg("cannot collect the samples: %s", strerror(-err));
 		goto out;
 	}
-	if (fl_sampler__stats(sampler, &ss))
+	if (fl_sampler__stats(r.ses.sampler, &ss))
 		memset(&ss, 0, sizeof(ss));
-	fl_tracker__stats(tracker, &ts);
-	fl_fold__stats(fold, &fs);
+	fl_tracker__stats(r.ses.tracker, &ts);
+	fl_fold__stats(r.ses.fold, &fs);
 	if (a->format == FORMAT_SVG)
-		err = write_svg(&r, profile, &ss, &fs, &ts, elapsed, out.f);
+		err = write_svg(&r, r.ses.profile, &ss, &fs, &ts, elapsed, out.f);
 	else
-		err = fl_folded__write(profile, out.f);
+		err = fl_folded__write(r.ses.profile, out.f);
 	if (!err)
 		err = output_commit(&out);
 	abort_unlink = NULL;
@@ -1357,12 +969,13 @@ static int record(struct record_args *a)
 		msg("cannot write %s: %s", out.path ? out.path : "standard output", strerror(-err));
 		goto out;
 	}
-	print_summary(&r, profile, &ss, &fs, &ts, elapsed);
+	print_summary(&r, r.ses.profile, &ss, &fs, &ts, elapsed);
 	ret = 0;
 
 out:
 	output_abort(&out);
 	child_stop(&r.child);
+	session_close(&r.ses);
 	if (r.pidfds)
 		for (size_t i = 0; i < a->nr_pids; i++)
 			if (r.pidfds[i] >= 0)

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A sampling session: what flamed record and flamed daemon share (see session.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <time.h>
+
+#include "flamed.h"
+#include "flamed/cleanup.h"
+#include "flamed/flametree.h"
+#include "flamed/profile.h"
+#include "flamed/symbolizer.h"
+#include "flamed/unwind.h"
+#include "session.h"
+
+int epoll_add(int ep, int fd, enum tag tag, uint32_t idx)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)tag << 32 | idx};
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+int timer_arm(int fd, double first, double interval)
+{
+	struct itimerspec its = {};
+
+	its.it_value.tv_sec = (time_t)first;
+	its.it_value.tv_nsec = (long)((first - (double)(time_t)first) * 1e9);
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	its.it_interval.tv_sec = (time_t)interval;
+	its.it_interval.tv_nsec = (long)((interval - (double)(time_t)interval) * 1e9);
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int read_proc_u64(const char *path, uint64_t *val)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	unsigned long long v;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%llu", &v) != 1)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+int read_proc_int(const char *path, int *val)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", val) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+int session_check_freq(uint64_t freq)
+{
+	uint64_t max = 0;
+
+	if (freq == 0) {
+		msg("frequency 0 is out of range: use -F 1 or more (at most "
+		    "kernel.perf_event_max_sample_rate)");
+		return -EINVAL;
+	}
+	if (read_proc_u64("/proc/sys/kernel/perf_event_max_sample_rate", &max) == 0 && freq > max) {
+		msg("frequency %llu is above kernel.perf_event_max_sample_rate (%llu): use -F %llu "
+		    "or less, or raise the sysctl",
+		    (unsigned long long)freq, (unsigned long long)max, (unsigned long long)max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void permission_hint(const char *what, int err)
+{
+	int paranoid = 0;
+
+	if (read_proc_int("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0)
+		paranoid = 2;
+	msg("cannot open %s: %s (run as root, or grant CAP_PERFMON and CAP_BPF, or lower "
+	    "kernel.perf_event_paranoid, now %d, to -1 for -a or 1 for -p)",
+	    what, strerror(-err), paranoid);
+}
+
+bool is_permission_error(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
+void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* The era of a sample, from the tracker (set up after the sampler, before sampling starts). */
+static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
+{
+	const struct session *s = ctx;
+
+	return s->tracker ? fl_tracker__era(s->tracker, pid, time) : 0;
+}
+
+/* A process with JIT code: its perf map is opened while it lives. */
+static void on_jit(void *ctx, uint32_t pid)
+{
+	struct session *s = ctx;
+
+	if (s->symbolizer && fl_symbolizer__jit_process(s->symbolizer, pid))
+		s->err = -ENOMEM;
+}
+
+static void on_exec(void *ctx, uint32_t pid, const char *comm)
+{
+	struct session *s = ctx;
+
+	s->o.on_exec(s->o.on_exec_ctx, pid, comm);
+}
+
+static bool left_at_exec(void *ctx, uint32_t pid, uint64_t ip, uint64_t time)
+{
+	const struct session *s = ctx;
+
+	return s->tracker && fl_tracker__left_at_exec(s->tracker, pid, ip, time);
+}
+
+/* The unwinder's view of the mappings: the tracker's at the sample's time. */
+static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
+{
+	const struct session *s = ctx;
+
+	return s->tracker ? fl_tracker__find_at(s->tracker, pid, addr, time) : NULL;
+}
+
+static int open_sampler(struct session *s)
+{
+	const struct session_opts *o = &s->o;
+	struct fl_sampler_opts so = {
+		.sz = sizeof(so),
+		.freq = o->freq,
+		.pids = o->pids,
+		.nr_pids = o->nr_pids,
+		.follow_children = o->follow_children,
+		.per_thread = o->per_thread,
+		.idle = o->idle,
+		.kernel = o->kernel,
+		.user = o->user,
+		.stack_storage_size = o->stack_storage_size,
+		.max_stacks = o->max_stacks,
+		.duration = o->duration,
+		.dwarf = o->dwarf,
+		.stack_size = o->stack_size,
+		.unwinder = s->unwinder,
+		.era = era_of,
+		.left_at_exec = left_at_exec,
+		.era_ctx = s,
+		.snapshots = o->snapshots,
+	};
+	int err, bpf_err = 0;
+
+	if (o->dwarf) {
+		/* Stack copies are unwound in user space: the ring buffer carries them. */
+	} else if (o->no_bpf) {
+		if (!o->quiet)
+			msg("--no-bpf: counting stacks from the perf ring buffer");
+	} else {
+		bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &s->sampler);
+		if (!bpf_err)
+			return 0;
+	}
+	/*
+	 * Any BPF failure, a refused bpf(2) included (CAP_PERFMON without
+	 * CAP_BPF, a seccomp filter, a kernel without BPF), leaves the ring
+	 * buffer. Only when that fails too is it the user's problem, and then
+	 * the ring buffer's error is the one that says what to do.
+	 */
+	err = fl_sampler__new(FL_SAMPLER_RING, &so, &s->sampler);
+	if (err) {
+		if (is_permission_error(err))
+			permission_hint("perf events", err);
+		else
+			msg("cannot start sampling: %s", strerror(-err));
+		return err;
+	}
+	if (bpf_err)
+		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead",
+		    strerror(-bpf_err));
+	return 0;
+}
+
+static int new_fold(struct session *s, struct fl_profile *p, struct fl_fold **ret)
+{
+	struct fl_fold_opts fo = {.sz = sizeof(fo),
+				  .symbolizer = s->symbolizer,
+				  .tracker = s->tracker,
+				  .profile = p,
+				  .per_process = s->o.per_process,
+				  .per_thread = s->o.per_thread,
+				  .demangle = !s->o.no_demangle,
+				  .srclines = s->o.srcline};
+
+	return fl_fold__new(&fo, ret);
+}
+
+int session_open(struct session *s, const struct session_opts *o)
+{
+	int err;
+
+	s->o = *o;
+	if (o->dwarf) {
+		struct fl_unwind_opts uo = {.sz = sizeof(uo), .find_map = find_map, .ctx = s};
+
+		err = fl_unwinder__new(&uo, &s->unwinder);
+		if (err) {
+			msg("cannot set up DWARF unwinding: %s", strerror(-err));
+			return err;
+		}
+	}
+	err = open_sampler(s);
+	if (err)
+		return err;
+
+	struct fl_tracker_opts to = {.sz = sizeof(to),
+				     .pids = o->pids,
+				     .nr_pids = o->nr_pids,
+				     .hold_files = true,
+				     .on_jit = on_jit,
+				     .on_exec = o->on_exec ? on_exec : NULL,
+				     .max_processes = o->max_processes,
+				     .ctx = s};
+	err = fl_tracker__new(&to, &s->tracker);
+	if (err) {
+		if (is_permission_error(err))
+			permission_hint("the process-tracking perf events", err);
+		else
+			msg("cannot track processes: %s", strerror(-err));
+		return err;
+	}
+
+	/* Without a working BPF sampler, kernel names come from kallsyms too. */
+	struct fl_symbolizer_opts syo = {.sz = sizeof(syo),
+					 .tracker = s->tracker,
+					 .no_kernel = !o->kernel,
+					 .inlines = !o->no_inline,
+					 .srclines = o->srcline,
+					 .no_bpf =
+						 fl_sampler__backend(s->sampler) != FL_SAMPLER_BPF};
+	err = fl_symbolizer__new(&syo, &s->symbolizer);
+	if (err) {
+		msg("cannot load symbols: %s", strerror(-err));
+		return err;
+	}
+	if (o->kernel && fl_symbolizer__kernel_hidden(s->symbolizer)) {
+		int kptr = -1;
+
+		read_proc_int("/proc/sys/kernel/kptr_restrict", &kptr);
+		msg("warning: kernel addresses are hidden (kernel.kptr_restrict=%d): kernel frames "
+		    "will show as [kernel]; run as root or set kernel.kptr_restrict=0",
+		    kptr);
+	}
+
+	err = fl_profile__new(&s->profile);
+	if (!err)
+		err = new_fold(s, s->profile, &s->fold);
+	if (err)
+		msg("cannot set up the profile: %s", strerror(-err));
+	return err;
+}
+
+int session_watch(struct session *s, int ep)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < fl_sampler__nr_fds(s->sampler); i++)
+		err = epoll_add(ep, fl_sampler__fd(s->sampler, i), TAG_SAMPLER, (uint32_t)i);
+	for (size_t i = 0; !err && i < fl_tracker__nr_fds(s->tracker); i++)
+		err = epoll_add(ep, fl_tracker__fd(s->tracker, i), TAG_TRACKER, (uint32_t)i);
+	return err;
+}
+
+int session_start(struct session *s)
+{
+	/* Tracker first: mappings made while the sampler starts are not missed. */
+	int err = fl_tracker__start(s->tracker);
+
+	if (!err)
+		err = fl_sampler__start(s->sampler);
+	if (err) {
+		if (is_permission_error(err))
+			permission_hint("perf events", err);
+		else
+			msg("cannot start sampling: %s", strerror(-err));
+	}
+	return err;
+}
+
+static int fold_cb(const struct fl_raw_stack *st, void *ctx)
+{
+	return fl_fold__add(ctx, st);
+}
+
+#define FLUSH_BATCH 1024
+/*
+ * A flush walks every stack the sampler holds: it waits for this many
+ * exited processes, or this many ticks, so that a machine where a few
+ * processes exit every second does not pay for a walk every second.
+ */
+#define FLUSH_MIN_EXITED 256
+#define FLUSH_MAX_TICKS 10
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Names the stacks of processes that exited before the previous tick's
+ * ring reads began (every ring has been read twice since: none of their
+ * samples is unread, and the ring sampler has decided whose its undecided
+ * samples are) and drops what the sampler and the tracker held for them.
+ * Memory then follows the processes alive, not every process the machine
+ * ran.
+ */
+static int flush_exited(struct session *s)
+{
+	uint32_t pids[FLUSH_BATCH];
+	uint64_t before = s->tick_poll[0];
+	size_t n;
+
+	if (!before)
+		return 0;
+	if (++s->ticks_since_flush < FLUSH_MAX_TICKS &&
+	    fl_tracker__exited(s->tracker, before, pids, FLUSH_MIN_EXITED) < FLUSH_MIN_EXITED)
+		return 0;
+	s->ticks_since_flush = 0;
+	do {
+		int err;
+
+		n = fl_tracker__exited(s->tracker, before, pids, FLUSH_BATCH);
+		if (!n)
+			break;
+		qsort(pids, n, sizeof(*pids), cmp_u32);
+		err = fl_sampler__take(s->sampler, pids, n, fold_cb, s->fold);
+		if (err)
+			return err;
+		fl_tracker__forget(s->tracker, pids, n);
+		fl_symbolizer__forget(s->symbolizer, pids, n);
+	} while (n == FLUSH_BATCH);
+	return 0;
+}
+
+void session_event(struct session *s, enum tag tag)
+{
+	/* Mappings first: DWARF samples are unwound as they are read. */
+	fl_tracker__poll(s->tracker);
+	if (tag == TAG_SAMPLER)
+		fl_sampler__poll(s->sampler);
+}
+
+void session_tick(struct session *s)
+{
+	s->tick_poll[0] = s->tick_poll[1];
+	s->tick_poll[1] = fl_tracker__now();
+	fl_tracker__poll(s->tracker);
+	fl_sampler__poll(s->sampler);
+	fl_symbolizer__jit_retry(s->symbolizer);
+	if (!s->err)
+		s->err = flush_exited(s);
+}
+
+void session_stop(struct session *s)
+{
+	fl_sampler__stop(s->sampler);
+	fl_tracker__stop(s->tracker);
+	/* Mapping records first: the symbolizer needs every mapping the samples saw. */
+	fl_tracker__poll(s->tracker);
+	fl_sampler__poll(s->sampler);
+}
+
+int session_drain(struct session *s)
+{
+	return s->err ?: fl_sampler__drain(s->sampler, fold_cb, s->fold);
+}
+
+int session_snapshot(struct session *s)
+{
+	/* Mapping records first, as at a tick. */
+	fl_tracker__poll(s->tracker);
+	fl_sampler__poll(s->sampler);
+	return fl_sampler__snapshot(s->sampler, fold_cb, s->fold);
+}
+
+int session_set_profile(struct session *s, struct fl_profile *p)
+{
+	struct fl_fold *fold;
+	int err = new_fold(s, p, &fold);
+
+	if (err)
+		return err;
+	fl_fold__free(s->fold);
+	fl_profile__free(s->profile);
+	s->fold = fold;
+	s->profile = p;
+	return 0;
+}
+
+int session_take_profile(struct session *s, struct fl_profile **ret)
+{
+	struct fl_profile *p, *old = s->profile;
+	struct fl_fold *fold;
+	int err = fl_profile__new(&p);
+
+	if (err)
+		return err;
+	err = new_fold(s, p, &fold);
+	if (err) {
+		fl_profile__free(p);
+		return err;
+	}
+	fl_fold__free(s->fold);
+	s->fold = fold;
+	s->profile = p;
+	*ret = old;
+	return 0;
+}
+
+void session_close(struct session *s)
+{
+	fl_fold__free(s->fold);
+	fl_profile__free(s->profile);
+	fl_symbolizer__free(s->symbolizer); /* borrows the tracker */
+	fl_tracker__free(s->tracker);
+	/* The sampler uses the unwinder until it is freed. */
+	fl_sampler__free(s->sampler);
+	fl_unwinder__free(s->unwinder);
+	memset(s, 0, sizeof(*s));
+}
+
+struct tree_ctx {
+	const struct fl_profile *p;
+	struct fl_flametree *t;
+	struct fl_str *frames;
+	double factor;
+};
+
+static int add_to_tree(const uint32_t *frames, size_t n, uint64_t count, void *ctx)
+{
+	struct tree_ctx *c = ctx;
+
+	if (n > FL_FLAMETREE_MAX_DEPTH)
+		n = FL_FLAMETREE_MAX_DEPTH; /* cannot happen: stacks are at most 2 x 127 frames */
+	for (size_t i = 0; i < n; i++) {
+		c->frames[i].s = fl_profile__name(c->p, frames[i]);
+		c->frames[i].len = strlen(c->frames[i].s);
+	}
+	return fl_flametree__add_frames(c->t, c->frames, n, 0, (double)count * c->factor);
+}
+
+int write_profile_svg(const struct fl_profile *p, const struct svg_args *sa, const char *who,
+		      const char *caveats, FILE *f)
+{
+	struct fl_flametree_opts to = {
+		.sz = sizeof(to), .reverse = sa->reverse, .flamechart = sa->flamechart};
+	_cleanup_free_ struct fl_str *frames = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*frames));
+	_cleanup_free_ char *notes = NULL;
+	struct fl_flametree *t = NULL;
+	struct tree_ctx c = {.p = p, .frames = frames, .factor = sa->factor};
+	int err;
+
+	if (!frames)
+		return -ENOMEM;
+	if (asprintf(&notes, "%s: %s%s%s", who, caveats, sa->svg.notes ? "\n" : "",
+		     sa->svg.notes ? sa->svg.notes : "") < 0) {
+		notes = NULL;
+		return -ENOMEM;
+	}
+	err = fl_flametree__new(&to, &t);
+	if (err)
+		return err;
+	c.t = t;
+	err = fl_profile__for_each(p, add_to_tree, &c);
+	if (!err) {
+		struct svg_args a = *sa;
+
+		if (!a.svg.subtitle)
+			a.svg.subtitle = caveats;
+		a.svg.notes = notes;
+		err = svg_render(&a, t, f);
+	}
+	fl_flametree__free(t);
+	return err;
+}

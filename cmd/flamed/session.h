@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A sampling session, what flamed record and flamed daemon share: the
+ * sampler, the process tracker, the symbolizer and the profile their
+ * stacks are folded into, and the work of the event loop around them.
+ */
+#ifndef FLAMED_CMD_SESSION_H
+#define FLAMED_CMD_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "flamed/fold.h"
+#include "flamed/sampler.h"
+#include "flamed/tracker.h"
+
+struct fl_profile;
+struct fl_symbolizer;
+struct fl_unwinder;
+struct svg_args;
+
+/* epoll tags: what woke the loop up (data.u64 = tag << 32 | index). */
+enum tag {
+	TAG_SIGNAL,
+	TAG_DURATION,
+	TAG_TICK,
+	TAG_SAMPLER,
+	TAG_TRACKER,
+	TAG_PIDFD,
+	TAG_SNAPSHOT,
+	TAG_WATCHDOG,
+};
+
+int epoll_add(int ep, int fd, enum tag tag, uint32_t idx);
+/* Arms a timerfd: first expiry after first seconds, then every interval (0: once). */
+int timer_arm(int fd, double first, double interval);
+double now_s(void);
+
+struct session_opts {
+	uint64_t freq;
+	const int *pids; /* processes to sample; NULL/0: every process */
+	size_t nr_pids;
+	bool follow_children;
+	bool per_process, per_thread;
+	bool idle, kernel, user;
+	bool no_bpf;
+	bool no_inline, srcline, no_demangle;
+	bool dwarf;
+	uint32_t stack_size;
+	uint32_t stack_storage_size, max_stacks;
+	double duration;      /* seconds, 0: unknown (sizes the BPF maps) */
+	bool snapshots;	      /* session_snapshot() will be called */
+	bool quiet;	      /* no notices (BPF fallback) on stderr */
+	size_t max_processes; /* tracked at once (0: no limit) */
+	/* A process exec'd a program named comm (the daemon's targets by name). */
+	void (*on_exec)(void *ctx, uint32_t pid, const char *comm);
+	void *on_exec_ctx;
+};
+
+struct session {
+	struct session_opts o;
+	struct fl_unwinder *unwinder; /* --call-graph dwarf */
+	struct fl_sampler *sampler;
+	struct fl_tracker *tracker;
+	struct fl_symbolizer *symbolizer;
+	struct fl_profile *profile; /* the stacks named so far */
+	struct fl_fold *fold;	    /* into profile */
+	int err;		    /* a failure of the loop's work (-ENOMEM), sticky */
+	uint64_t tick_poll[2];	    /* when the last two ticks' ring reads began */
+	unsigned int ticks_since_flush;
+};
+
+/* A sampling frequency the kernel takes, or one line saying why not. Returns 0 or -EINVAL. */
+int session_check_freq(uint64_t freq);
+/* So that one perf event per CPU for each of three users fits. */
+void raise_nofile(void);
+bool is_permission_error(int err);
+void permission_hint(const char *what, int err);
+int read_proc_int(const char *path, int *val);
+
+/*
+ * Sets up everything but starts nothing; prints one line on failure.
+ * s must be zeroed. Returns 0 or -errno; session_close() in any case.
+ */
+int session_open(struct session *s, const struct session_opts *o);
+/* Adds the sampler's and the tracker's fds to ep (TAG_SAMPLER, TAG_TRACKER). */
+int session_watch(struct session *s, int ep);
+/* Tracker first, then sampling. Prints one line on failure. */
+int session_start(struct session *s);
+/* TAG_SAMPLER or TAG_TRACKER woke the loop. */
+void session_event(struct session *s, enum tag tag);
+/* Once a second: reads the rings, retries JIT maps, names exited processes. */
+void session_tick(struct session *s);
+/* Stops sampling and reads what the rings still hold. */
+void session_stop(struct session *s);
+/* Every stack not yet named goes into the profile (at the end). Returns 0 or -errno. */
+int session_drain(struct session *s);
+/*
+ * The stacks sampled since the last snapshot go into the profile, and
+ * sampling goes on. Returns 0 or -errno.
+ */
+int session_snapshot(struct session *s);
+/*
+ * The profile is handed over (*ret, the caller frees it) and a new empty
+ * one takes its place. Returns 0 or -ENOMEM (nothing changed).
+ */
+int session_take_profile(struct session *s, struct fl_profile **ret);
+/*
+ * Stacks are folded into p from now on (the session takes it; the one it
+ * had is freed). For a profile that outlives a session (the daemon's
+ * reload). Returns 0 or -ENOMEM (nothing changed, p still the caller's).
+ */
+int session_set_profile(struct session *s, struct fl_profile *p);
+void session_close(struct session *s);
+
+/*
+ * Writes the flame graph of p with sa's options to f. caveats (what the
+ * profile could not show) become the subtitle unless sa has one, and the
+ * notes, after who ("flamed record"). Returns 0 or -errno.
+ */
+int write_profile_svg(const struct fl_profile *p, const struct svg_args *sa, const char *who,
+		      const char *caveats, FILE *f);
+
+#endif

@@ -19,6 +19,7 @@ extern bool verbose;
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cmd_record(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
 int cmd_svg(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 

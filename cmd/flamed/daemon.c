@@ -1,0 +1,1159 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * flamed daemon: samples without end and writes a snapshot of the stacks
+ * every interval, under systemd (Type=notify, watchdog) or in a terminal.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flamed.h"
+#include "flamed/cleanup.h"
+#include "flamed/config.h"
+#include "flamed/folded.h"
+#include "flamed/log.h"
+#include "flamed/profile.h"
+#include "flamed/sampler.h"
+#include "session.h"
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+static const char daemon_usage[] =
+	"usage: flamed daemon [--config FILE] [--KEY VALUE]... [-v]\n"
+	"\n"
+	"Samples the machine without end and writes a snapshot of its stacks every\n"
+	"interval (folded stacks and/or an SVG) to the output directory; meant to run\n"
+	"as the systemd service flamed.service. SIGHUP reloads the configuration,\n"
+	"SIGUSR1 writes a snapshot now, SIGTERM and SIGINT write a last one and exit.\n"
+	"\n"
+	"  -c, --config FILE        configuration file (default " FL_CONFIG_DEFAULT_PATH ")\n"
+	"      --KEY VALUE          override a key of the file (--KEY=VALUE too; '-' for '_'):\n"
+	"                           --frequency HZ, --interval DURATION, --call-graph "
+	"fp|dwarf[,SIZE],\n"
+	"                           --targets all|PID,NAME,..., --idle BOOL, --kernel BOOL,\n"
+	"                           --user BOOL, --output-dir DIR, --formats folded,svg,\n"
+	"                           --keep-files N, --keep-age DURATION, --keep-bytes SIZE,\n"
+	"                           --max-stacks N, --max-processes N (see flamed.conf(5))\n"
+	"  -v, --verbose            debug messages\n"
+	"  -h, --help               this help\n";
+
+/* At most this many error lines a minute; the rest are counted and reported. */
+#define ERRORS_PER_MINUTE 5
+
+struct override {
+	const char *key, *value;
+};
+
+struct daemon {
+	const char *config_path;
+	bool config_given;
+	struct override *overrides;
+	size_t nr_overrides;
+	struct fl_config cfg;
+	struct session ses;
+	int *pids; /* the session's targets: cfg.pids, then processes matching cfg.names */
+	size_t nr_pids, cap_pids;
+
+	int ep, sfd, tick_fd, snap_fd, wd_fd;
+	uint64_t watchdog_usec;
+	time_t interval_start;	      /* wall clock: the snapshot's name */
+	double interval_mono;	      /* monotonic: its length */
+	struct fl_sampler_stats last; /* the sampler's counters at the last snapshot */
+	char last_name[64];
+	uint64_t snapshots, failures;
+	bool dir_missing_logged;
+	/* Error rate limit. */
+	double err_window;
+	unsigned int err_in_window, err_suppressed;
+	bool stop;
+};
+
+static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET (a path,
+ * or '@' for the abstract namespace). Nothing when it is not set.
+ */
+static void notify(const char *fmt, ...)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char buf[1024];
+	size_t len;
+	socklen_t salen;
+	va_list ap;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	len = strlen(path);
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, buf, strlen(buf), MSG_NOSIGNAL, (struct sockaddr *)&sa, salen) < 0)
+		fl_pr_debug("daemon: sd_notify: %s\n", strerror(errno));
+	close(fd);
+}
+
+static void log_error(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Errors that may repeat every interval (a full disk) are rate-limited. */
+static void log_error(struct daemon *d, const char *fmt, ...)
+{
+	double now = now_s();
+	va_list ap;
+
+	if (now - d->err_window >= 60) {
+		if (d->err_suppressed)
+			msg("%u error messages suppressed in the last minute", d->err_suppressed);
+		d->err_window = now;
+		d->err_in_window = 0;
+		d->err_suppressed = 0;
+	}
+	if (d->err_in_window >= ERRORS_PER_MINUTE) {
+		d->err_suppressed++;
+		return;
+	}
+	d->err_in_window++;
+	fputs("flamed: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- configuration ---- */
+
+/* The file (a missing default file means the defaults), then the command line. */
+static int load_config(const struct daemon *d, struct fl_config *c, char *err, size_t len)
+{
+	char e[512];
+	int ret;
+
+	fl_config__init(c);
+	ret = fl_config__load(c, d->config_path, err, len);
+	if (ret == -ENOENT && !d->config_given)
+		ret = 0;
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < d->nr_overrides; i++) {
+		ret = fl_config__set(c, d->overrides[i].key, d->overrides[i].value, e, sizeof(e));
+		if (ret) {
+			snprintf(err, len, "--%s: %s", d->overrides[i].key, e);
+			return ret;
+		}
+	}
+	return fl_config__check(c, err, len);
+}
+
+static bool same_pids(const struct fl_config *a, const struct fl_config *b)
+{
+	if (a->nr_pids != b->nr_pids || a->nr_names != b->nr_names)
+		return false;
+	for (size_t i = 0; i < a->nr_pids; i++)
+		if (a->pids[i] != b->pids[i])
+			return false;
+	for (size_t i = 0; i < a->nr_names; i++)
+		if (strcmp(a->names[i], b->names[i]))
+			return false;
+	return true;
+}
+
+/* Whether going from a to b needs a new sampling session. */
+static bool sampling_changed(const struct fl_config *a, const struct fl_config *b)
+{
+	return a->frequency != b->frequency || a->dwarf != b->dwarf ||
+	       a->stack_size != b->stack_size || a->all_targets != b->all_targets ||
+	       !same_pids(a, b) || a->idle != b->idle || a->kernel != b->kernel ||
+	       a->user != b->user || a->max_stacks != b->max_stacks ||
+	       a->max_processes != b->max_processes;
+}
+
+/* ---- targets by name ---- */
+
+static bool name_wanted(const struct fl_config *c, const char *comm)
+{
+	for (size_t i = 0; i < c->nr_names; i++)
+		if (!strcmp(c->names[i], comm))
+			return true;
+	return false;
+}
+
+static int add_target(struct daemon *d, int pid)
+{
+	for (size_t i = 0; i < d->nr_pids; i++)
+		if (d->pids[i] == pid)
+			return 0;
+	if (d->nr_pids == d->cap_pids) {
+		size_t ncap = d->cap_pids ? d->cap_pids * 2 : 16;
+		int *np = realloc(d->pids, ncap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		d->pids = np;
+		d->cap_pids = ncap;
+	}
+	d->pids[d->nr_pids++] = pid;
+	return 0;
+}
+
+/* The processes running now whose name is one of the configured ones. */
+static int scan_names(struct daemon *d)
+{
+	_cleanup_(closedirp) DIR *proc = opendir("/proc");
+	struct dirent *de;
+
+	if (!proc)
+		return -errno;
+	while ((de = readdir(proc))) {
+		char path[64], comm[32];
+		_cleanup_close_ int fd = -1;
+		ssize_t n;
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid > INT_MAX)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		if (n <= 0)
+			continue;
+		comm[n] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+		if (name_wanted(&d->cfg, comm) && add_target(d, (int)pid))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A process exec'd a program of a wanted name: it becomes a target. */
+static void on_exec(void *ctx, uint32_t pid, const char *comm)
+{
+	struct daemon *d = ctx;
+
+	if (!d->ses.sampler || !name_wanted(&d->cfg, comm))
+		return;
+	if (add_target(d, (int)pid) || fl_sampler__add_pid(d->ses.sampler, (int)pid) ||
+	    fl_tracker__add_pid(d->ses.tracker, (int)pid))
+		fl_pr_debug("daemon: cannot add process %u (%s)\n", pid, comm);
+}
+
+/* ---- the session ---- */
+
+static int open_session(struct daemon *d)
+{
+	const struct fl_config *c = &d->cfg;
+	struct session_opts so = {
+		.freq = c->frequency,
+		.follow_children = c->nr_names > 0,
+		.idle = c->idle,
+		.kernel = c->kernel,
+		.user = c->user,
+		.dwarf = c->dwarf,
+		.stack_size = c->stack_size,
+		.max_stacks = c->max_stacks,
+		.max_processes = c->max_processes,
+		.snapshots = true,
+		.on_exec = c->nr_names ? on_exec : NULL,
+		.on_exec_ctx = d,
+	};
+	int err;
+
+	d->nr_pids = 0;
+	for (size_t i = 0; i < c->nr_pids; i++)
+		if (add_target(d, c->pids[i]))
+			return -ENOMEM;
+	if (c->nr_names && scan_names(d))
+		return -ENOMEM;
+	if (!c->all_targets) {
+		/* None running yet: a pid no process has (0 is the idle task) keeps it empty. */
+		static const int nobody = INT_MAX;
+
+		so.pids = d->nr_pids ? d->pids : &nobody;
+		so.nr_pids = d->nr_pids ? d->nr_pids : 1;
+	}
+	if (session_check_freq(c->frequency))
+		return -EINVAL;
+	err = session_open(&d->ses, &so);
+	if (!err)
+		err = session_watch(&d->ses, d->ep);
+	if (!err)
+		err = session_start(&d->ses);
+	if (!err && fl_sampler__stats(d->ses.sampler, &d->last))
+		memset(&d->last, 0, sizeof(d->last));
+	return err;
+}
+
+static void close_session(struct daemon *d)
+{
+	/* Its fds leave the epoll set as they are closed. */
+	session_close(&d->ses);
+}
+
+/* ---- snapshots ---- */
+
+static bool is_snapshot_name(const char *name, char *base, size_t baselen)
+{
+	/* YYYY-MM-DDTHH-MM-SSZ[-N].folded|svg */
+	static const char pat[] = "dddd-dd-ddTdd-dd-ddZ";
+	const char *p = name, *dot;
+	size_t i;
+
+	for (i = 0; pat[i]; i++, p++) {
+		if (pat[i] == 'd' ? (*p < '0' || *p > '9') : *p != pat[i])
+			return false;
+	}
+	if (*p == '-') {
+		p++;
+		if (*p < '1' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	dot = p;
+	if (strcmp(dot, ".folded") && strcmp(dot, ".svg"))
+		return false;
+	if ((size_t)(dot - name) >= baselen)
+		return false;
+	memcpy(base, name, (size_t)(dot - name));
+	base[dot - name] = '\0';
+	return true;
+}
+
+/* The output directory, created (with its parents) if missing. Returns an fd or -errno. */
+static int open_output_dir(struct daemon *d)
+{
+	const char *dir = d->cfg.output_dir;
+	char path[FL_CONFIG_PATH_MAX];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 || errno != ENOENT)
+		return fd >= 0 ? fd : -errno;
+	snprintf(path, sizeof(path), "%s", dir);
+	for (char *p = path + 1;; p++) {
+		if (*p == '/' || !*p) {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	msg("created the output directory %s", dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* Removes temporary files a killed daemon left (only with the named-temp fallback). */
+static void remove_stale_temps(int dfd)
+{
+	_cleanup_(closedirp) DIR *dir = NULL;
+	int fd = dup(dfd);
+	struct dirent *de;
+
+	if (fd < 0)
+		return;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dir)))
+		if (!strncmp(de->d_name, ".tmp-", 5) || !strncmp(de->d_name, ".latest.", 8))
+			unlinkat(dfd, de->d_name, 0);
+}
+
+struct pending_file {
+	int fd;
+	char tmp[128]; /* the named temp file, or "" for O_TMPFILE */
+	char name[96];
+};
+
+static void pending_abort(int dfd, struct pending_file *pf)
+{
+	if (pf->fd >= 0)
+		close(pf->fd);
+	pf->fd = -1;
+	if (pf->tmp[0])
+		unlinkat(dfd, pf->tmp, 0);
+	pf->tmp[0] = '\0';
+}
+
+/*
+ * A file that appears under its final name only once complete: O_TMPFILE
+ * (nothing left behind if we die), else a hidden ".tmp-" file.
+ */
+static int pending_open(int dfd, struct pending_file *pf, const char *name)
+{
+	snprintf(pf->name, sizeof(pf->name), "%s", name);
+	pf->tmp[0] = '\0';
+	pf->fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (pf->fd >= 0)
+		return 0;
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	for (int i = 0; i < 100; i++) {
+		snprintf(pf->tmp, sizeof(pf->tmp), ".tmp-%s-%d-%d", name, (int)getpid(), i);
+		pf->fd = openat(dfd, pf->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (pf->fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (pf->fd < 0) {
+		pf->tmp[0] = '\0';
+		return -errno;
+	}
+	return 0;
+}
+
+/* Writes what fn writes, then fsyncs. Returns 0 or -errno. */
+static int pending_write(struct pending_file *pf, int (*fn)(void *ctx, FILE *f), void *ctx)
+{
+	int fd = dup(pf->fd);
+	FILE *f;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	err = fn(ctx, f);
+	if (fflush(f) && !err)
+		err = -errno;
+	if (ferror(f) && !err)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && fsync(pf->fd) < 0)
+		err = -errno;
+	return err;
+}
+
+/* Puts the file under its final name; never over an existing file. */
+static int pending_commit(int dfd, struct pending_file *pf)
+{
+	int err = 0;
+
+	if (pf->tmp[0]) {
+		if (renameat2(dfd, pf->tmp, dfd, pf->name, RENAME_NOREPLACE) < 0)
+			err = -errno;
+	} else {
+		char proc[64];
+
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pf->fd);
+		if (linkat(AT_FDCWD, proc, dfd, pf->name, AT_SYMLINK_FOLLOW) < 0)
+			err = -errno;
+	}
+	if (!err)
+		pf->tmp[0] = '\0';
+	return err;
+}
+
+struct snap_ctx {
+	struct daemon *d;
+	const struct fl_profile *p;
+	const char *caveats;
+	const char *title;
+};
+
+static int write_folded_cb(void *ctx, FILE *f)
+{
+	const struct snap_ctx *c = ctx;
+
+	return fl_folded__write(c->p, f);
+}
+
+static int write_svg_cb(void *ctx, FILE *f)
+{
+	const struct snap_ctx *c = ctx;
+	struct svg_args sa;
+
+	svg_args_init(&sa);
+	sa.svg.title = c->title;
+	return write_profile_svg(c->p, &sa, "flamed daemon", c->caveats, f);
+}
+
+/* Points latest.EXT at name (relative), replacing the link in one rename. */
+static int point_latest(int dfd, const char *name, const char *ext)
+{
+	char link[32], tmp[40];
+
+	snprintf(link, sizeof(link), "latest.%s", ext);
+	snprintf(tmp, sizeof(tmp), ".latest.%s.%d", ext, (int)getpid());
+	unlinkat(dfd, tmp, 0);
+	if (symlinkat(name, dfd, tmp) < 0)
+		return -errno;
+	if (renameat(dfd, tmp, dfd, link) < 0) {
+		int err = -errno;
+
+		unlinkat(dfd, tmp, 0);
+		return err;
+	}
+	return 0;
+}
+
+struct snap_file {
+	char base[64];
+	time_t start;
+	unsigned int seq;
+	uint64_t bytes;
+	bool folded, svg;
+};
+
+static int cmp_snap(const void *a, const void *b)
+{
+	const struct snap_file *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void delete_snapshot(int dfd, const struct snap_file *s)
+{
+	char name[96];
+
+	if (s->folded) {
+		snprintf(name, sizeof(name), "%s.folded", s->base);
+		unlinkat(dfd, name, 0);
+	}
+	if (s->svg) {
+		snprintf(name, sizeof(name), "%s.svg", s->base);
+		unlinkat(dfd, name, 0);
+	}
+	fl_pr_debug("daemon: retention: deleted %s\n", s->base);
+}
+
+/*
+ * Deletes the oldest snapshots until keep_files, keep_age and keep_bytes
+ * hold. Only files named as snapshots are looked at; the newest snapshot
+ * is never deleted (it was just written).
+ */
+static void retention(struct daemon *d, int dfd)
+{
+	const struct fl_config *c = &d->cfg;
+	_cleanup_(closedirp) DIR *dir = NULL;
+	_cleanup_free_ struct snap_file *snaps = NULL;
+	size_t n = 0, cap = 0, first = 0;
+	uint64_t total = 0;
+	struct dirent *de;
+	time_t now = time(NULL);
+	int fd;
+
+	if (!c->keep_files && !c->keep_age_ns && !c->keep_bytes)
+		return;
+	fd = dup(dfd);
+	if (fd < 0)
+		return;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		struct snap_file *s = NULL;
+		char base[64];
+		struct stat st;
+		struct tm tm = {};
+
+		if (!is_snapshot_name(de->d_name, base, sizeof(base)))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		for (size_t i = 0; i < n && !s; i++)
+			if (!strcmp(snaps[i].base, base))
+				s = &snaps[i];
+		if (!s) {
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct snap_file *ns = realloc(snaps, ncap * sizeof(*ns));
+
+				if (!ns)
+					return;
+				snaps = ns;
+				cap = ncap;
+			}
+			s = &snaps[n++];
+			memset(s, 0, sizeof(*s));
+			snprintf(s->base, sizeof(s->base), "%s", base);
+			if (sscanf(base, "%4d-%2d-%2dT%2d-%2d-%2dZ-%u", &tm.tm_year, &tm.tm_mon,
+				   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &s->seq) < 6)
+				continue;
+			tm.tm_year -= 1900;
+			tm.tm_mon -= 1;
+			s->start = timegm(&tm);
+		}
+		if (strstr(de->d_name, ".folded"))
+			s->folded = true;
+		else
+			s->svg = true;
+		s->bytes += (uint64_t)st.st_size;
+		total += (uint64_t)st.st_size;
+	}
+	if (n < 2)
+		return;
+	qsort(snaps, n, sizeof(*snaps), cmp_snap);
+	for (; first < n - 1; first++) {
+		const struct snap_file *s = &snaps[first];
+		bool old =
+			c->keep_age_ns && (double)(now - s->start) * 1e9 > (double)c->keep_age_ns;
+		bool many = c->keep_files && n - first > c->keep_files;
+		bool big = c->keep_bytes && total > c->keep_bytes;
+
+		if (!old && !many && !big)
+			break;
+		delete_snapshot(dfd, s);
+		total -= s->bytes;
+	}
+	if (c->keep_bytes && total > c->keep_bytes)
+		log_error(d,
+			  "keep_bytes = %llu is smaller than the newest snapshot (%llu bytes): "
+			  "it is kept",
+			  (unsigned long long)c->keep_bytes, (unsigned long long)total);
+}
+
+/*
+ * Writes the profile of the interval: every format to a temporary file
+ * first, then under the final names, so that a failure (a full disk)
+ * leaves no file of this snapshot and its samples are written with the
+ * next one. Returns 0 or -errno.
+ */
+static int write_snapshot(struct daemon *d, const struct fl_profile *p, const char *caveats,
+			  char *name, size_t namelen)
+{
+	const struct fl_config *c = &d->cfg;
+	struct pending_file pf[2] = {{.fd = -1}, {.fd = -1}};
+	char stamp[32], title[128];
+	struct snap_ctx sc = {.d = d, .p = p, .caveats = caveats, .title = title};
+	struct tm tm;
+	int dfd, err = 0;
+	size_t nf = 0;
+
+	gmtime_r(&d->interval_start, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H-%M-%SZ", &tm);
+	snprintf(title, sizeof(title), "CPU flame graph, %.*s %.2d:%.2d:%.2d UTC", 10, stamp,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec);
+	dfd = open_output_dir(d);
+	if (dfd < 0)
+		return dfd;
+	/* A name no snapshot has: two intervals may start in the same second (SIGUSR1). */
+	for (unsigned int seq = 1;; seq++) {
+		struct stat st;
+		char f1[96], f2[96];
+
+		if (seq == 1)
+			snprintf(name, namelen, "%s", stamp);
+		else
+			snprintf(name, namelen, "%s-%u", stamp, seq);
+		snprintf(f1, sizeof(f1), "%s.folded", name);
+		snprintf(f2, sizeof(f2), "%s.svg", name);
+		if (fstatat(dfd, f1, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    fstatat(dfd, f2, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			break;
+		if (seq > 1000) {
+			close(dfd);
+			return -EEXIST;
+		}
+	}
+	for (int i = 0; i < 2 && !err; i++) {
+		bool svg = i == 1;
+		char fname[96];
+
+		if (svg ? !c->fmt_svg : !c->fmt_folded)
+			continue;
+		snprintf(fname, sizeof(fname), "%s.%s", name, svg ? "svg" : "folded");
+		err = pending_open(dfd, &pf[nf], fname);
+		if (!err)
+			err = pending_write(&pf[nf], svg ? write_svg_cb : write_folded_cb, &sc);
+		nf++;
+	}
+	for (size_t i = 0; i < nf && !err; i++)
+		err = pending_commit(dfd, &pf[i]);
+	if (err) {
+		/* A file already renamed stays: it is whole. */
+		for (size_t i = 0; i < nf; i++)
+			pending_abort(dfd, &pf[i]);
+		close(dfd);
+		return err;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const char *ext = strrchr(pf[i].name, '.') + 1;
+		int lerr;
+
+		pending_abort(dfd, &pf[i]); /* closes it */
+		lerr = point_latest(dfd, pf[i].name, ext);
+		if (lerr)
+			log_error(d, "cannot point latest.%s at %s: %s", ext, pf[i].name,
+				  strerror(-lerr));
+	}
+	fsync(dfd);
+	retention(d, dfd);
+	close(dfd);
+	return 0;
+}
+
+/*
+ * The snapshot: the stacks since the last one go into the profile, which
+ * is written; on success a new interval starts, on failure the profile
+ * stays and the next snapshot writes both intervals' samples.
+ */
+static void snapshot(struct daemon *d, const char *why)
+{
+	struct fl_sampler_stats ss = {};
+	struct fl_profile *p = NULL;
+	char name[64], caveats[512], files[32];
+	double t0 = now_s();
+	time_t next_start = time(NULL); /* the next interval starts with this drain */
+	uint64_t lost;
+	int err;
+
+	if (!d->ses.sampler)
+		return;
+	err = session_snapshot(&d->ses);
+	if (err) {
+		/* Only -ENOMEM: what was taken so far is in the profile, the rest is lost. */
+		log_error(d, "snapshot: cannot collect the samples: %s", strerror(-err));
+	}
+	if (fl_sampler__stats(d->ses.sampler, &ss))
+		ss = d->last;
+	lost = (ss.lost - d->last.lost) + (ss.lost_records - d->last.lost_records);
+	snprintf(caveats, sizeof(caveats),
+		 "%llu samples in %.0f s at %u Hz (%s); stacks lost: %llu; idle samples "
+		 "dropped: %llu",
+		 (unsigned long long)fl_profile__total(d->ses.profile), t0 - d->interval_mono,
+		 d->cfg.frequency, why, (unsigned long long)lost,
+		 (unsigned long long)(ss.idle - d->last.idle));
+	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name));
+	if (err) {
+		d->failures++;
+		log_error(d,
+			  "cannot write the snapshot to %s: %s; its %llu samples are kept for the "
+			  "next one, sampling goes on",
+			  d->cfg.output_dir, strerror(-err),
+			  (unsigned long long)fl_profile__total(d->ses.profile));
+		notify("STATUS=cannot write snapshots to %s: %s", d->cfg.output_dir,
+		       strerror(-err));
+		return;
+	}
+	snprintf(files, sizeof(files), "%s%s%s", d->cfg.fmt_folded ? "folded" : "",
+		 d->cfg.fmt_folded && d->cfg.fmt_svg ? ", " : "", d->cfg.fmt_svg ? "svg" : "");
+	msg("snapshot %s (%s): %llu samples, %zu stacks, %llu lost, written in %.0f ms", name,
+	    files, (unsigned long long)fl_profile__total(d->ses.profile),
+	    fl_profile__nr_stacks(d->ses.profile), (unsigned long long)lost, (now_s() - t0) * 1e3);
+	notify("STATUS=last snapshot %s: %llu samples", name,
+	       (unsigned long long)fl_profile__total(d->ses.profile));
+	snprintf(d->last_name, sizeof(d->last_name), "%s", name);
+	d->snapshots++;
+	d->last = ss;
+	d->interval_start = next_start;
+	d->interval_mono = t0;
+	if (session_take_profile(&d->ses, &p) == 0)
+		fl_profile__free(p);
+	else
+		log_error(d, "out of memory starting a new profile: the next snapshot repeats "
+			     "this one's samples");
+}
+
+/* ---- reload ---- */
+
+static void reload(struct daemon *d)
+{
+	struct fl_config c;
+	char err[600];
+	uint64_t old_interval = d->cfg.interval_ns;
+	bool restart;
+
+	if (load_config(d, &c, err, sizeof(err))) {
+		log_error(d, "configuration refused, keeping the old one: %s", err);
+		notify("STATUS=configuration refused: %s", err);
+		fl_config__fini(&c);
+		return;
+	}
+	restart = sampling_changed(&d->cfg, &c);
+	if (restart) {
+		struct fl_profile *p = NULL;
+		struct fl_config old = d->cfg;
+		int e;
+
+		/* What the old session sampled stays in the interval's profile. */
+		e = session_snapshot(&d->ses);
+		if (!e)
+			e = session_take_profile(&d->ses, &p);
+		if (e) {
+			log_error(d, "configuration not applied: %s", strerror(-e));
+			fl_config__fini(&c);
+			return;
+		}
+		close_session(d);
+		d->cfg = c; /* d->cfg owns c's lists now */
+		e = open_session(d);
+		if (e) {
+			log_error(d,
+				  "cannot sample with the new configuration (%s): back to the "
+				  "old one",
+				  strerror(-e));
+			close_session(d);
+			fl_config__fini(&d->cfg);
+			d->cfg = old;
+			e = open_session(d);
+			if (e) {
+				msg("cannot sample with the old configuration either: %s",
+				    strerror(-e));
+				fl_profile__free(p);
+				d->stop = true;
+				return;
+			}
+		} else {
+			fl_config__fini(&old);
+		}
+		if (session_set_profile(&d->ses, p))
+			fl_profile__free(p); /* -ENOMEM: those samples are lost */
+		msg("configuration reloaded from %s: sampling restarted at %u Hz (%s)",
+		    d->config_path, d->cfg.frequency, d->cfg.dwarf ? "dwarf" : "fp");
+	} else {
+		fl_config__fini(&d->cfg);
+		d->cfg = c;
+		msg("configuration reloaded from %s", d->config_path);
+	}
+	if (d->cfg.interval_ns != old_interval)
+		timer_arm(d->snap_fd, (double)d->cfg.interval_ns / 1e9,
+			  (double)d->cfg.interval_ns / 1e9);
+	notify("STATUS=configuration reloaded; last snapshot %s",
+	       d->last_name[0] ? d->last_name : "(none yet)");
+}
+
+/* ---- the loop ---- */
+
+static void handle_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGHUP:
+			reload(d);
+			break;
+		case SIGUSR1:
+			snapshot(d, "SIGUSR1");
+			/* A new interval starts: the schedule follows it. */
+			timer_arm(d->snap_fd, (double)d->cfg.interval_ns / 1e9,
+				  (double)d->cfg.interval_ns / 1e9);
+			break;
+		default: /* SIGTERM, SIGINT */
+			d->stop = true;
+			break;
+		}
+	}
+}
+
+static int run(struct daemon *d)
+{
+	struct epoll_event evs[16];
+	uint64_t ticks;
+
+	while (!d->stop) {
+		int n = epoll_wait(d->ep, evs, ARRAY_SIZE(evs), -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (int i = 0; i < n && !d->stop; i++) {
+			enum tag tag = (enum tag)(evs[i].data.u64 >> 32);
+
+			switch (tag) {
+			case TAG_SIGNAL:
+				handle_signals(d);
+				break;
+			case TAG_TICK:
+				if (read(d->tick_fd, &ticks, sizeof(ticks)) < 0) {
+					/* EAGAIN */
+				}
+				session_tick(&d->ses);
+				if (d->ses.err) {
+					log_error(d, "out of memory naming exited processes: %s",
+						  strerror(-d->ses.err));
+					d->ses.err = 0;
+				}
+				break;
+			case TAG_SNAPSHOT:
+				if (read(d->snap_fd, &ticks, sizeof(ticks)) < 0) {
+					/* EAGAIN */
+				}
+				snapshot(d, "interval");
+				break;
+			case TAG_WATCHDOG:
+				if (read(d->wd_fd, &ticks, sizeof(ticks)) < 0) {
+					/* EAGAIN */
+				}
+				notify("WATCHDOG=1");
+				break;
+			case TAG_SAMPLER:
+			case TAG_TRACKER:
+				/* A session closed by a reload may leave a stale event. */
+				if (d->ses.sampler)
+					session_event(&d->ses, tag);
+				break;
+			case TAG_DURATION:
+			case TAG_PIDFD:
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* WATCHDOG_USEC, when it is meant for us (WATCHDOG_PID unset or ours). */
+static uint64_t watchdog_usec(void)
+{
+	const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (!usec)
+		return 0;
+	if (pid && strtol(pid, NULL, 10) != getpid())
+		return 0;
+	errno = 0;
+	v = strtoull(usec, &end, 10);
+	if (errno || *end || v == 0)
+		return 0;
+	return v;
+}
+
+static int parse_daemon_args(int argc, char **argv, struct daemon *d)
+{
+	d->config_path = FL_CONFIG_DEFAULT_PATH;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *key, *value, *eq;
+		char keybuf[64], e[512];
+		struct fl_config probe;
+		bool known = false;
+
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			fputs(daemon_usage, stdout);
+			return 1000;
+		}
+		if (!strcmp(arg, "-v") || !strcmp(arg, "--verbose")) {
+			verbose = true;
+			continue;
+		}
+		if (!strcmp(arg, "-c") || !strcmp(arg, "--config") ||
+		    !strncmp(arg, "--config=", 9)) {
+			if (arg[1] != '-' || !arg[8]) {
+				if (i + 1 >= argc) {
+					msg("%s needs a file\n\n%s", arg, daemon_usage);
+					return EXIT_USAGE + 1000;
+				}
+				d->config_path = argv[++i];
+			} else {
+				d->config_path = arg + 9;
+			}
+			d->config_given = true;
+			continue;
+		}
+		if (strncmp(arg, "--", 2) || !arg[2]) {
+			msg("unexpected argument '%s'\n\n%s", arg, daemon_usage);
+			return EXIT_USAGE + 1000;
+		}
+		eq = strchr(arg, '=');
+		if (eq) {
+			snprintf(keybuf, sizeof(keybuf), "%.*s", (int)(eq - arg - 2), arg + 2);
+			value = eq + 1;
+		} else {
+			snprintf(keybuf, sizeof(keybuf), "%s", arg + 2);
+			value = i + 1 < argc ? argv[i + 1] : NULL;
+		}
+		for (size_t k = 0; (key = fl_config__key(k)); k++) {
+			char alt[64];
+
+			snprintf(alt, sizeof(alt), "%s", key);
+			for (char *p = alt; *p; p++)
+				if (*p == '_')
+					*p = '-';
+			if (!strcmp(keybuf, key) || !strcmp(keybuf, alt)) {
+				known = true;
+				break;
+			}
+		}
+		if (!known) {
+			msg("unknown option '%s' (the options are the keys of "
+			    "flamed.conf(5))\n\n%s",
+			    arg, daemon_usage);
+			return EXIT_USAGE + 1000;
+		}
+		if (!value) {
+			msg("--%s needs a value", keybuf);
+			return EXIT_USAGE + 1000;
+		}
+		if (!eq)
+			i++;
+		/* Checked now, so that a typo is a usage error, not a refused reload later. */
+		fl_config__init(&probe);
+		if (fl_config__set(&probe, key, value, e, sizeof(e))) {
+			fl_config__fini(&probe);
+			msg("--%s: %s", keybuf, e);
+			return EXIT_USAGE + 1000;
+		}
+		fl_config__fini(&probe);
+		struct override *no = realloc(d->overrides, (d->nr_overrides + 1) * sizeof(*no));
+
+		if (!no)
+			return 1 + 1000;
+		d->overrides = no;
+		d->overrides[d->nr_overrides].key = key;
+		d->overrides[d->nr_overrides].value = value;
+		d->nr_overrides++;
+	}
+	return 0;
+}
+
+static void debug_print(const char *fmt, va_list ap)
+{
+	fputs("flamed: debug: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct daemon d = {.ep = -1, .sfd = -1, .tick_fd = -1, .snap_fd = -1, .wd_fd = -1};
+	char err[600];
+	sigset_t mask;
+	int ret, e, dfd;
+
+	ret = parse_daemon_args(argc, argv, &d);
+	if (ret) {
+		free(d.overrides);
+		return ret - 1000;
+	}
+	if (verbose)
+		fl_set_print(debug_print);
+	/* Messages reach the journal line by line, as they are written. */
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	ret = 1;
+	if (load_config(&d, &d.cfg, err, sizeof(err))) {
+		msg("%s", err);
+		goto out;
+	}
+	raise_nofile();
+	signal(SIGPIPE, SIG_IGN);
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d.ep = epoll_create1(EPOLL_CLOEXEC);
+	d.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d.tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d.snap_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d.wd_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d.ep < 0 || d.sfd < 0 || d.tick_fd < 0 || d.snap_fd < 0 || d.wd_fd < 0) {
+		msg("cannot set up the event loop: %s", strerror(errno));
+		goto out;
+	}
+	e = epoll_add(d.ep, d.sfd, TAG_SIGNAL, 0);
+	if (!e)
+		e = epoll_add(d.ep, d.tick_fd, TAG_TICK, 0);
+	if (!e)
+		e = epoll_add(d.ep, d.snap_fd, TAG_SNAPSHOT, 0);
+	if (!e)
+		e = epoll_add(d.ep, d.wd_fd, TAG_WATCHDOG, 0);
+	if (e) {
+		msg("cannot set up the event loop: %s", strerror(-e));
+		goto out;
+	}
+
+	/* The directory now: a wrong output_dir is a start-up error, not a log line an hour later. */
+	dfd = open_output_dir(&d);
+	if (dfd < 0) {
+		msg("cannot use the output directory %s: %s (output_dir in %s)", d.cfg.output_dir,
+		    strerror(-dfd), d.config_path);
+		goto out;
+	}
+	remove_stale_temps(dfd);
+	close(dfd);
+
+	if (open_session(&d))
+		goto out;
+	d.interval_start = time(NULL);
+	d.interval_mono = now_s();
+	e = timer_arm(d.tick_fd, 1.0, 1.0);
+	if (!e)
+		e = timer_arm(d.snap_fd, (double)d.cfg.interval_ns / 1e9,
+			      (double)d.cfg.interval_ns / 1e9);
+	d.watchdog_usec = watchdog_usec();
+	if (!e && d.watchdog_usec)
+		e = timer_arm(d.wd_fd, (double)d.watchdog_usec / 2e6,
+			      (double)d.watchdog_usec / 2e6);
+	if (e) {
+		msg("cannot set up the event loop: %s", strerror(-e));
+		goto out;
+	}
+	msg("daemon started: %u Hz, %s stacks, %s, a snapshot every %.0f s to %s (%s backend)",
+	    d.cfg.frequency, d.cfg.dwarf ? "dwarf" : "frame-pointer",
+	    d.cfg.all_targets ? "every process" : "configured targets",
+	    (double)d.cfg.interval_ns / 1e9, d.cfg.output_dir,
+	    fl_sampler__backend(d.ses.sampler) == FL_SAMPLER_BPF ? "bpf" : "ring buffer");
+	notify("READY=1\nSTATUS=sampling at %u Hz, first snapshot in %.0f s", d.cfg.frequency,
+	       (double)d.cfg.interval_ns / 1e9);
+
+	e = run(&d);
+	if (e)
+		msg("event loop failed: %s; writing a last snapshot", strerror(-e));
+	notify("STOPPING=1\nSTATUS=writing a last snapshot");
+	if (d.ses.sampler)
+		snapshot(&d, "stopped");
+	msg("daemon stopped after %llu snapshots (%llu failed writes)",
+	    (unsigned long long)d.snapshots, (unsigned long long)d.failures);
+	ret = e ? 1 : 0;
+
+out:
+	close_session(&d);
+	fl_config__fini(&d.cfg);
+	free(d.pids);
+	free(d.overrides);
+	for (size_t i = 0; i < 5; i++) {
+		int fd = (int[]){d.ep, d.sfd, d.tick_fd, d.snap_fd, d.wd_fd}[i];
+
+		if (fd >= 0)
+			close(fd);
+	}
+	return ret;
+}

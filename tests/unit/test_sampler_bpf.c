@@ -146,6 +146,64 @@ static void test_collisions_are_recovered(void **state)
 	assert_int_equal(ss.samples, t.total + ss.idle + ss.filtered + ss.lost);
 }
 
+/*
+ * Snapshots while sampling goes on: every sample lands in exactly one
+ * snapshot (or the final drain), none twice, none lost, with the stack
+ * map small enough that it would fill up if snapshots did not empty it.
+ */
+static void test_snapshots_partition_samples(void **state)
+{
+	struct fl_sampler_opts o = { .sz = sizeof(o),
+				     .freq = 999,
+				     .kernel = true,
+				     .user = true,
+				     .stack_storage_size = 256,
+				     .snapshots = true };
+	struct fl_sampler_stats ss;
+	struct fl_sampler *s;
+	struct tally parts[8] = {}, last = {};
+	uint64_t sum = 0;
+	pid_t child = busy_child(1.6);
+	int pid = child;
+
+	(void)state;
+	o.pids = &pid;
+	o.nr_pids = 1;
+	s = open_or_skip(&o);
+	assert_int_equal(fl_sampler__start(s), 0);
+	for (int i = 0; i < 8; i++) {
+		usleep(200000);
+		parts[i].pid = (uint32_t)child;
+		assert_int_equal(fl_sampler__snapshot(s, tally_cb, &parts[i]), 0);
+		sum += parts[i].total;
+		/* The child burns the whole time: each interval holds samples. */
+		if (i < 7)
+			assert_true(parts[i].total > 50);
+		assert_int_equal(parts[i].other_pid, 0);
+	}
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(fl_sampler__stop(s), 0);
+	assert_int_equal(fl_sampler__poll(s), 0);
+	last.pid = (uint32_t)child;
+	assert_int_equal(fl_sampler__drain(s, tally_cb, &last), 0);
+	sum += last.total;
+	assert_int_equal(fl_sampler__stats(s, &ss), 0);
+	assert_int_equal(ss.lost, 0);
+	assert_int_equal(ss.samples, sum + ss.idle + ss.filtered);
+	/* A snapshot of nothing new is empty. */
+	memset(&last, 0, sizeof(last));
+	assert_int_equal(fl_sampler__snapshot(s, tally_cb, &last), 0);
+	assert_int_equal(last.total, 0);
+	fl_sampler__free(s);
+
+	/* Without opts.snapshots there is one set of maps: no snapshot. */
+	o.snapshots = false;
+	pid = getpid();
+	s = open_or_skip(&o);
+	assert_int_equal(fl_sampler__snapshot(s, tally_cb, &last), -EINVAL);
+	fl_sampler__free(s);
+}
+
 static void test_user_only_and_per_thread(void **state)
 {
 	struct fl_sampler_opts o = { .sz = sizeof(o), .freq = 499, .user = true, .per_thread = true };
@@ -164,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_counts_one_process),
 		cmocka_unit_test(test_collisions_are_recovered),
 		cmocka_unit_test(test_user_only_and_per_thread),
+		cmocka_unit_test(test_snapshots_partition_samples),
 	};
 
 	if (geteuid() != 0) {

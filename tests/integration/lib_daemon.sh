@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What the daemon tests share (daemon_run.sh, daemon_faults.sh): sourced after
+# lib.sh, never run on its own. Starting and stopping the daemon and the
+# notification listener, listing and checking snapshots.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	echo "SKIP: lib_daemon.sh holds the daemon tests' helpers; it is sourced, not a test"
+	exit 77
+fi
+
+command -v xmllint >/dev/null || skip "xmllint is not installed (Debian: libxml2-utils)"
+NOTIFY_LISTEN=$FIXTURES/notify_listen
+[[ -x $NOTIFY_LISTEN ]] || fail "no $NOTIFY_LISTEN (tests/fixtures/progs/notify_listen.c)"
+"$FLAMED" daemon --help >/dev/null 2>&1 || fail "'flamed daemon --help' fails: no daemon in $FLAMED?"
+
+# --- helpers -----------------------------------------------------------------
+# A snapshot's base name, e.g. 2026-11-22T03-12-00Z or 2026-11-22T03-12-00Z-2
+# (grep -E; mawk has no {N}, hence the spelled-out digits in SNAP_AWK).
+SNAP_RE='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}Z(-[0-9]+)?$'
+SNAP_AWK='[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]-[0-9][0-9]-[0-9][0-9]Z(-[0-9]+)?'
+
+# snapshots DIR [EXT]: the base names of the snapshot files DIR/*.EXT
+# (default folded), oldest first: by time, then -2, -3... after the plain one.
+snapshots() {
+	local ext=${2:-folded}
+	find "$1" -maxdepth 1 -type f -name "*.$ext" -printf '%f\n' 2>/dev/null |
+		sed "s/\\.$ext\$//" | grep -E "$SNAP_RE" |
+		awk '{ t = $0; n = 1
+			if (match(t, /Z-[0-9]+$/)) { n = substr(t, RSTART + 2) + 0; t = substr(t, 1, RSTART) }
+			printf "%s %012d %s\n", t, n, $0 }' |
+		LC_ALL=C sort | awk '{ print $3 }' || true
+}
+
+# nsnap DIR [EXT]: how many snapshots snapshots() lists.
+nsnap() {
+	snapshots "$@" | wc -l
+}
+
+# nsnap_at_least DIR N / nsnap_at_most DIR N
+# shellcheck disable=SC2317 # called by wait_until
+nsnap_at_least() {
+	[[ $(nsnap "$1") -ge $2 ]]
+}
+# shellcheck disable=SC2317 # called by wait_until
+nsnap_at_most() {
+	[[ $(nsnap "$1") -le $2 ]]
+}
+
+# snap_time BASE: the start of the snapshot's interval, seconds since the epoch.
+snap_time() {
+	local t=${1%%Z*}
+	date -u -d "${t%%T*} $(tr - : <<<"${t#*T}")" +%s
+}
+
+# snap_log LOG: the base names of the snapshots LOG reports as written, in order.
+snap_log() {
+	awk -v re="$SNAP_AWK" '/snapshot/ && /[0-9]+ samples/ && !/cannot write/ {
+		if (match($0, re)) print substr($0, RSTART, RLENGTH) }' "$1"
+}
+
+# nlog LOG: how many snapshots LOG reports.
+nlog() {
+	snap_log "$1" | wc -l
+}
+
+# logged_at_least N: the daemon's log reports N snapshots or more.
+# shellcheck disable=SC2317 # called by wait_until
+logged_at_least() {
+	[[ $(nlog "$DLOG") -ge $1 ]]
+}
+
+# folded_ok FILE: empty, or lines "stack COUNT" ending in a newline.
+folded_ok() {
+	local bad
+	[[ -f $1 ]] || fail "$1 is missing"
+	[[ -s $1 ]] || return 0
+	[[ -z $(tail -c 1 "$1") ]] || fail "$1 does not end with a newline"
+	bad=$(grep -nvE '^.+ [0-9]+$' "$1" | head -n 3 || true)
+	[[ -z $bad ]] || fail "$1 has lines that are not 'stack COUNT': $bad"
+}
+
+# root_count FILE ROOT: the samples of the lines whose root frame is ROOT.
+root_count() {
+	awk -v root="$2" '{ s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";")
+		if (f[1] == root) n += $NF } END { printf "%.0f\n", n }' "$1"
+}
+
+# wait_until SECONDS WHAT CMD [ARGS...]: polls CMD every 50 ms; fails after SECONDS.
+wait_until() {
+	local limit=$1 what=$2 t0
+	shift 2
+	t0=$(now)
+	until "$@"; do
+		awk -v a="$t0" -v b="$(now)" -v m="$limit" 'BEGIN { exit !(b - a > m) }' &&
+			fail "$what: not within $limit s"
+		sleep 0.05
+	done
+}
+
+# since T0: seconds elapsed since T0 (a value of now), 2 decimals.
+since() {
+	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# ge A B: A >= B (numbers).
+ge() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'
+}
+
+# start_listener SOCKET NAME: notify_listen on SOCKET, its output in $NLOG.
+start_listener() {
+	NLOG=$T/$2.notify
+	"$NOTIFY_LISTEN" "$1" >"$NLOG" 2>"$NLOG.err" &
+	NPID=$!
+	BG_PIDS+=("$NPID")
+	wait_until 5 "notify_listen $1 ready" grep -qx ready "$NLOG.err"
+}
+
+# notified LINE: how many times LINE came in on the listener's socket.
+notified() {
+	grep -cxF -- "$1" "$NLOG" || true
+}
+
+# start_daemon NAME ARGS...: `flamed daemon ARGS` in the background with the
+# environment DAEMON_ENV; sets DPID and DLOG (its stderr, also LAST_ERR).
+DAEMON_ENV=()
+start_daemon() {
+	local name=$1
+	shift
+	DLOG=$T/$name.log
+	# shellcheck disable=SC2034 # read by lib.sh's fail
+	LAST_ERR=$DLOG
+	env "${DAEMON_ENV[@]}" "$FLAMED" daemon "$@" >"$T/$name.out" 2>"$DLOG" &
+	DPID=$!
+	BG_PIDS+=("$DPID")
+	note "$name: flamed daemon $* (pid $DPID)"
+}
+
+# stop_daemon SIG: sends SIG and waits (at most 15 s) for the exit; sets DRC.
+stop_daemon() {
+	local dog
+	kill -"$1" "$DPID" 2>/dev/null || fail "the daemon exited before SIG$1"
+	# The watchdog takes its sleep along when stopped and holds none of our
+	# output open.
+	(
+		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+		sleep 15 &
+		nap=$!
+		wait "$nap"
+		kill -KILL "$DPID" 2>/dev/null
+	) </dev/null >/dev/null 2>&1 &
+	dog=$!
+	set +e
+	wait "$DPID"
+	DRC=$?
+	set -e
+	kill "$dog" 2>/dev/null || true
+	wait "$dog" 2>/dev/null || true
+	note "SIG$1: exit $DRC"
+	[[ $DRC -ne 137 ]] || fail "the daemon did not exit within 15 s of SIG$1"
+}
+
+# running: the daemon is still there (not exited, not a zombie).
+running() {
+	local stat
+	stat=$(cat "/proc/$DPID/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[[ ${stat:0:1} != Z ]]
+}
+
+# stop_listener: SIGTERM to notify_listen; it exits 0 and removes its socket.
+stop_listener() {
+	local rc=0
+	kill -TERM "$NPID"
+	wait "$NPID" || rc=$?
+	[[ $rc -eq 0 ]] || fail "notify_listen exited $rc: $(cat "$NLOG.err")"
+}

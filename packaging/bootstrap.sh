@@ -74,6 +74,8 @@ debian | ubuntu)
 	if [[ $want_tests -eq 1 ]]; then
 		# systemd-analyze checks the unit file; groff and man render the man pages.
 		REQUIRED+=(libxml2-utils chromium systemd groff-base man-db)
+		# The packages: dpkg-buildpackage and dh build the .deb, rpmbuild the .rpm.
+		REQUIRED+=(dpkg-dev debhelper rpm)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
@@ -84,7 +86,7 @@ fedora)
 		elfutils-devel libunwind-devel libcmocka-devel xz-devel binutils-devel bpftool)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
-		REQUIRED+=(libxml2 chromium)
+		REQUIRED+=(libxml2 chromium rpm-build systemd-rpm-macros)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }

@@ -451,8 +451,12 @@ static int pending_write(struct pending_file *pf, int (*fn)(void *ctx, FILE *f),
 		close(fd);
 		return -ENOMEM;
 	}
+	errno = 0;
 	err = fn(ctx, f);
-	if (fflush(f) && !err)
+	/* A writer reports a failed write as -EIO; errno says why (ENOSPC, EDQUOT). */
+	if (err == -EIO && errno)
+		err = -errno;
+	if (fflush(f) && (!err || err == -EIO))
 		err = -errno;
 	if (ferror(f) && !err)
 		err = -EIO;
@@ -560,15 +564,16 @@ static void delete_snapshot(int dfd, const struct snap_file *s)
 
 /*
  * Deletes the oldest snapshots until keep_files, keep_age and keep_bytes
- * hold. Only files named as snapshots are looked at; the newest snapshot
- * is never deleted (it was just written).
+ * hold. Only files named as snapshots are looked at; newest, the one just
+ * written, is never deleted (whatever the clock did).
  */
-static void retention(struct daemon *d, int dfd)
+static void retention(struct daemon *d, int dfd, const char *newest)
 {
 	const struct fl_config *c = &d->cfg;
 	_cleanup_(closedirp) DIR *dir = NULL;
 	_cleanup_free_ struct snap_file *snaps = NULL;
 	size_t n = 0, cap = 0, first = 0;
+	bool kept_newest = false;
 	uint64_t total = 0;
 	struct dirent *de;
 	time_t now = time(NULL);
@@ -627,11 +632,16 @@ static void retention(struct daemon *d, int dfd)
 	if (n < 2)
 		return;
 	qsort(snaps, n, sizeof(*snaps), cmp_snap);
-	for (; first < n - 1; first++) {
+	for (; first < n; first++) {
 		const struct snap_file *s = &snaps[first];
+
+		if (!strcmp(s->base, newest)) {
+			kept_newest = true;
+			continue;
+		}
 		bool old =
 			c->keep_age_ns && (double)(now - s->start) * 1e9 > (double)c->keep_age_ns;
-		bool many = c->keep_files && n - first > c->keep_files;
+		bool many = c->keep_files && n - first + kept_newest > c->keep_files;
 		bool big = c->keep_bytes && total > c->keep_bytes;
 
 		if (!old && !many && !big)
@@ -670,8 +680,14 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 	dfd = open_output_dir(d);
 	if (dfd < 0)
 		return dfd;
-	/* A name no snapshot has: two intervals may start in the same second (SIGUSR1). */
-	for (unsigned int seq = 1;; seq++) {
+	/*
+	 * Two intervals may start in the same second (SIGUSR1): NAME, NAME-2,
+	 * NAME-3... one past the highest taken, so that names sort in the order
+	 * they were written even after retention deleted some.
+	 */
+	unsigned int last = 0;
+
+	for (unsigned int seq = 1; seq <= last + 8; seq++) {
 		struct stat st;
 		char f1[96], f2[96];
 
@@ -681,14 +697,14 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 			snprintf(name, namelen, "%s-%u", stamp, seq);
 		snprintf(f1, sizeof(f1), "%s.folded", name);
 		snprintf(f2, sizeof(f2), "%s.svg", name);
-		if (fstatat(dfd, f1, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-		    fstatat(dfd, f2, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			break;
-		if (seq > 1000) {
-			close(dfd);
-			return -EEXIST;
-		}
+		if (!fstatat(dfd, f1, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !fstatat(dfd, f2, &st, AT_SYMLINK_NOFOLLOW))
+			last = seq;
 	}
+	if (last)
+		snprintf(name, namelen, "%s-%u", stamp, last + 1);
+	else
+		snprintf(name, namelen, "%s", stamp);
 	for (int i = 0; i < 2 && !err; i++) {
 		bool svg = i == 1;
 		char fname[96];
@@ -721,7 +737,7 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 				  strerror(-lerr));
 	}
 	fsync(dfd);
-	retention(d, dfd);
+	retention(d, dfd, name);
 	close(dfd);
 	return 0;
 }

@@ -41,6 +41,7 @@ struct module {
 	 */
 	struct fl_debuginfo *di;
 	struct fl_srcinfo *src;
+	uint64_t used; /* the symbolizer's generation at its last lookup */
 };
 
 /* A JIT process: its perf map, or the tries left to find one. */
@@ -79,6 +80,8 @@ struct fl_symbolizer {
 	/* Open-addressing table of modules; power-of-two capacity. */
 	struct module **mods;
 	size_t nr_mods, cap_mods;
+	uint64_t gen; /* fl_symbolizer__trim() calls */
+	uint64_t mods_trimmed;
 	struct fl_elfsyms *vdso;
 	bool vdso_tried;
 	bool inlines, srclines;
@@ -343,9 +346,9 @@ static uint64_t module_hash(uint32_t maj, uint32_t min, uint64_t ino)
 	return fl_hash_u64_pair(ino, (uint64_t)maj << 32 | min);
 }
 
-static int mods_grow(struct fl_symbolizer *s)
+/* Rebuilds the module table with capacity cap (a power of two). */
+static int mods_rehash(struct fl_symbolizer *s, size_t cap)
 {
-	size_t cap = s->cap_mods ? s->cap_mods * 2 : 64;
 	struct module **mods = calloc(cap, sizeof(*mods));
 
 	if (!mods)
@@ -365,6 +368,34 @@ static int mods_grow(struct fl_symbolizer *s)
 	s->mods = mods;
 	s->cap_mods = cap;
 	return 0;
+}
+
+static int mods_grow(struct fl_symbolizer *s)
+{
+	return mods_rehash(s, s->cap_mods ? s->cap_mods * 2 : 64);
+}
+
+void fl_symbolizer__trim(struct fl_symbolizer *s)
+{
+	size_t freed = 0;
+
+	for (size_t i = 0; i < s->cap_mods; i++) {
+		struct module *m = s->mods[i];
+
+		if (m && m->used + 1 < s->gen) {
+			module_free(m);
+			s->mods[i] = NULL;
+			freed++;
+		}
+	}
+	s->gen++;
+	if (!freed)
+		return;
+	s->nr_mods -= freed;
+	s->mods_trimmed += freed;
+	/* Open addressing: the survivors are placed again (same capacity: cannot fail but for memory). */
+	if (mods_rehash(s, s->cap_mods))
+		fl_pr_debug("symbolizer: out of memory rebuilding the module table\n");
 }
 
 static const char *path_basename(const char *path)
@@ -439,14 +470,17 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 	j = module_hash(tm->dev_major, tm->dev_minor, tm->ino) & (s->cap_mods - 1);
 	for (; (m = s->mods[j]); j = (j + 1) & (s->cap_mods - 1))
 		if (m->ino == tm->ino && m->dev_major == tm->dev_major &&
-		    m->dev_minor == tm->dev_minor)
+		    m->dev_minor == tm->dev_minor) {
+			m->used = s->gen;
 			return m;
+		}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
 	m->dev_major = tm->dev_major;
 	m->dev_minor = tm->dev_minor;
 	m->ino = tm->ino;
+	m->used = s->gen;
 	m->basename = strdup(path_basename(tm->path));
 	if (!m->basename) {
 		free(m);

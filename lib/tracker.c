@@ -67,7 +67,8 @@ struct tproc {
 struct tfile {
 	uint64_t ino;
 	uint32_t dev_major, dev_minor;
-	int fd; /* 0 marks an empty slot: fds held are never 0 (stdin is ours) */
+	int fd;	   /* 0 marks an empty slot: fds held are never 0 (stdin is ours) */
+	bool used; /* fl_tracker__release_files(): mapped by a process tracked */
 };
 
 struct fl_tracker {
@@ -472,6 +473,55 @@ static int hold_file(struct fl_tracker *t, const struct fl_tmap *m, uint32_t pid
 	t->nr_files++;
 	t->st.files_held++;
 	return 0;
+}
+
+static void mark_used(struct fl_tracker *t, const struct fl_tmap *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tfile *f;
+
+		if (!is_file_path(&maps[i]))
+			continue;
+		f = file_slot(t->files, t->cap_files, &maps[i]);
+		if (f->fd)
+			f->used = true;
+	}
+}
+
+void fl_tracker__release_files(struct fl_tracker *t)
+{
+	struct tfile *tab;
+	size_t kept = 0;
+
+	if (!t->nr_files)
+		return;
+	for (size_t i = 0; i < t->nr_procs; i++) {
+		mark_used(t, t->procs[i].maps, t->procs[i].nr_maps);
+		mark_used(t, t->procs[i].hist, t->procs[i].nr_hist);
+	}
+	/* Open addressing: the table is built again from the files kept. */
+	tab = calloc(t->cap_files, sizeof(*tab));
+	if (!tab)
+		return;
+	for (size_t i = 0; i < t->cap_files; i++) {
+		struct tfile *f = &t->files[i];
+		struct fl_tmap k = {
+			.ino = f->ino, .dev_major = f->dev_major, .dev_minor = f->dev_minor};
+
+		if (!f->fd)
+			continue;
+		if (!f->used) {
+			close(f->fd);
+			t->st.files_released++;
+			continue;
+		}
+		f->used = false;
+		*file_slot(tab, t->cap_files, &k) = *f;
+		kept++;
+	}
+	free(t->files);
+	t->files = tab;
+	t->nr_files = kept;
 }
 
 int fl_tracker__file_fd(const struct fl_tracker *t, const struct fl_tmap *tm)

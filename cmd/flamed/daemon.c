@@ -29,6 +29,7 @@
 #include "flamed/log.h"
 #include "flamed/profile.h"
 #include "flamed/sampler.h"
+#include "flamed/symbolizer.h"
 #include "session.h"
 
 static void closedirp(DIR **d)
@@ -797,9 +798,11 @@ static void snapshot(struct daemon *d, const char *why)
 	d->last = ss;
 	d->interval_start = next_start;
 	d->interval_mono = t0;
-	if (session_take_profile(&d->ses, &p) == 0)
+	if (session_take_profile(&d->ses, &p) == 0) {
 		fl_profile__free(p);
-	else
+		/* Files no process used for two intervals: the new fold holds no name yet. */
+		fl_symbolizer__trim(d->ses.symbolizer);
+	} else
 		log_error(d, "out of memory starting a new profile: the next snapshot repeats "
 			     "this one's samples");
 }

@@ -347,6 +347,7 @@ static int flush_exited(struct session *s)
 {
 	uint32_t pids[FLUSH_BATCH];
 	uint64_t before = s->tick_poll[0];
+	bool forgot = false;
 	size_t n;
 
 	if (!before)
@@ -367,7 +368,10 @@ static int flush_exited(struct session *s)
 			return err;
 		fl_tracker__forget(s->tracker, pids, n);
 		fl_symbolizer__forget(s->symbolizer, pids, n);
+		forgot = true;
 	} while (n == FLUSH_BATCH);
+	if (forgot)
+		fl_tracker__release_files(s->tracker);
 	return 0;
 }
 

@@ -118,6 +118,15 @@ void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolize
 /* Drops what is kept for these processes (their perf maps). */
 void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t n);
 
+/*
+ * Frees the files (symbols, debug info) not looked up since the call
+ * before the last one: a long run keeps what its processes use, not every
+ * file the machine ever ran. Names given out before are freed with their
+ * file: call it when no name from before the last call is still held (the
+ * daemon: after each snapshot, with a new fold).
+ */
+void fl_symbolizer__trim(struct fl_symbolizer *s);
+
 /* The same for kernel addresses; one batch costs at most a few syscalls. */
 int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n,
 			  struct fl_sym *out);

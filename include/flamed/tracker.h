@@ -97,6 +97,7 @@ struct fl_tracker_stats {
 	uint64_t files_held;	  /* mapped files held open (hold_files) */
 	uint64_t files_not_held;  /* ... not, past the cap or unopenable when first seen */
 	uint64_t over_max;	  /* processes not tracked: max_processes were */
+	uint64_t files_released;  /* held files closed: no process tracked maps them */
 };
 
 /*
@@ -173,6 +174,12 @@ void fl_tracker__forget(struct fl_tracker *t, const uint32_t *pids, size_t n);
  * it), or -1 when there is none.
  */
 int fl_tracker__file_fd(const struct fl_tracker *t, const struct fl_tmap *tm);
+/*
+ * Closes the held files (hold_files) that no process tracked maps any more,
+ * now or in its history: after fl_tracker__forget(), so that a long run
+ * does not hold every file the machine ever mapped.
+ */
+void fl_tracker__release_files(struct fl_tracker *t);
 
 /* True when pid is known to be a kernel thread (no user address space). */
 bool fl_tracker__is_kthread(const struct fl_tracker *t, uint32_t pid);

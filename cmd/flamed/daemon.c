@@ -81,6 +81,7 @@ struct daemon {
 	struct fl_sampler_stats last; /* the sampler's counters at the last snapshot */
 	char last_name[64];
 	uint64_t snapshots, failures;
+	uint64_t over_max; /* the tracker's, at the last snapshot */
 	bool dir_missing_logged;
 	/* Error rate limit. */
 	double err_window;
@@ -751,6 +752,7 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 static void snapshot(struct daemon *d, const char *why)
 {
 	struct fl_sampler_stats ss = {};
+	struct fl_tracker_stats ts;
 	struct fl_profile *p = NULL;
 	char name[64], caveats[512], files[32];
 	double t0 = now_s();
@@ -791,6 +793,15 @@ static void snapshot(struct daemon *d, const char *why)
 	msg("snapshot %s (%s): %llu samples, %zu stacks, %llu lost, written in %.0f ms", name,
 	    files, (unsigned long long)fl_profile__total(d->ses.profile),
 	    fl_profile__nr_stacks(d->ses.profile), (unsigned long long)lost, (now_s() - t0) * 1e3);
+	if (ss.map_full > d->last.map_full)
+		msg("max_stacks (%u) reached: %llu samples counted in user space this interval",
+		    d->cfg.max_stacks, (unsigned long long)(ss.map_full - d->last.map_full));
+	fl_tracker__stats(d->ses.tracker, &ts);
+	if (ts.over_max > d->over_max)
+		msg("max_processes (%u) reached: %llu processes not tracked this interval (their "
+		    "frames stay unnamed)",
+		    d->cfg.max_processes, (unsigned long long)(ts.over_max - d->over_max));
+	d->over_max = ts.over_max;
 	notify("STATUS=last snapshot %s: %llu samples", name,
 	       (unsigned long long)fl_profile__total(d->ses.profile));
 	snprintf(d->last_name, sizeof(d->last_name), "%s", name);

@@ -914,7 +914,7 @@ static int record(struct record_args *a)
 
 	phase_done("event loop set-up", &phase);
 	err = session_start(&r.ses);
-	phase_done("start (/proc scan)", &phase);
+	phase_done("tracker start (/proc scan) and sampler start", &phase);
 	if (err)
 		goto out;
 	r.started = now_s();

@@ -23,6 +23,7 @@ record_during() {
 		grep -q "debug: tracker start" "$LAST_ERR" && break
 		sleep 0.05
 	done
+	((i < 100)) || fail "$name: no 'debug: tracker start' line within 5 s: flamed did not start, or -v says it otherwise"
 	bash -c "$cmd"
 	set +e
 	wait "$fpid"

@@ -212,8 +212,17 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	/* Counted on entry and exit: user space sees which CPUs are inside (see two_sets). */
-	count(FL_CNT_SAMPLES);
+	/*
+	 * Counted on entry and exit: user space sees which CPUs are inside (see
+	 * two_sets). The entry count is an atomic add, ordered before the load
+	 * of active_set (a locked instruction on x86) as user space orders its
+	 * store of active_set before reading the counts.
+	 */
+	__u32 idx = FL_CNT_SAMPLES;
+	__u64 *entered = bpf_map_lookup_elem(&counters, &idx);
+
+	if (entered)
+		__sync_fetch_and_add(entered, 1);
 	if (two_sets && *(volatile __u32 *)&active_set)
 		sample(ctx, &stacks1, &counts1);
 	else

@@ -676,6 +676,16 @@ static int bpf_snapshot(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 	/* What the old set sent whole through the ring is read too. */
 	bpf_poll(base);
 	err = drain_with(s, old, true, NULL, fn, ctx);
+	if (err) {
+		/* Keys left would name stack ids cleared below: gone with them. */
+		struct take left = {};
+		int cfd = counts_fd(s, old);
+
+		collect_keys(cfd, &left);
+		for (size_t i = 0; i < left.nr_keys; i++)
+			bpf_map_delete_elem(cfd, &left.keys[i]);
+		free(left.keys);
+	}
 	clear_stacks(s, stacks_fd(s, old));
 	/* Emptied even on failure (only -ENOMEM or fn's): no stack is given twice. */
 	fl_stackagg__free(s->overflow);

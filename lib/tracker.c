@@ -633,13 +633,8 @@ static int on_comm(struct fl_tracker *t, const struct perf_event_header *hdr)
 	    r->pid == 0)
 		return 0;
 	t->st.execs++;
-	err = proc_get(t, r->pid, &p);
-	if (err)
-		return err;
-	/* Kernel threads never exec; user-mode helpers start as their children and do. */
-	p->kthread = false;
-	err = proc_barrier(t, p, time);
-	if (!err && t->on_exec) {
+	/* Told first: a process past max_processes may still be a target by name. */
+	if (t->on_exec) {
 		char comm[TR_COMM_MAX + 1];
 		size_t room = hdr->size - sizeof(*r), n = 0;
 
@@ -649,7 +644,12 @@ static int on_comm(struct fl_tracker *t, const struct perf_event_header *hdr)
 		comm[n] = '\0';
 		t->on_exec(t->ctx, r->pid, comm);
 	}
-	return err;
+	err = proc_get(t, r->pid, &p);
+	if (err)
+		return err;
+	/* Kernel threads never exec; user-mode helpers start as their children and do. */
+	p->kthread = false;
+	return proc_barrier(t, p, time);
 }
 
 /*

@@ -264,7 +264,8 @@ static void on_exec(void *ctx, uint32_t pid, const char *comm)
 
 	if (!d->ses.sampler || !name_wanted(&d->cfg, comm))
 		return;
-	if (add_target(d, (int)pid) || fl_sampler__add_pid(d->ses.sampler, (int)pid) ||
+	/* Not in d->pids: open_session() finds it by its name again. */
+	if (fl_sampler__add_pid(d->ses.sampler, (int)pid) ||
 	    fl_tracker__add_pid(d->ses.tracker, (int)pid))
 		fl_pr_debug("daemon: cannot add process %u (%s)\n", pid, comm);
 }
@@ -312,6 +313,7 @@ static int open_session(struct daemon *d)
 		err = session_start(&d->ses);
 	if (!err && fl_sampler__stats(d->ses.sampler, &d->last))
 		memset(&d->last, 0, sizeof(d->last));
+	d->over_max = 0; /* a new tracker counts from 0 */
 	return err;
 }
 
@@ -378,20 +380,28 @@ static int open_output_dir(struct daemon *d)
 	return fd >= 0 ? fd : -errno;
 }
 
+/* A listing of the directory dfd (which stays ours), or NULL. */
+static DIR *list_dir(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *dir;
+
+	if (fd < 0)
+		return NULL;
+	dir = fdopendir(fd);
+	if (!dir)
+		close(fd);
+	return dir;
+}
+
 /* Removes temporary files a killed daemon left (only with the named-temp fallback). */
 static void remove_stale_temps(int dfd)
 {
-	_cleanup_(closedirp) DIR *dir = NULL;
-	int fd = dup(dfd);
+	_cleanup_(closedirp) DIR *dir = list_dir(dfd);
 	struct dirent *de;
 
-	if (fd < 0)
+	if (!dir)
 		return;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(dir)))
 		if (!strncmp(de->d_name, ".tmp-", 5) || !strncmp(de->d_name, ".latest.", 8))
 			unlinkat(dfd, de->d_name, 0);
@@ -579,18 +589,12 @@ static void retention(struct daemon *d, int dfd, const char *newest)
 	uint64_t total = 0;
 	struct dirent *de;
 	time_t now = time(NULL);
-	int fd;
 
 	if (!c->keep_files && !c->keep_age_ns && !c->keep_bytes)
 		return;
-	fd = dup(dfd);
-	if (fd < 0)
+	dir = list_dir(dfd);
+	if (!dir)
 		return;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return;
-	}
 	while ((de = readdir(dir))) {
 		struct snap_file *s = NULL;
 		char base[64];
@@ -719,10 +723,14 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 			err = pending_write(&pf[nf], svg ? write_svg_cb : write_folded_cb, &sc);
 		nf++;
 	}
-	for (size_t i = 0; i < nf && !err; i++)
-		err = pending_commit(dfd, &pf[i]);
+	size_t committed = 0;
+
+	for (; committed < nf && !err; committed++)
+		err = pending_commit(dfd, &pf[committed]);
 	if (err) {
-		/* A file already renamed stays: it is whole. */
+		/* All or nothing: the samples are written again with the next snapshot. */
+		for (size_t i = 0; i + 1 < committed; i++)
+			unlinkat(dfd, pf[i].name, 0);
 		for (size_t i = 0; i < nf; i++)
 			pending_abort(dfd, &pf[i]);
 		close(dfd);
@@ -839,14 +847,15 @@ static void reload(struct daemon *d)
 		struct fl_config old = d->cfg;
 		int e;
 
-		/* What the old session sampled stays in the interval's profile. */
-		e = session_snapshot(&d->ses);
+		/* Everything the old session sampled stays in the interval's profile. */
+		session_stop(&d->ses);
+		e = session_drain(&d->ses);
 		if (!e)
 			e = session_take_profile(&d->ses, &p);
 		if (e) {
-			log_error(d, "configuration not applied: %s", strerror(-e));
-			fl_config__fini(&c);
-			return;
+			/* Sampling stopped: the new session must start anyway. */
+			log_error(d, "the samples of this interval are lost: %s", strerror(-e));
+			p = NULL;
 		}
 		close_session(d);
 		d->cfg = c; /* d->cfg owns c's lists now */
@@ -870,7 +879,7 @@ static void reload(struct daemon *d)
 		} else {
 			fl_config__fini(&old);
 		}
-		if (session_set_profile(&d->ses, p))
+		if (p && session_set_profile(&d->ses, p))
 			fl_profile__free(p); /* -ENOMEM: those samples are lost */
 		msg("configuration reloaded from %s: sampling restarted at %u Hz (%s)",
 		    d->config_path, d->cfg.frequency, d->cfg.dwarf ? "dwarf" : "fp");

@@ -113,6 +113,15 @@ void raise_nofile(void)
 	}
 }
 
+/* One line on why opening what failed: the ways out of a refusal, else the error. */
+static void open_failed(const char *what, int err)
+{
+	if (is_permission_error(err))
+		permission_hint(what, err);
+	else
+		msg("cannot open %s: %s", what, strerror(-err));
+}
+
 /* The era of a sample, from the tracker (set up after the sampler, before sampling starts). */
 static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
 {
@@ -196,10 +205,7 @@ static int open_sampler(struct session *s)
 	 */
 	err = fl_sampler__new(FL_SAMPLER_RING, &so, &s->sampler);
 	if (err) {
-		if (is_permission_error(err))
-			permission_hint("perf events", err);
-		else
-			msg("cannot start sampling: %s", strerror(-err));
+		open_failed("perf events", err);
 		return err;
 	}
 	if (bpf_err)
@@ -250,10 +256,7 @@ int session_open(struct session *s, const struct session_opts *o)
 				     .ctx = s};
 	err = fl_tracker__new(&to, &s->tracker);
 	if (err) {
-		if (is_permission_error(err))
-			permission_hint("the process-tracking perf events", err);
-		else
-			msg("cannot track processes: %s", strerror(-err));
+		open_failed("the process-tracking perf events", err);
 		return err;
 	}
 
@@ -305,12 +308,8 @@ int session_start(struct session *s)
 
 	if (!err)
 		err = fl_sampler__start(s->sampler);
-	if (err) {
-		if (is_permission_error(err))
-			permission_hint("perf events", err);
-		else
-			msg("cannot start sampling: %s", strerror(-err));
-	}
+	if (err)
+		open_failed("perf events", err);
 	return err;
 }
 

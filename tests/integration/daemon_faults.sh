@@ -49,15 +49,10 @@ no_tmp_files() {
 # check_final DIR: every file under a final name in DIR is complete: each
 # .folded parses to its last line, each .svg is well-formed XML, latest.*
 # point at files that exist. Besides: .tmp-* and the files named in KEEP.
-KEEP=()
 check_final() {
-	local f base keep
-	for f in "$1"/* "$1"/.[!.]*; do
-		[[ -e $f || -L $f ]] || continue
-		base=${f##*/}
-		for keep in "${KEEP[@]}"; do
-			[[ $base == "$keep" ]] && continue 2
-		done
+	local f base
+	while IFS= read -r base; do
+		f=$1/$base
 		case $base in
 		.tmp-*) ;;
 		latest.folded | latest.svg)
@@ -74,7 +69,7 @@ check_final() {
 			;;
 		*) fail "unexpected file $f" ;;
 		esac
-	done
+	done < <(dir_files "$1")
 }
 
 # Something to sample: one busy thread.

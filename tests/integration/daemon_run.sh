@@ -17,17 +17,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib_daemon.sh"
 # check_dir DIR: after a clean exit, DIR holds the snapshots (each checked in
 # every format of FORMATS, mode 0600), latest.* pointing at the newest, the
 # files named in KEEP, and nothing else (no .tmp-* left).
-KEEP=()
 check_dir() {
-	local dir=$1 f base newest ext mode bad=() keep
+	local dir=$1 f base newest ext mode bad=()
 	newest=$(snapshots "$dir" | tail -n 1)
 	[[ -n $newest ]] || fail "no snapshot in $dir"
-	for f in "$dir"/* "$dir"/.[!.]*; do
-		[[ -e $f || -L $f ]] || continue
-		base=${f##*/}
-		for keep in "${KEEP[@]}"; do
-			[[ $base == "$keep" ]] && continue 2
-		done
+	while IFS= read -r base; do
+		f=$dir/$base
 		case $base in
 		latest.folded | latest.svg)
 			ext=${base#latest.}
@@ -58,7 +53,7 @@ check_dir() {
 		else
 			xmllint --noout "$f" 2>"$T/xmllint.err" || fail "$f is not well-formed: $(head -n 3 "$T/xmllint.err")"
 		fi
-	done
+	done < <(dir_files "$dir")
 	[[ ${#bad[@]} -eq 0 ]] || fail "unexpected files in $dir: ${bad[*]}"
 	for ext in folded svg; do
 		if [[ $FORMATS == *$ext* ]]; then

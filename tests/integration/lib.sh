@@ -37,6 +37,32 @@ fail() {
 	exit 1
 }
 
+# signal_and_wait PID SIG WHO: sends SIG to PID, a child of this shell, and
+# waits for its exit; one that ignores the signal is killed after 15 s and
+# fails the test. Sets WAIT_RC.
+signal_and_wait() {
+	local pid=$1 sig=$2 who=$3 dog
+	kill -"$sig" "$pid" 2>/dev/null || fail "$who exited before SIG$sig"
+	# The watchdog takes its sleep along when stopped, and holds none of our
+	# output open (ctest waits for that to close).
+	(
+		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+		sleep 15 &
+		nap=$!
+		wait "$nap"
+		kill -KILL "$pid" 2>/dev/null
+	) </dev/null >/dev/null 2>&1 &
+	dog=$!
+	set +e
+	wait "$pid"
+	WAIT_RC=$?
+	set -e
+	kill "$dog" 2>/dev/null || true
+	wait "$dog" 2>/dev/null || true
+	note "SIG$sig: exit $WAIT_RC"
+	[[ $WAIT_RC -ne 137 ]] || fail "$who did not exit within 15 s of SIG$sig"
+}
+
 pass() {
 	echo "PASS: $*"
 	exit 0

@@ -138,26 +138,9 @@ start_daemon() {
 
 # stop_daemon SIG: sends SIG and waits (at most 15 s) for the exit; sets DRC.
 stop_daemon() {
-	local dog
-	kill -"$1" "$DPID" 2>/dev/null || fail "the daemon exited before SIG$1"
-	# The watchdog takes its sleep along when stopped and holds none of our
-	# output open.
-	(
-		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-		sleep 15 &
-		nap=$!
-		wait "$nap"
-		kill -KILL "$DPID" 2>/dev/null
-	) </dev/null >/dev/null 2>&1 &
-	dog=$!
-	set +e
-	wait "$DPID"
-	DRC=$?
-	set -e
-	kill "$dog" 2>/dev/null || true
-	wait "$dog" 2>/dev/null || true
-	note "SIG$1: exit $DRC"
-	[[ $DRC -ne 137 ]] || fail "the daemon did not exit within 15 s of SIG$1"
+	signal_and_wait "$DPID" "$1" "the daemon"
+	# shellcheck disable=SC2034 # read by the tests
+	DRC=$WAIT_RC
 }
 
 # running: the daemon is still there (not exited, not a zombie).
@@ -174,4 +157,18 @@ stop_listener() {
 	kill -TERM "$NPID"
 	wait "$NPID" || rc=$?
 	[[ $rc -eq 0 ]] || fail "notify_listen exited $rc: $(cat "$NLOG.err")"
+}
+
+# dir_files DIR: the names in DIR, hidden ones too, but those in KEEP.
+KEEP=()
+dir_files() {
+	local f base keep
+	for f in "$1"/* "$1"/.[!.]*; do
+		[[ -e $f || -L $f ]] || continue
+		base=${f##*/}
+		for keep in "${KEEP[@]}"; do
+			[[ $base == "$keep" ]] && continue 2
+		done
+		echo "$base"
+	done
 }

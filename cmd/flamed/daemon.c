@@ -1082,12 +1082,6 @@ static int parse_daemon_args(int argc, char **argv, struct daemon *d)
 	return 0;
 }
 
-static void debug_print(const char *fmt, va_list ap)
-{
-	fputs("flamed: debug: ", stderr);
-	vfprintf(stderr, fmt, ap);
-}
-
 int cmd_daemon(int argc, char **argv)
 {
 	struct daemon d = {.ep = -1, .sfd = -1, .tick_fd = -1, .snap_fd = -1, .wd_fd = -1};

@@ -3,6 +3,7 @@
 #ifndef FLAMED_CMD_H
 #define FLAMED_CMD_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -17,6 +18,8 @@ extern bool verbose;
 
 /* "flamed: " + message + newline on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* libflamed's debug messages (-v): "flamed: debug: " + message on stderr (fl_set_print). */
+void debug_print(const char *fmt, va_list ap);
 
 int cmd_record(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);

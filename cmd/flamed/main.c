@@ -20,6 +20,12 @@ void msg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void debug_print(const char *fmt, va_list ap)
+{
+	fputs("flamed: debug: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: flamed <command> [options]\n"

@@ -110,12 +110,6 @@ static void usage_error(const char *fmt, ...)
 	fputs(record_usage, stderr);
 }
 
-static void debug_print(const char *fmt, va_list ap)
-{
-	fputs("flamed: debug: ", stderr);
-	vfprintf(stderr, fmt, ap);
-}
-
 static int parse_u64(const char *s, uint64_t *val)
 {
 	char *end;

@@ -692,3 +692,8 @@ size_t fl_elfsyms__count(const struct fl_elfsyms *e)
 {
 	return e ? e->nr : 0;
 }
+
+const struct fl_elfsym *fl_elfsyms__at(const struct fl_elfsyms *e, size_t i)
+{
+	return &e->syms[i];
+}

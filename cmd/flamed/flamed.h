@@ -23,6 +23,7 @@ void debug_print(const char *fmt, va_list ap);
 
 int cmd_record(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
+int cmd_collapse(int argc, char **argv);
 int cmd_svg(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 

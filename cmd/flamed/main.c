@@ -32,6 +32,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "commands:\n"
 	      "  record   sample CPU stacks (-a, -p PID, or -- CMD): folded stacks or an SVG\n"
+	      "  collapse perf script output to folded stacks (as stackcollapse-perf.pl)\n"
 	      "  daemon   sample without end, a snapshot every interval (the systemd service)\n"
 	      "  svg      folded stacks (from any tool) to an interactive flame graph SVG\n"
 	      "  diff     a differential flame graph of two folded files\n"
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "collapse"))
+		return cmd_collapse(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "daemon"))
 		return cmd_daemon(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "svg"))

@@ -79,6 +79,8 @@ int fl_elfsyms__offset_to_vaddr(const struct fl_elfsyms *e, uint64_t off, uint64
 const struct fl_elfsym *fl_elfsyms__find(const struct fl_elfsyms *e, uint64_t vaddr);
 
 size_t fl_elfsyms__count(const struct fl_elfsyms *e);
+/* The i-th symbol by address, i < fl_elfsyms__count(). */
+const struct fl_elfsym *fl_elfsyms__at(const struct fl_elfsyms *e, size_t i);
 
 /* True for ARM/AArch64/RISC-V mapping symbols ("$a", "$d", "$t", "$x", "$x.foo"...). */
 bool fl_elfsym__is_mapping_symbol(const char *name);

@@ -342,16 +342,26 @@ static int do_line(struct fl_perfscript *p, const char *l, size_t len)
 	return add_frame(p, l, len);
 }
 
-/* A line longer than the cap: skipped whole, and the sample it is part of dropped. */
-static int skip_long_line(struct fl_perfscript *p)
+/*
+ * A line longer than the cap, starting with first: skipped whole. A header
+ * ends the sample before it and starts one that is dropped; a stack line
+ * drops its sample (a stack missing a frame would name the wrong code).
+ */
+static int skip_long_line(struct fl_perfscript *p, char first)
 {
+	int err = 0;
+
 	p->st.too_long++;
 	p->st.lines++;
+	if (first == '#')
+		return 0;
+	if (!is_blank(first))
+		err = end_sample(p);
 	p->in_sample = false;
 	p->dropping = true;
 	p->nr_frames = 0;
 	p->text_len = 0;
-	return 0;
+	return err;
 }
 
 int fl_perfscript__feed(struct fl_perfscript *p, const char *buf, size_t len)
@@ -368,8 +378,10 @@ int fl_perfscript__feed(struct fl_perfscript *p, const char *buf, size_t len)
 			if (nl)
 				p->too_long = false;
 		} else if (p->line_len + n > FL_PS_MAX_LINE) {
+			char first = p->line_len ? p->line[0] : buf[0];
+
 			p->line_len = 0;
-			err = skip_long_line(p);
+			err = skip_long_line(p, first);
 			if (err)
 				return err;
 			p->too_long = !nl;

@@ -90,7 +90,7 @@ static bool module_kernel(struct fl_ps_str mod)
 	       !contains(mod, "unknown");
 }
 
-/* ".../perf-DIGITS.map" or "perf-DIGITS.map". */
+/* ".../perf-DIGITS.map" (a perf map file, in /tmp or a container's /tmp). */
 static bool module_jit(struct fl_ps_str mod)
 {
 	size_t b = mod.len, d;
@@ -102,7 +102,7 @@ static bool module_jit(struct fl_ps_str mod)
 		;
 	if (d == b || d < 5 || memcmp(mod.s + d - 5, "perf-", 5))
 		return false;
-	return d == 5 || mod.s[d - 6] == '/';
+	return d > 5 && mod.s[d - 6] == '/';
 }
 
 static int reserve(struct collapse *c, size_t n)
@@ -178,15 +178,22 @@ static int frame_id(struct collapse *c, const struct fl_ps_sample *s, const stru
 	size_t n = 0, base_len;
 	const char *base;
 	const char *suffix = NULL;
+	bool unknown = !part.len || str_eq(part, "[unknown]");
 
 	if (reserve(c, part.len + f->mod.len + f->addr.len + 16))
 		return -ENOMEM;
-	if (!part.len || str_eq(part, "[unknown]")) {
+	if (unknown) {
 		if (module_known(f->mod)) {
-			base = f->mod.s + f->mod.len;
-			while (base > f->mod.s && base[-1] != '/')
+			static const char deleted[] = " (deleted)";
+			struct fl_ps_str mod = f->mod;
+
+			/* A library deleted since it was mapped: named as it was. */
+			if (ends_with(mod, deleted) && mod.len > sizeof(deleted) - 1)
+				mod.len -= sizeof(deleted) - 1;
+			base = mod.s + mod.len;
+			while (base > mod.s && base[-1] != '/')
 				base--;
-			base_len = (size_t)(f->mod.s + f->mod.len - base);
+			base_len = (size_t)(mod.s + mod.len - base);
 		} else {
 			base = "unknown";
 			base_len = 7;
@@ -206,7 +213,12 @@ static int frame_id(struct collapse *c, const struct fl_ps_sample *s, const stru
 		memcpy(c->buf, part.s, part.len);
 		n = part.len;
 	}
-	n = tidy(c->buf, n);
+	/* "[module]" is built, not printed by perf: only ';' needs care (the profile's). */
+	if (!unknown) {
+		n = tidy(c->buf, n);
+		while (n && (c->buf[n - 1] == ' ' || c->buf[n - 1] == '\t'))
+			n--;
+	}
 	if (str_eq(s->comm, "java") && n > 1 && c->buf[0] == 'L' && memchr(c->buf, '/', n)) {
 		memmove(c->buf, c->buf + 1, n - 1);
 		n--;
@@ -231,9 +243,13 @@ static int frame_id(struct collapse *c, const struct fl_ps_sample *s, const stru
 }
 
 /* The frames of one stack line: "a->b->c" is a frame and two inlined into it. */
-static int add_line(struct collapse *c, const struct fl_ps_sample *s, const struct fl_ps_frame *f,
-		    size_t *n)
+static int add_line(struct collapse *c, const struct fl_ps_sample *s, size_t at, size_t *n)
 {
+	const struct fl_ps_frame *f = &s->frames[at];
+	/* perf printed the functions inlined here already (DWARF call graphs): "(inlined)" leafward. */
+	bool perf_did_inline = at > 0 && str_eq(s->frames[at - 1].mod, "inlined") &&
+			       s->frames[at - 1].addr.len == f->addr.len &&
+			       !memcmp(s->frames[at - 1].addr.s, f->addr.s, f->addr.len);
 	bool perf_inlined = str_eq(f->mod, "inlined");
 	struct fl_ps_str rest = f->sym;
 	bool first = true;
@@ -262,7 +278,8 @@ static int add_line(struct collapse *c, const struct fl_ps_sample *s, const stru
 		rest.len -= part.len + 2;
 		rest.s = arrow + 2;
 	}
-	if (c->il && !perf_inlined && module_known(f->mod) && f->mod.s[0] == '/') {
+	if (c->il && !perf_inlined && !perf_did_inline && module_known(f->mod) &&
+	    f->mod.s[0] == '/') {
 		const char *names[INLINE_LOOKUP_MAX];
 		size_t nn = inline_lookup__find(c->il, f, names, INLINE_LOOKUP_MAX);
 
@@ -322,7 +339,7 @@ static int on_sample(const struct fl_ps_sample *s, void *ctx)
 	if (!err)
 		err = push_id(c, &n, id);
 	for (size_t i = s->nr_frames; !err && i > 0; i--)
-		err = add_line(c, s, &s->frames[i - 1], &n);
+		err = add_line(c, s, i - 1, &n);
 	if (err)
 		return err;
 	return fl_profile__add(c->p, c->ids, n, s->period ? s->period : 1);

@@ -457,10 +457,12 @@ int cmd_collapse(int argc, char **argv)
 		msg("out of memory");
 		goto out;
 	}
-	for (int i = 0; i < nfiles && !err; i++)
+	/* Each file's end ends its last line and sample: files never run into each other. */
+	for (int i = 0; i < nfiles && !err; i++) {
 		err = feed_fd(ps, fds[i], buf);
-	if (!err)
-		err = fl_perfscript__finish(ps);
+		if (!err)
+			err = fl_perfscript__finish(ps);
+	}
 	if (err) {
 		msg("cannot read the input: %s", strerror(-err));
 		goto out;

@@ -59,7 +59,10 @@ int fl_perfscript__new(fl_ps_sample_fn fn, void *ctx, struct fl_perfscript **ret
 void fl_perfscript__free(struct fl_perfscript *p);
 /* Parses len more bytes. Returns 0, -ENOMEM or the callback's non-zero return. */
 int fl_perfscript__feed(struct fl_perfscript *p, const char *buf, size_t len);
-/* The end of the text: the last line and sample. Returns as feed does. */
+/*
+ * The end of the text: the last line and sample. Feeding may go on after
+ * it (the next file). Returns as feed does.
+ */
 int fl_perfscript__finish(struct fl_perfscript *p);
 void fl_perfscript__stats(const struct fl_perfscript *p, struct fl_ps_stats *st);
 

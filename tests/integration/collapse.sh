@@ -95,6 +95,15 @@ cmp -s "$DATA/expected/js.default.folded" "$T/o.folded" ||
 	mismatch "collapse -o FILE js.txt" "$DATA/expected/js.default.folded" "$T/o.folded"
 [[ ! -s $T/out.out ]] || mismatch "collapse -o FILE: something on stdout" /dev/null "$T/out.out"
 
+# A file that ends without a newline does not run into the next one: its
+# last line and sample end with it.
+printf 'a 1/1 [000] 1.0: 1 cpu-clock:\n\t1 f (/m)' >"$T/n1.txt"
+printf 'b 2/2 [000] 2.0: 1 cpu-clock:\n\t2 g (/m)\n' >"$T/n2.txt"
+run_flamed noeol collapse "$T/n1.txt" "$T/n2.txt"
+expect_rc 0
+printf 'a;f 1\nb;g 1\n' >"$T/noeol.expected"
+cmp -s "$T/noeol.expected" "$T/noeol.out" || mismatch "a file without a final newline, then another" "$T/noeol.expected" "$T/noeol.out"
+
 # Lines at the length limit: one of exactly 1048576 bytes is read; a stack
 # line one byte longer is skipped with its record (a stack missing a frame
 # would name the wrong code), and the record's remaining line with it.

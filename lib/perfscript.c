@@ -77,7 +77,6 @@ bool fl_perfscript__parse_header(const char *l, size_t len, struct fl_ps_sample 
 {
 	size_t i, k, m, e, ts, q, ps;
 	bool found = false;
-	size_t after = 0;
 
 	memset(out, 0, sizeof(*out));
 	/* comm: up to the first blank run followed by PID[/TID] and a blank or the end. */
@@ -105,11 +104,15 @@ bool fl_perfscript__parse_header(const char *l, size_t len, struct fl_ps_sample 
 			continue;
 		out->comm = (struct fl_ps_str){l, i};
 		found = true;
-		after = m;
 	}
 	if (!found)
 		return false;
-	i = after; /* the event is looked for after the pid */
+	/*
+	 * The event is looked for after the comm, not after the pid: in a
+	 * header perf writes for a sample of an unknown thread (":-1 -1 [000]
+	 * 2.5: 1001001 cpu-clock:"), the first pid-shaped field is the period.
+	 */
+	i = out->comm.len;
 
 	/* "...: [PERIOD] EVENT:" at the end. */
 	for (e = len; e > i && is_blank(l[e - 1]); e--)
@@ -133,7 +136,7 @@ bool fl_perfscript__parse_header(const char *l, size_t len, struct fl_ps_sample 
 
 		while (c > i && is_blank(l[c - 1]))
 			c--;
-		if (c > i && l[c - 1] == ':') {
+		if (c > 0 && l[c - 1] == ':') {
 			for (size_t j = ps; j < q; j++)
 				period = period * 10 + (uint64_t)(l[j] - '0');
 			out->period = period;
@@ -141,7 +144,7 @@ bool fl_perfscript__parse_header(const char *l, size_t len, struct fl_ps_sample 
 			return true;
 		}
 	}
-	if (q > i && l[q - 1] == ':')
+	if (q > 0 && l[q - 1] == ':')
 		out->event = (struct fl_ps_str){l + ts, e - 1 - ts};
 	return true;
 }

@@ -64,6 +64,12 @@ static void test_headers(void **state)
 	assert_str(s.comm, "my");
 	assert_str(s.tid, "2");
 	assert_str(s.event, "task-clock");
+	/* A sample of an unknown thread: the period is the first pid-shaped field. */
+	header(":-1    -1 [000] 26666.279963:    1001001 cpu-clock:pppH: ", &s);
+	assert_str(s.comm, ":-1    -1 [000] 26666.279963:");
+	assert_str(s.tid, "1001001");
+	assert_str(s.event, "cpu-clock:pppH");
+	assert_int_equal(s.period, 1001001);
 	/* No pid: not a header. */
 	assert_false(fl_perfscript__parse_header("garbage line", 12, &s));
 	assert_false(fl_perfscript__parse_header("x", 1, &s));

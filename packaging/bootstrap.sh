@@ -76,6 +76,8 @@ debian | ubuntu)
 		REQUIRED+=(libxml2-utils chromium systemd groff-base man-db)
 		# The packages: dpkg-buildpackage and dh build the .deb, rpmbuild the .rpm.
 		REQUIRED+=(dpkg-dev debhelper rpm)
+		# strace shows that flamed runs no program (hostile.sh).
+		REQUIRED+=(strace)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
@@ -86,7 +88,7 @@ fedora)
 		elfutils-devel libunwind-devel libcmocka-devel xz-devel binutils-devel bpftool)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
-		REQUIRED+=(libxml2 chromium rpm-build systemd-rpm-macros)
+		REQUIRED+=(libxml2 chromium rpm-build systemd-rpm-macros strace)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }

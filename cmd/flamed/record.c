@@ -727,6 +727,10 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 			msg("perf maps (JIT): %llu maps, %llu entries", (unsigned long long)js.maps,
 			    (unsigned long long)js.entries);
 	}
+	if (fl_profile__nr_sanitized(p))
+		msg("%llu process or function names held ';' or control characters: replaced by "
+		    "':' and '?' so that they cannot split or forge a line",
+		    (unsigned long long)fl_profile__nr_sanitized(p));
 	if (fs->no_user_stack)
 		msg("%llu samples of user processes without a user stack",
 		    (unsigned long long)fs->no_user_stack);

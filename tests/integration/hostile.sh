@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What profiled programs control cannot escape into flamed's output, a shell
+# or a crash:
+#  - a process named "ev;il\nx 9\r" running a function whose ELF symbol is
+#    "evil;name\nforged;line 999\r" can neither split nor forge folded lines:
+#    every line is "STACK COUNT", the counts sum to the samples, the names
+#    are there with ':' and '?' in place, the summary counts them, the SVG
+#    is well-formed;
+#  - flamed runs no program (strace -f: no execve but its own) while it
+#    profiles binaries under paths like ";touch${IFS}FILE;" and "$(touch FILE)";
+#  - a library truncated while it runs (its process then dies of SIGBUS) is
+#    read without a SIGBUS in flamed.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root_and_perf
+
+EVIL=$T/evil
+cp "$FIXTURES/evil_names" "$EVIL"
+# The assembler keeps \n and \r of the quoted symbol as two bytes each: make
+# them the control bytes (same length, nothing moves).
+perl -0777 -pi -e 's/evil;name\\nforged;line 999\\r/evil;name\nnforged;line 999\rr/g' "$EVIL"
+grep -qaF "$(printf 'evil;name\nnforged')" "$EVIL" || fail "could not put a newline into the symbol of $EVIL"
+
+# --- names --------------------------------------------------------------------
+run_flamed names record -F 999 -o "$T/names.folded" -- "$EVIL" 1
+expect_rc 0
+samples=$(summary_samples "$T/names.err")
+# Lines: as many as newlines, each "STACK COUNT" with no control byte in it.
+bad=$(LC_ALL=C awk '!/^[^\001-\037\177]+ [0-9]+$/ { n++ } END { print n + 0 }' "$T/names.folded")
+[[ $bad -eq 0 ]] || fail "$bad lines of $T/names.folded are not 'STACK COUNT' without control bytes: $(cat -A "$T/names.folded" | head -5)"
+[[ $(tr -d -c '\r' <"$T/names.folded" | wc -c) -eq 0 ]] || fail "a carriage return reached $T/names.folded"
+sum=$(awk '{ s += $NF } END { print s + 0 }' "$T/names.folded")
+[[ $sum -eq $samples ]] || fail "the counts sum to $sum, the summary says $samples samples: a line was split or forged"
+hot=$(awk -v F='ev:il?x_9?;' 'index($0, F) == 1 && index($0, ";evil:name?nforged:line 999?r") { s += $NF } END { print s + 0 }' "$T/names.folded")
+note "names: $hot of $samples samples under ev:il?x_9?;...;evil:name?nforged:line 999?r"
+expect_between "$(percent "$hot" "$samples")" 80 100 "the share of samples named with the sanitized process and function names"
+grep -q "names held ';' or control characters" "$T/names.err" || fail "the summary does not count the names it had to change"
+run_flamed names_svg record -F 999 -o "$T/names.svg" -- "$EVIL" 0.5
+expect_rc 0
+if command -v xmllint >/dev/null; then
+	xmllint --noout "$T/names.svg" 2>"$T/xmllint.err" || fail "names.svg is not well-formed: $(head -n 3 "$T/xmllint.err")"
+fi
+[[ $(tr -d -c '\r' <"$T/names.svg" | wc -c) -eq 0 ]] || fail "a carriage return reached names.svg"
+grep -q 'evil:name?nforged:line 999?r' "$T/names.svg" || fail "names.svg does not name the function"
+
+# --- no program run, whatever the paths say ------------------------------------
+command -v strace >/dev/null || skip "strace is not installed (Debian: strace): names checked, the no-exec check not run"
+# The commands in the names are relative: flamed runs in $T, where they would land.
+# shellcheck disable=SC2016 # the $(...), `...` and ${IFS} are meant literally
+HOSTILE_DIR=$T/';touch${IFS}pwned1;'
+# shellcheck disable=SC2016
+HOSTILE_BIN=$HOSTILE_DIR/'$(touch pwned2)`touch pwned3`'
+mkdir -p "$HOSTILE_DIR"
+cp "$FIXTURES/short_burn" "$HOSTILE_BIN"
+"$HOSTILE_BIN" 3 >/dev/null &
+hostile_pid=$!
+BG_PIDS+=("$hostile_pid")
+LAST_ERR=$T/strace.err
+(cd "$T" && strace -f -qq -e trace=execve,execveat -o "$T/strace.out" \
+	"$FLAMED" record -a -d 2 -o "$T/hostile.folded" >"$T/strace.stdout" 2>"$LAST_ERR") ||
+	fail "flamed under strace failed"
+wait "$hostile_pid" || true
+execs=$(grep -cE 'execve(at)?\(' "$T/strace.out" || true)
+[[ $execs -eq 1 ]] || fail "flamed ran $((execs - 1)) program(s): $(grep -E 'execve(at)?\(' "$T/strace.out" | tail -n +2 | head -3)"
+for f in pwned1 pwned2 pwned3; do
+	[[ ! -e $T/$f ]] || fail "$T/$f exists: a path reached a shell"
+done
+grep -q 'short_hot' "$T/hostile.folded" || fail "the binary under a hostile path was not named: $(head -3 "$T/hostile.folded")"
+note "strace: one execve (flamed's own), no pwned file, short_hot named under the hostile path"
+
+# --- a library truncated while it runs -------------------------------------------
+# (A running executable cannot be written: ETXTBSY. Its libraries can.)
+mkdir "$T/trunc"
+cp "$FIXTURES/nofp_callback" "$FIXTURES/libnofp_cb.so" "$T/trunc/"
+"$T/trunc/nofp_callback" 4 >/dev/null 2>&1 &
+victim=$!
+BG_PIDS+=("$victim")
+wait_comm "$victim" nofp_callback
+"$FLAMED" record -p "$victim" -d 3 -o "$T/trunc.folded" >"$T/trunc.out" 2>"$T/trunc.err" &
+fpid=$!
+sleep 1
+truncate -s 4096 "$T/trunc/libnofp_cb.so"
+set +e
+wait "$fpid"
+rc=$?
+wait "$victim"
+vrc=$?
+set -e
+note "truncated library: flamed exit $rc, the profiled process exit $vrc (135: SIGBUS)"
+LAST_ERR=$T/trunc.err
+[[ $rc -eq 0 ]] || fail "flamed exited $rc after the profiled library was truncated"
+check_folded "$T/trunc.folded"
+pass "hostile names neither split nor forge lines; no program run for hostile paths; a truncated library read safely"

@@ -110,6 +110,23 @@ else
 	expect_stderr "unprivileged -a" perf_event_paranoid
 	expect_stderr "unprivileged -a" CAP_PERFMON
 	expect_no_file "unprivileged -a" "$T/u/x.folded"
+
+	# kernel.perf_event_paranoid=3 (Debian's "no perf events for users"): even
+	# the user's own command is refused, with the same way out.
+	if [[ -w /proc/sys/kernel/perf_event_paranoid ]]; then
+		restore_paranoid() { echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid; }
+		trap 'restore_paranoid; cleanup' EXIT
+		echo 3 >/proc/sys/kernel/perf_event_paranoid
+		run_cmd paranoid3 "${nobody[@]}" "$bin" record -o "$T/u/y.folded" -- /bin/true
+		restore_paranoid
+		expect_error "paranoid 3, own command" 1
+		expect_stderr "paranoid 3, own command" "kernel.perf_event_paranoid, now 3"
+		expect_stderr "paranoid 3, own command" CAP_PERFMON
+		expect_no_file "paranoid 3, own command" "$T/u/y.folded"
+		[[ $(grep -c '^flamed: ' "$LAST_ERR") -eq 1 ]] || fail "paranoid 3: more than one line on stderr: $(cat "$LAST_ERR")"
+	else
+		note "kernel.perf_event_paranoid is not writable: not testing paranoid 3"
+	fi
 fi
 
 pass "record errors: usage, exclusive options, no such PID, a thread id, bad frequency, bad path, no permission"

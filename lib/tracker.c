@@ -32,7 +32,7 @@
  * code, a plugin host) loses its oldest history past this, counted.
  */
 #define TR_MAX_HISTORY 4096
-/* Files held open at most (hold_files), and never more than half of RLIMIT_NOFILE. */
+/* Files held open at most (hold_files), and never more than a quarter of RLIMIT_NOFILE. */
 #define TR_MAX_HELD_FILES 4096
 
 /*
@@ -971,8 +971,9 @@ int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 	{
 		struct rlimit rl;
 
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 2 < t->max_files)
-			t->max_files = rl.rlim_cur / 2;
+		/* A quarter of the fds: the events, BPF and the files being read need the rest. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 4 < t->max_files)
+			t->max_files = rl.rlim_cur / 4;
 	}
 	if (o.nr_pids) {
 		t->pids = malloc(o.nr_pids * sizeof(*t->pids));

@@ -1103,7 +1103,8 @@ int cmd_daemon(int argc, char **argv)
 		msg("%s", err);
 		goto out;
 	}
-	raise_nofile();
+	if (check_nofile())
+		goto out;
 	signal(SIGPIPE, SIG_IGN);
 
 	sigemptyset(&mask);

@@ -814,9 +814,10 @@ static int record(struct record_args *a)
 
 	if (session_check_freq(a->freq) || check_pids(a))
 		return 1;
+	if (check_nofile())
+		return 1;
 	if (output_open(&out, a->output))
 		return 1;
-	raise_nofile();
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

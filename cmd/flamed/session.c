@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "flamed.h"
 #include "flamed/cleanup.h"
@@ -103,23 +104,54 @@ bool is_permission_error(int err)
 	return err == -EACCES || err == -EPERM;
 }
 
-void raise_nofile(void)
+/* Fds a session needs at least: events and rings per CPU, BPF, the loop, files being read. */
+static unsigned long nofile_needed(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	return 4ul * (unsigned long)(cpus > 0 ? cpus : 1) + 96;
+}
+
+int check_nofile(void)
 {
 	struct rlimit rl;
+	unsigned long need = nofile_needed();
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		/*
+		 * Short of fds, every open fails somewhere else: BPF, symbols,
+		 * kallsyms. A profile quietly missing those is worse than none.
+		 */
+		msg("RLIMIT_NOFILE is %llu (hard limit %llu) and flamed needs at least %lu here "
+		    "(%ld CPUs): raise it, e.g. ulimit -n %lu, or LimitNOFILE= for a service",
+		    (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, need,
+		    sysconf(_SC_NPROCESSORS_CONF), need);
+		return -EMFILE;
+	}
+	return 0;
 }
 
 /* One line on why opening what failed: the ways out of a refusal, else the error. */
 static void open_failed(const char *what, int err)
 {
-	if (is_permission_error(err))
+	struct rlimit rl;
+
+	if (is_permission_error(err)) {
 		permission_hint(what, err);
-	else
+	} else if ((err == -EMFILE || err == -ENFILE) && !getrlimit(RLIMIT_NOFILE, &rl)) {
+		msg("cannot open %s: too many open files (RLIMIT_NOFILE is %llu; raise it, e.g. "
+		    "ulimit -n %lu)",
+		    what, (unsigned long long)rl.rlim_cur, 2 * nofile_needed());
+	} else {
 		msg("cannot open %s: %s", what, strerror(-err));
+	}
 }
 
 /* The era of a sample, from the tracker (set up after the sampler, before sampling starts). */

@@ -74,8 +74,13 @@ struct session {
 
 /* A sampling frequency the kernel takes, or one line saying why not. Returns 0 or -EINVAL. */
 int session_check_freq(uint64_t freq);
-/* So that one perf event per CPU for each of three users fits. */
-void raise_nofile(void);
+/*
+ * Raises the soft RLIMIT_NOFILE to the hard one; when that is still less
+ * than a session needs, says so in one line (the limit, the number needed)
+ * and returns -EMFILE: every open would fail somewhere (BPF, symbols) and
+ * the profile would be quietly partial.
+ */
+int check_nofile(void);
 bool is_permission_error(int err);
 void permission_hint(const char *what, int err);
 int read_proc_int(const char *path, int *val);

@@ -258,6 +258,14 @@ static int end_sample(struct fl_perfscript *p)
 	return err;
 }
 
+/* Appends s at off of the frames' text (room made by the caller); an empty s may have no pointer. */
+static size_t copy_text(struct fl_perfscript *p, size_t off, struct fl_ps_str s)
+{
+	if (s.len)
+		memcpy(p->text + off, s.s, s.len);
+	return off + s.len;
+}
+
 static int add_frame(struct fl_perfscript *p, const char *l, size_t len)
 {
 	struct fl_ps_frame f;
@@ -288,16 +296,13 @@ static int add_frame(struct fl_perfscript *p, const char *l, size_t len)
 	pf = &p->pf[p->nr_frames++];
 	pf->addr = base;
 	pf->addr_len = f.addr.len;
-	memcpy(p->text + base, f.addr.s, f.addr.len);
-	base += f.addr.len;
+	base = copy_text(p, base, f.addr);
 	pf->sym = base;
 	pf->sym_len = f.sym.len;
-	memcpy(p->text + base, f.sym.s, f.sym.len);
-	base += f.sym.len;
+	base = copy_text(p, base, f.sym);
 	pf->mod = base;
 	pf->mod_len = f.mod.len;
-	memcpy(p->text + base, f.mod.s, f.mod.len);
-	p->text_len = base + f.mod.len;
+	p->text_len = copy_text(p, base, f.mod);
 	pf->offset = f.offset;
 	pf->has_offset = f.has_offset;
 	return 0;

@@ -168,10 +168,12 @@ static int unit_build(struct sunit *u, Dwarf_Die *cu)
 	Dwarf_Die stack[SRC_MAX_DEPTH];
 	uint32_t holder[SRC_MAX_DEPTH]; /* the function each level lies in */
 	int depth = 0, err = 0;
+	Dwarf_Off last;
 
 	if (dwarf_child(cu, &stack[0]) != 0)
 		return 0;
 	holder[0] = SRC_NONE;
+	last = dwarf_dieoffset(&stack[0]);
 	while (depth >= 0) {
 		Dwarf_Die *die = &stack[depth];
 		int tag = dwarf_tag(die);
@@ -190,10 +192,21 @@ static int unit_build(struct sunit *u, Dwarf_Die *cu)
 		if (depth + 1 < SRC_MAX_DEPTH && dwarf_haschildren(die) &&
 		    dwarf_child(die, &stack[depth + 1]) == 0) {
 			holder[++depth] = inner;
-			continue;
+		} else {
+			while (depth >= 0 && dwarf_siblingof(&stack[depth], &stack[depth]) != 0)
+				depth--;
+			if (depth < 0)
+				break;
 		}
-		while (depth >= 0 && dwarf_siblingof(&stack[depth], &stack[depth]) != 0)
-			depth--;
+		/*
+		 * A pre-order walk only moves forward in the unit. Malformed DWARF
+		 * (a DIE that claims children it has not) makes dwarf_child() give
+		 * a sibling, and the walk would see the same DIEs again at every
+		 * depth: exponential time. Such a unit is indexed as far as it went.
+		 */
+		if (dwarf_dieoffset(&stack[depth]) <= last)
+			break;
+		last = dwarf_dieoffset(&stack[depth]);
 	}
 	if (!u->nr_franges)
 		return 0;

@@ -89,15 +89,14 @@ int output_open(struct output *o, const char *path)
 		o->final_path = strdup(path);
 	if (!o->final_path || asprintf(&o->tmp_path, "%s.XXXXXX", o->final_path) < 0) {
 		o->tmp_path = NULL;
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto fail;
 	}
 	fd = mkostemp(o->tmp_path, O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 		msg("cannot write %s: %s (choose a writable path with -o)", path, strerror(-err));
-		free(o->tmp_path);
-		o->tmp_path = NULL;
-		return err;
+		goto fail;
 	}
 	/* mkostemp makes the file private; an output file gets the usual mode. */
 	mask = umask(0);
@@ -109,11 +108,18 @@ int output_open(struct output *o, const char *path)
 	if (!o->f) {
 		close(fd);
 		unlink(o->tmp_path);
-		free(o->tmp_path);
-		o->tmp_path = NULL;
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto fail;
 	}
 	return 0;
+
+fail:
+	/* A failed open leaves the caller nothing to release. */
+	free(o->tmp_path);
+	free(o->final_path);
+	o->tmp_path = NULL;
+	o->final_path = NULL;
+	return err;
 }
 
 void output_abort(struct output *o)

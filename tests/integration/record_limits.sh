@@ -31,14 +31,14 @@ note "RLIMIT_NOFILE 32: refused, needs $need"
 run_cmd nofile_need bash -c 'ulimit -n "$2" && exec "$0" record -a -d 2 -o "$1"' "$FLAMED" "$T/need.folded" "$need"
 expect_rc 0
 check_folded "$T/need.folded"
-# Nothing fell back or went missing for want of an fd: no warning, BPF used,
-# kernel and user frames named.
+# Nothing fell back or went missing for want of an fd: no warning (kallsyms
+# unreadable would be one), BPF used, user frames named, no kernel frame left
+# unnamed (a 2 s window may hold no kernel sample at all).
 ! grep -qiE 'warning|cannot|unavailable' "$LAST_ERR" || fail "RLIMIT_NOFILE $need: $(grep -iE 'warning|cannot|unavailable' "$LAST_ERR" | head -3)"
 grep -q 'bpf backend' "$LAST_ERR" || fail "RLIMIT_NOFILE $need: not the BPF backend: $(head -n 1 "$LAST_ERR")"
 grep -q "$CHAIN_A" "$T/need.folded" || fail "RLIMIT_NOFILE $need: chains is not named"
-grep -qE ';[a-z_]+_\[k\]' "$T/need.folded" || fail "RLIMIT_NOFILE $need: no kernel frame named"
 ! grep -q '\[kernel\]_\[k\]' "$T/need.folded" || fail "RLIMIT_NOFILE $need: kernel frames unnamed ([kernel])"
-note "RLIMIT_NOFILE $need: BPF, no warning, user and kernel frames named"
+note "RLIMIT_NOFILE $need: BPF, no warning, user frames named, no [kernel] frame"
 
 # A low soft limit is raised to the hard one.
 run_cmd nofile_soft bash -c 'ulimit -Sn 16 && exec "$0" record -a -d 1 -o "$1"' "$FLAMED" "$T/soft.folded"

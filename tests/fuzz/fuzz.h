@@ -67,18 +67,25 @@ static inline uint64_t fuzz_hash_str(uint64_t h, const char *s)
  * an fd or a path (/proc/self/fd/N). Returns the fd; the caller closes it.
  * Aborts when there is none: a harness that silently tests nothing is worse.
  */
-static inline int fuzz_memfd(const uint8_t *data, size_t size)
+/* Writes all of data to fd (aborts on failure). */
+static inline void fuzz_write_all(int fd, const uint8_t *data, size_t size)
 {
-	int fd = memfd_create("fuzz", MFD_CLOEXEC);
 	size_t done = 0;
 
-	FUZZ_CHECK(fd >= 0);
 	while (done < size) {
 		ssize_t n = write(fd, data + done, size - done);
 
 		FUZZ_CHECK(n > 0);
 		done += (size_t)n;
 	}
+}
+
+static inline int fuzz_memfd(const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("fuzz", MFD_CLOEXEC);
+
+	FUZZ_CHECK(fd >= 0);
+	fuzz_write_all(fd, data, size);
 	FUZZ_CHECK(lseek(fd, 0, SEEK_SET) == 0);
 	return fd;
 }

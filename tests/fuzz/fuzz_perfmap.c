@@ -51,15 +51,9 @@ static void make_root(void)
 static void put(const uint8_t *data, size_t size, int flags)
 {
 	int fd = open(map_path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
-	size_t done = 0;
 
 	FUZZ_CHECK(fd >= 0);
-	while (done < size) {
-		ssize_t n = write(fd, data + done, size - done);
-
-		FUZZ_CHECK(n > 0);
-		done += (size_t)n;
-	}
+	fuzz_write_all(fd, data, size);
 	close(fd);
 }
 

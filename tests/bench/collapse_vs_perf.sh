@@ -110,12 +110,7 @@ PYTHON=${PYTHON:-python3}
 REFERENCE=${REFERENCE:-$SRCDIR/tests/fixtures/perfscript/reference.py}
 PIN=(taskset -c "$PIN_CPU")
 
-if [[ -n $KEEP ]]; then
-	mkdir -p "$KEEP"
-	W=$(readlink -f "$KEEP")
-else
-	W=$(mktemp -d "${TMPDIR:-/tmp}/flamed-bench.XXXXXX")
-fi
+bench_workdir
 WL= # the workload's scratch directory
 WPID=
 cleanup() {

@@ -63,3 +63,15 @@ start_make_workload() {
 		workload "$1/build" </dev/null >/dev/null 2>&1 &
 	WPID=$!
 }
+
+# bench_workdir: sets W, the directory of a benchmark's files: KEEP (made if
+# missing, kept) or a new temporary one (the caller removes it when KEEP is empty).
+bench_workdir() {
+	if [[ -n ${KEEP:-} ]]; then
+		mkdir -p "$KEEP"
+		W=$(readlink -f "$KEEP")
+	else
+		# shellcheck disable=SC2034 # read by the scripts that source this one
+		W=$(mktemp -d "${TMPDIR:-/tmp}/flamed-bench.XXXXXX")
+	fi
+}

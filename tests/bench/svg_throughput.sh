@@ -83,13 +83,8 @@ if [[ -n ${PIN_CPU:-} ]]; then
 	PIN=(taskset -c "$PIN_CPU")
 fi
 
-if [[ -n $KEEP ]]; then
-	mkdir -p "$KEEP"
-	W=$(readlink -f "$KEEP")
-else
-	W=$(mktemp -d "${TMPDIR:-/tmp}/flamed-bench.XXXXXX")
-	trap 'rm -rf "$W"' EXIT
-fi
+bench_workdir
+[[ -n $KEEP ]] || trap 'rm -rf "$W"' EXIT
 
 # Does this flamed have `svg`? Asked with a two-line input, so that a
 # command that exists but fails is told apart from one not written yet.

@@ -161,6 +161,8 @@ int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx)
 		}
 
 		rc = fn(rec, ctx);
+		if (rc == FL_PERFBUF_LATER)
+			break;
 		tail += hdr.size;
 		if (n < INT_MAX)
 			n++;
@@ -394,8 +396,12 @@ static int consume_one(const struct perf_event_header *hdr, void *ctx)
 {
 	struct consume_ctx *c = ctx;
 
-	c->err = c->fn(hdr, c->ctx);
-	return c->err ? 1 : 0;
+	int rc = c->fn(hdr, c->ctx);
+
+	if (rc == FL_PERFBUF_LATER)
+		return rc;
+	c->err = rc;
+	return rc ? -ECANCELED : 0;
 }
 
 int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)

@@ -69,7 +69,8 @@ struct ring_sampler {
 	struct fl_stackagg *pending, *pending_prev;
 
 	struct fl_sampler_stats st;
-	uint64_t polls; /* ring_poll() calls so far */
+	uint64_t polls;	      /* ring_poll() calls so far */
+	uint64_t known_until; /* samples after this wait for the next poll (opts.known_until) */
 	uint64_t kips[FL_MAX_STACK_DEPTH], uips[FL_MAX_STACK_DEPTH];
 };
 
@@ -342,6 +343,8 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	nr = rec->nr;
 	if (nr > (hdr->size - sizeof(*rec)) / sizeof(uint64_t))
 		return 0; /* a chain longer than its record: not one of ours */
+	if (rec->time > r->known_until)
+		return FL_PERFBUF_LATER; /* its mappings may sit unread in the tracker's rings */
 	r->st.samples++;
 
 	/* With targets, the idle task is just another process not asked for (as in the BPF program). */
@@ -605,6 +608,7 @@ static int ring_poll(struct fl_sampler *s)
 	int ret, err;
 
 	r->polls++;
+	r->known_until = r->opts.known_until ? r->opts.known_until(r->opts.era_ctx) : UINT64_MAX;
 	ret = fl_cpu_events__consume(r->events, on_record, r);
 	/* A corrupt ring was reset and the others read: the pending samples can still be decided. */
 	if (ret < 0 && ret != -EBADMSG)

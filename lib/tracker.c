@@ -71,6 +71,12 @@ struct tfile {
 	bool used; /* fl_tracker__release_files(): mapped by a process tracked */
 };
 
+/* A record read and not applied yet: its time, the order it was read in, where its copy is. */
+struct tr_ord {
+	uint64_t time, seq;
+	size_t off;
+};
+
 struct fl_tracker {
 	int *pids; /* what to scan at start; NULL: all of /proc */
 	size_t nr_pids;
@@ -81,6 +87,16 @@ struct fl_tracker {
 	size_t max_procs;
 	void *ctx;
 	size_t max_files;
+	uint64_t known_until; /* see fl_tracker__known_until() */
+	/*
+	 * Records read from the rings and not applied yet (see
+	 * fl_tracker__poll()): copies in ord_buf, ordered through ord.
+	 */
+	unsigned char *ord_buf;
+	size_t ord_len, ord_cap;
+	struct tr_ord *ord;
+	size_t nr_ord, cap_ord;
+	uint64_t ord_seq;
 	struct tfile *files; /* open addressing, power-of-two capacity */
 	size_t nr_files, cap_files;
 
@@ -1015,6 +1031,8 @@ void fl_tracker__free(struct fl_tracker *t)
 	fl_u32map__fini(&t->proc_idx);
 	fl_strpool__free(t->paths);
 	free(t->pids);
+	free(t->ord_buf);
+	free(t->ord);
 	free(t);
 }
 
@@ -1060,9 +1078,122 @@ int fl_tracker__fd(const struct fl_tracker *t, size_t i)
 	return fl_cpu_events__fd(t->events, i);
 }
 
+/* A copy's room: records are read through their structs, so every copy starts 8-aligned. */
+static size_t ord_room(const struct perf_event_header *hdr)
+{
+	return ((size_t)hdr->size + 7) & ~(size_t)7;
+}
+
+/* Copies a record for later: fl_tracker__poll() applies them in time order. */
+static int collect(const struct perf_event_header *hdr, void *ctx)
+{
+	struct fl_tracker *t = ctx;
+	size_t room = ord_room(hdr);
+	struct tr_ord *o;
+
+	if (t->ord_len + room > t->ord_cap) {
+		size_t cap = t->ord_cap ? t->ord_cap : 16384;
+		unsigned char *b;
+
+		while (cap < t->ord_len + room)
+			cap *= 2;
+		b = realloc(t->ord_buf, cap);
+		if (!b)
+			return -ENOMEM;
+		t->ord_buf = b;
+		t->ord_cap = cap;
+	}
+	if (t->nr_ord == t->cap_ord) {
+		size_t cap = t->cap_ord ? 2 * t->cap_ord : 256;
+		struct tr_ord *n = realloc(t->ord, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->ord = n;
+		t->cap_ord = cap;
+	}
+	o = &t->ord[t->nr_ord++];
+	/* A record too short for its time goes first: on_record() skips it anyway. */
+	if (!rec_time(hdr, sizeof(*hdr), &o->time))
+		o->time = 0;
+	o->seq = t->ord_seq++;
+	o->off = t->ord_len;
+	memcpy(t->ord_buf + t->ord_len, hdr, hdr->size);
+	t->ord_len += room;
+	return 0;
+}
+
+static int ord_cmp(const void *a, const void *b)
+{
+	const struct tr_ord *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct tr_ord *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Every CPU has its ring, and a process's records land in the ring of the
+ * CPU it ran on: a parent's exec in one, its child's fork read first from
+ * another would hand the child the image the parent left. So records are
+ * applied in time order across rings, and only up to the moment the read
+ * began: later ones may still be on their way to other rings, and wait for
+ * the next read.
+ */
 int fl_tracker__poll(struct fl_tracker *t)
 {
-	return fl_cpu_events__consume(t->events, on_record, t);
+	/*
+	 * A mapping's record is in its ring before the mmap() or exec that made
+	 * it returns, so before any sample that can see it is taken.
+	 */
+	uint64_t now = fl_tracker__now();
+	int ret = fl_cpu_events__consume(t->events, collect, t), err;
+	size_t i, len = 0;
+
+	if (t->nr_ord > 1)
+		qsort(t->ord, t->nr_ord, sizeof(*t->ord), ord_cmp);
+	for (i = 0; i < t->nr_ord && t->ord[i].time <= now; i++) {
+		err = on_record((const void *)(t->ord_buf + t->ord[i].off), t);
+		/* A record that fails is dropped, as a ring read drops it; the rest still apply. */
+		if (err && !ret)
+			ret = err;
+	}
+	/*
+	 * The rest move to the front. Copies lie in the order they were read
+	 * (seq): moved in that order, none is overwritten before it moves.
+	 */
+	if (i && i < t->nr_ord)
+		memmove(t->ord, t->ord + i, (t->nr_ord - i) * sizeof(*t->ord));
+	t->nr_ord -= i;
+	if (t->nr_ord > 1)
+		qsort(t->ord, t->nr_ord, sizeof(*t->ord), seq_cmp);
+	for (size_t k = 0; k < t->nr_ord; k++) {
+		const struct perf_event_header *h = (const void *)(t->ord_buf + t->ord[k].off);
+		size_t room = ord_room(h);
+
+		memmove(t->ord_buf + len, h, h->size);
+		t->ord[k].off = len;
+		len += room;
+	}
+	t->ord_len = len;
+	/*
+	 * Even after an error: a record that failed, or was lost with a reset
+	 * ring, is never read again, and samples must not wait for it forever.
+	 */
+	t->known_until = now;
+	return ret < 0 ? ret : 0;
+}
+
+uint64_t fl_tracker__known_until(const struct fl_tracker *t)
+{
+	return t->known_until;
 }
 
 uint64_t fl_tracker__now(void)

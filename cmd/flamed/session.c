@@ -185,6 +185,14 @@ static bool left_at_exec(void *ctx, uint32_t pid, uint64_t ip, uint64_t time)
 	return s->tracker && fl_tracker__left_at_exec(s->tracker, pid, ip, time);
 }
 
+/* Samples after this time wait for the tracker's next read (the tracker is read first). */
+static uint64_t known_until(void *ctx)
+{
+	const struct session *s = ctx;
+
+	return s->tracker ? fl_tracker__known_until(s->tracker) : UINT64_MAX;
+}
+
 /* The unwinder's view of the mappings: the tracker's at the sample's time. */
 static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
 {
@@ -214,6 +222,7 @@ static int open_sampler(struct session *s)
 		.unwinder = s->unwinder,
 		.era = era_of,
 		.left_at_exec = left_at_exec,
+		.known_until = known_until,
 		.era_ctx = s,
 		.snapshots = o->snapshots,
 	};

@@ -26,8 +26,10 @@ void fl_perfbuf__free(struct fl_perfbuf *b);
  * call only. Records with a size below sizeof(*hdr) or above the ring are
  * treated as corruption: the ring is reset and -EBADMSG returned. A non-zero
  * return from fn stops early (the rest stays for the next call) and is
- * returned; otherwise the number of records consumed.
+ * returned; otherwise the number of records consumed. FL_PERFBUF_LATER
+ * stops before the record: it stays too, and is the next call's first.
  */
+#define FL_PERFBUF_LATER 1
 typedef int (*fl_perfbuf_fn)(const struct perf_event_header *hdr, void *ctx);
 int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx);
 
@@ -86,8 +88,9 @@ int fl_cpu_events__disown(struct fl_cpu_events *ev, size_t i);
 int fl_cpu_events__ioctl(const struct fl_cpu_events *ev, unsigned long req);
 /*
  * fl_perfbuf__consume() on every ring, in CPU order. fn returns 0 to go on,
- * or a negative errno to stop: that is returned at once, and the record
- * that failed is not read again. A corrupt ring is reset and the others are
+ * FL_PERFBUF_LATER to leave the rest of this ring (from that record on) for
+ * the next call and go on with the next ring, or a negative errno to stop:
+ * that is returned at once, and the record that failed is not read again. A corrupt ring is reset and the others are
  * still read; -EBADMSG is returned then. Otherwise 0. -EINVAL without rings.
  */
 int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx);

@@ -65,7 +65,16 @@ struct fl_sampler_opts {
 	 * unwound, and not counted as a failed unwinding.
 	 */
 	bool (*left_at_exec)(void *ctx, uint32_t pid, uint64_t ip, uint64_t time);
-	void *era_ctx; /* for both */
+	/*
+	 * The time up to which the mappings and execs era, left_at_exec and the
+	 * unwinder see are complete (fl_tracker__known_until() fits; NULL: all
+	 * of them, always). The ring backend leaves a ring's later samples in
+	 * the ring for the next poll: the CPU that ran an mmap() or exec may
+	 * not be the one that sampled the new code, and the tracker reads its
+	 * rings before the sampler's.
+	 */
+	uint64_t (*known_until)(void *ctx);
+	void *era_ctx; /* for all three */
 	/*
 	 * fl_sampler__snapshot() will be called (the daemon). The BPF backend
 	 * then keeps two sets of maps, twice the kernel memory: one counts

@@ -122,6 +122,12 @@ int fl_tracker__fd(const struct fl_tracker *t, size_t i);
 
 /* Reads every pending record from every ring. Returns 0 or -errno. */
 int fl_tracker__poll(struct fl_tracker *t);
+/*
+ * The time (fl_tracker__now()) at which the last fl_tracker__poll() began:
+ * every mapping made before it is known (unless that poll failed), later
+ * ones may not be. 0 before the first poll.
+ */
+uint64_t fl_tracker__known_until(const struct fl_tracker *t);
 
 /* CLOCK_MONOTONIC in ns, the clock of the records and of fl_tracker__find_at(). */
 uint64_t fl_tracker__now(void);

@@ -135,7 +135,8 @@ static uint64_t fake_ring_record(struct fake_ring *r, uint64_t pos, uint16_t siz
 
 struct collect {
 	int n;
-	int stop_at; /* return 7 on this record (1-based), 0 never */
+	int stop_at;  /* return 7 on this record (1-based), 0 never */
+	int later_at; /* return FL_PERFBUF_LATER on this record (1-based), 0 never */
 	uint16_t sizes[64];
 	unsigned char first[64];
 	int bad_content;
@@ -157,6 +158,10 @@ static int collect_fn(const struct perf_event_header *hdr, void *ctx)
 	c->n++;
 	if (c->stop_at && c->n == c->stop_at)
 		return 7;
+	if (c->later_at && c->n == c->later_at) {
+		c->later_at = 0;
+		return FL_PERFBUF_LATER;
+	}
 	return 0;
 }
 
@@ -226,6 +231,33 @@ static void test_fake_stop_early(void **state)
 	c.stop_at = 0;
 	assert_int_equal(fl_perfbuf__consume(b, collect_fn, &c), 3);
 	assert_int_equal(c.n, 5);
+	assert_int_equal(r.meta->data_tail, pos);
+	fl_perfbuf__free(b);
+	fake_ring_fini(&r);
+}
+
+/* FL_PERFBUF_LATER: the record stays, and comes first next time. */
+static void test_fake_later(void **state)
+{
+	struct fake_ring r;
+	struct fl_perfbuf *b = NULL;
+	struct collect c = {.later_at = 3};
+	uint64_t pos = 0;
+
+	(void)state;
+	fake_ring_init(&r, 2);
+	for (int i = 0; i < 5; i++)
+		pos = fake_ring_record(&r, pos, 24, (unsigned char)(10 * i));
+	r.meta->data_head = pos;
+
+	assert_int_equal(fl_perfbuf__new(r.fd, 2, &b), 0);
+	assert_int_equal(fl_perfbuf__consume(b, collect_fn, &c), 2);
+	assert_int_equal(r.meta->data_tail, 48);
+	assert_int_equal(fl_perfbuf__consume(b, collect_fn, &c), 3);
+	assert_int_equal(c.n, 6); /* the third record seen twice */
+	assert_int_equal(c.first[2], c.first[3]);
+	assert_int_equal(c.first[3], (unsigned char)(20 + 8));
+	assert_int_equal(c.first[5], (unsigned char)(40 + 8));
 	assert_int_equal(r.meta->data_tail, pos);
 	fl_perfbuf__free(b);
 	fake_ring_fini(&r);
@@ -533,11 +565,12 @@ static void test_cpu_events(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpu_list_good),	   cmocka_unit_test(test_cpu_list_bad),
-		cmocka_unit_test(test_online_cpus),	   cmocka_unit_test(test_new_args),
-		cmocka_unit_test(test_fake_wrap),	   cmocka_unit_test(test_fake_stop_early),
-		cmocka_unit_test(test_fake_corrupt),	   cmocka_unit_test(test_real_wraparound),
-		cmocka_unit_test(test_real_overflow_lost), cmocka_unit_test(test_cpu_events),
+		cmocka_unit_test(test_cpu_list_good),	cmocka_unit_test(test_cpu_list_bad),
+		cmocka_unit_test(test_online_cpus),	cmocka_unit_test(test_new_args),
+		cmocka_unit_test(test_fake_wrap),	cmocka_unit_test(test_fake_stop_early),
+		cmocka_unit_test(test_fake_later),	cmocka_unit_test(test_fake_corrupt),
+		cmocka_unit_test(test_real_wraparound), cmocka_unit_test(test_real_overflow_lost),
+		cmocka_unit_test(test_cpu_events),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

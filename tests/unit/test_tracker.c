@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <link.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -320,6 +321,80 @@ static void test_exec(void **state)
 	fl_tracker__free(t);
 }
 
+/*
+ * A process execs on CPU 1, moves to CPU 0 and forks there: the exec's
+ * records are in ring 1, the fork's in ring 0, read first. Read in one
+ * go, the child must still get the image its parent exec'd, not the one
+ * it left (the records are applied in time order, not ring by ring).
+ */
+static void test_exec_then_fork_across_rings(void **state)
+{
+	int self = getpid();
+	struct fl_tracker *t;
+	const struct fl_tmap *m;
+	char prog[PATH_MAX], line[128];
+	int go[2], out[2], status;
+	unsigned long long addr;
+	pid_t parent;
+	int child;
+	FILE *f;
+
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("# one CPU online: no second ring\n");
+		skip();
+	}
+	snprintf(prog, sizeof(prog), "%s/fork_on_cpu", FIXTURE_DIR);
+	t = start_tracker(&self, 1);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	parent = fork();
+	assert_true(parent >= 0);
+	if (parent == 0) {
+		cpu_set_t set;
+		char c;
+
+		CPU_ZERO(&set);
+		CPU_SET(1, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) < 0)
+			_exit(126);
+		while (sched_getcpu() != 1)
+			sched_yield();
+		close(go[1]);
+		if (read(go[0], &c, 1) < 0) /* until the test closes it */
+			_exit(126);
+		dup2(go[0], 0);
+		dup2(out[1], 1);
+		execl(prog, "fork_on_cpu", "0", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	close(out[1]);
+	/* The tracker has seen the fork, and is not read again until both rings hold their records. */
+	assert_int_equal(fl_tracker__poll(t), 0);
+	close(go[1]);
+	f = fdopen(out[0], "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_int_equal(sscanf(line, "%d %llx", &child, &addr), 2);
+	assert_int_equal(fl_tracker__poll(t), 0);
+
+	m = fl_tracker__find(t, (uint32_t)parent, addr);
+	assert_non_null(m);
+	assert_string_equal(m->path, prog);
+	m = fl_tracker__find(t, (uint32_t)child, addr);
+	if (!m)
+		fail_msg("the child of an exec'd process has no mapping at its main (0x%llx)",
+			 addr);
+	assert_string_equal(m->path, prog);
+
+	kill(child, SIGKILL);
+	kill(parent, SIGKILL);
+	assert_int_equal(waitpid(parent, &status, 0), parent);
+	fclose(f);
+	fl_tracker__free(t);
+}
+
 /* Some kernel thread other than kthreadd, from /proc. */
 static int some_kthread(void)
 {
@@ -405,6 +480,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fork_dlopen_exit),
 		cmocka_unit_test(test_exec),
+		cmocka_unit_test(test_exec_then_fork_across_rings),
 		cmocka_unit_test(test_scan_all_kthreads),
 		cmocka_unit_test(test_missing_pid),
 	};

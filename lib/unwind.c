@@ -5,6 +5,7 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <link.h>
 #include <stdio.h>
@@ -29,6 +30,9 @@ struct uw_seg {
 	uint64_t offset, vaddr, filesz;
 };
 
+/* Code sections remembered per file; binaries have about five. */
+#define UW_MAX_CODE_SECTIONS 16
+
 struct uw_file {
 	uint32_t dev_major, dev_minor;
 	uint64_t ino;
@@ -43,6 +47,9 @@ struct uw_file {
 	struct uw_seg *segs;
 	size_t nr_segs;
 	uint64_t entry; /* e_entry: where the program (or ld.so) starts */
+	/* Where the code sections start (.init, .plt, .text, .fini...): function entries. */
+	uint64_t code_starts[UW_MAX_CODE_SECTIONS];
+	size_t nr_code_starts;
 };
 
 struct fl_unwinder {
@@ -152,8 +159,25 @@ static int file_setup(struct uw_file *f)
 		f->segs[f->nr_segs++] = (struct uw_seg){
 			.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz};
 	}
+	for (Elf_Scn *scn = NULL;
+	     (scn = elf_nextscn(f->elf, scn)) && f->nr_code_starts < UW_MAX_CODE_SECTIONS;) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR) &&
+		    sh.sh_size)
+			f->code_starts[f->nr_code_starts++] = sh.sh_addr;
+	}
 	f->eh = dwarf_getcfi_elf(f->elf);
 	return 0;
+}
+
+static bool is_code_start(const struct uw_file *f, uint64_t vaddr)
+{
+	for (size_t i = 0; i < f->nr_code_starts; i++)
+		if (f->code_starts[i] == vaddr)
+			return true;
+	return false;
 }
 
 static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
@@ -515,6 +539,28 @@ static bool eval(struct uw_state *st, const Dwarf_Op *ops, size_t nops, uint64_t
 
 /* --- the walk --------------------------------------------------------------------- */
 
+/*
+ * The leaf frame at the first instruction of a function: nothing is pushed
+ * yet, so the return address is at the stack pointer and every other
+ * register still holds the caller's value. Returns as step() does.
+ */
+static int step_at_entry(struct uw_state *st)
+{
+#if defined(__x86_64__)
+	uint64_t sp = st->regs[FL_UNWIND_REG_SP], ra;
+
+	if (!(st->valid & (1u << FL_UNWIND_REG_SP)) || !read_word(st, sp, &ra))
+		return -1;
+	st->regs[FL_UNWIND_REG_SP] = sp + 8;
+	st->regs[FL_UNWIND_REG_IP] = ra;
+	st->valid |= 1u << FL_UNWIND_REG_IP;
+	return ra ? 1 : 0;
+#else
+	(void)st;
+	return -1;
+#endif
+}
+
 /* The size of the program-entry code (_start, RTLD_START) that may lack CFI. */
 #define ENTRY_CODE 0x80
 
@@ -536,11 +582,17 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 	int ra, ret = -1;
 
 	tm = u->opts.find_map(u->opts.ctx, st->s->pid, lookup, st->s->time);
-	if (!tm)
+	if (!tm) {
+		fl_pr_debug("unwind: pid %d: no mapping at 0x%" PRIx64 "\n", st->s->pid, lookup);
 		return -1;
+	}
 	f = file_get(u, tm, st->s->pid);
-	if (!f || f->bad || !file_vaddr(f, lookup - tm->start + tm->pgoff, &vaddr))
+	if (!f || f->bad || !file_vaddr(f, lookup - tm->start + tm->pgoff, &vaddr)) {
+		fl_pr_debug("unwind: pid %d: 0x%" PRIx64 " in %s+0x%" PRIx64 ": %s\n", st->s->pid,
+			    lookup, tm->path, lookup - tm->start + tm->pgoff,
+			    !f || f->bad ? "file unreadable" : "not in a loaded segment");
 		return -1;
+	}
 	frame = file_frame(f, vaddr);
 	if (!frame) {
 		/*
@@ -548,7 +600,18 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 		 * CFI; a return address a few bytes into it is the thread's first
 		 * frame, not a failure.
 		 */
-		return f->entry && vaddr >= f->entry && vaddr - f->entry < ENTRY_CODE ? 0 : -1;
+		if (f->entry && vaddr >= f->entry && vaddr - f->entry < ENTRY_CODE)
+			return 0;
+		/*
+		 * _init and _fini (crti.o's, the first bytes of .init and .fini) have
+		 * no CFI; a process starting or ending is often sampled on their
+		 * first instruction, in the page fault that brings it in.
+		 */
+		if (exact_pc && is_code_start(f, vaddr))
+			return step_at_entry(st);
+		fl_pr_debug("unwind: pid %d: no CFI for %s:0x%" PRIx64 "\n", st->s->pid, tm->path,
+			    vaddr);
+		return -1;
 	}
 	ra = dwarf_frame_info(frame, NULL, NULL, NULL);
 	if (ra < 0 || ra >= FL_UNWIND_NR_REGS)

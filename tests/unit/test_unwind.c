@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <gelf.h>
+#include <libelf.h>
 
 #include "flamed/elfsyms.h"
 #include "flamed/perfbuf.h"
@@ -308,26 +311,29 @@ static void test_through_library(void **state)
  * the binary it was taken of (nofp_chain.elf, debug info stripped): the
  * unwinder must find the same frames on any machine, whatever the compiler.
  */
-static void test_recorded_sample(void **state)
-{
-	static const char *const want[] = {"nofp_burn", "nofp_8", "nofp_7", "nofp_6", "nofp_5",
-					   "nofp_4",	"nofp_3", "nofp_2", "nofp_1", "main"};
-	struct capture *c = calloc(1, sizeof(*c));
-	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map, .ctx = c};
-	struct fl_unwinder *u = NULL;
-	struct fl_elfsyms *syms = NULL;
-	struct fl_unwind_sample s = {.pid = 1};
-	enum fl_unwind_outcome out;
-	unsigned long long start, end, pgoff;
+struct recorded {
+	struct capture *c;
+	struct fl_unwinder *u;
+	struct fl_elfsyms *syms;
+	struct fl_unwind_sample s;
 	unsigned char *stack;
+	uint64_t start, pgoff;
+};
+
+static void recorded_load(struct recorded *r)
+{
+	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map};
+	unsigned long long start, end, pgoff;
 	char line[256], elf[PATH_MAX];
-	uint64_t ips[64], vaddr;
-	size_t size, n;
 	struct stat st;
+	size_t size;
 	FILE *f;
 
-	(void)state;
-	assert_non_null(c);
+	memset(r, 0, sizeof(*r));
+	r->c = calloc(1, sizeof(*r->c));
+	assert_non_null(r->c);
+	o.ctx = r->c;
+	r->s.pid = 1;
 	snprintf(elf, sizeof(elf), "%s/data/nofp_chain.elf", FIXTURE_SRC_DIR);
 	assert_int_equal(stat(elf, &st), 0);
 	f = fopen(FIXTURE_SRC_DIR "/data/nofp_chain.sample", "r");
@@ -340,50 +346,130 @@ static void test_recorded_sample(void **state)
 		char *p = line + 4;
 
 		for (int i = 0; i < FL_UNWIND_NR_REGS; i++)
-			s.regs[i] = strtoull(p, &p, 16);
+			r->s.regs[i] = strtoull(p, &p, 16);
 	}
 	assert_int_equal(fscanf(f, "stack %zu\n", &size), 1);
-	stack = malloc(size);
-	assert_non_null(stack);
+	/* 8 bytes of room below the copy, for a test to push a return address. */
+	r->stack = malloc(size + 8);
+	assert_non_null(r->stack);
 	for (size_t i = 0; i < size; i++) {
 		unsigned b;
 
 		assert_int_equal(fscanf(f, " %2x", &b), 1);
-		stack[i] = (unsigned char)b;
+		r->stack[8 + i] = (unsigned char)b;
 	}
 	fclose(f);
-	s.stack = stack;
-	s.stack_size = size;
+	r->s.stack = r->stack + 8;
+	r->s.stack_size = size;
+	r->start = start;
+	r->pgoff = pgoff;
 	/* The checked-in file stands for the mapped one: its own device and inode. */
-	snprintf(c->paths[0], sizeof(c->paths[0]), "%s", elf);
-	c->maps[0] = (struct fl_tmap){.start = start,
-				      .end = end,
-				      .pgoff = pgoff,
-				      .dev_major = major(st.st_dev),
-				      .dev_minor = minor(st.st_dev),
-				      .ino = st.st_ino,
-				      .path = c->paths[0]};
-	c->nr_maps = 1;
-	assert_int_equal(fl_unwinder__new(&o, &u), 0);
-	assert_int_equal(fl_elfsyms__open(elf, &syms), 0);
-	n = fl_unwinder__unwind(u, &s, ips, 64, &out);
+	snprintf(r->c->paths[0], sizeof(r->c->paths[0]), "%s", elf);
+	r->c->maps[0] = (struct fl_tmap){.start = start,
+					 .end = end,
+					 .pgoff = pgoff,
+					 .dev_major = major(st.st_dev),
+					 .dev_minor = minor(st.st_dev),
+					 .ino = st.st_ino,
+					 .path = r->c->paths[0]};
+	r->c->nr_maps = 1;
+	assert_int_equal(fl_unwinder__new(&o, &r->u), 0);
+	assert_int_equal(fl_elfsyms__open(elf, &r->syms), 0);
+}
+
+static void recorded_free(struct recorded *r)
+{
+	fl_elfsyms__free(r->syms);
+	fl_unwinder__free(r->u);
+	free(r->stack);
+	free(r->c);
+}
+
+/* The name of the function at ips[i] (a return address unless i is the leaf). */
+static const char *recorded_name(const struct recorded *r, const uint64_t *ips, size_t i, bool leaf)
+{
+	const struct fl_elfsym *sym;
+	uint64_t vaddr;
+
+	assert_int_equal(
+		fl_elfsyms__offset_to_vaddr(
+			r->syms, (leaf ? ips[i] : ips[i] - 1) - r->start + r->pgoff, &vaddr),
+		0);
+	sym = fl_elfsyms__find(r->syms, vaddr);
+	assert_non_null(sym);
+	return sym->name;
+}
+
+static const char *const recorded_chain[] = {"nofp_burn", "nofp_8", "nofp_7", "nofp_6", "nofp_5",
+					     "nofp_4",	  "nofp_3", "nofp_2", "nofp_1", "main"};
+
+static void test_recorded_sample(void **state)
+{
+	struct recorded r;
+	enum fl_unwind_outcome out;
+	uint64_t ips[64];
+	size_t n;
+
+	(void)state;
+	recorded_load(&r);
+	n = fl_unwinder__unwind(r.u, &r.s, ips, 64, &out);
 	/* The chain, then main's return address into libc, which this fixture does not map. */
 	assert_int_equal(n, 11);
 	assert_int_equal(out, FL_UNWIND_FAILED);
-	for (size_t i = 0; i < 10; i++) {
-		const struct fl_elfsym *sym;
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(recorded_name(&r, ips, i, i == 0), recorded_chain[i]);
+	recorded_free(&r);
+}
 
-		assert_int_equal(fl_elfsyms__offset_to_vaddr(
-					 syms, (i ? ips[i] - 1 : ips[i]) - start + pgoff, &vaddr),
-				 0);
-		sym = fl_elfsyms__find(syms, vaddr);
-		assert_non_null(sym);
-		assert_string_equal(sym->name, want[i]);
+/*
+ * _fini has no CFI (crti.o is assembly). The same sample as if nofp_burn
+ * had just called it: the leaf is .fini's first byte, the return address
+ * on top of the stack. The unwinder must step from it into the chain.
+ */
+static void test_leaf_at_code_start(void **state)
+{
+	struct recorded r;
+	enum fl_unwind_outcome out;
+	uint64_t ips[64], ra, fini = 0;
+	size_t n, nsec;
+	Elf *elf;
+	int fd;
+
+	(void)state;
+	recorded_load(&r);
+	fd = open(r.c->paths[0], O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &nsec), 0);
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		name = elf_strptr(elf, nsec, sh.sh_name);
+		if (name && !strcmp(name, ".fini"))
+			fini = sh.sh_addr;
 	}
-	fl_elfsyms__free(syms);
-	fl_unwinder__free(u);
-	free(stack);
-	free(c);
+	elf_end(elf);
+	close(fd);
+	assert_true(fini != 0);
+
+	/* A call: the return address (just past nofp_burn's pc) pushed, the pc at _fini. */
+	ra = r.s.regs[FL_UNWIND_REG_IP] + 1;
+	memcpy(r.stack, &ra, 8);
+	r.s.stack = r.stack;
+	r.s.stack_size += 8;
+	r.s.regs[FL_UNWIND_REG_SP] -= 8;
+	r.s.regs[FL_UNWIND_REG_IP] = fini - r.pgoff + r.start; /* text segment: vaddr == offset */
+	n = fl_unwinder__unwind(r.u, &r.s, ips, 64, &out);
+	assert_int_equal(n, 12);
+	assert_int_equal(out, FL_UNWIND_FAILED); /* main's caller, in libc, is not mapped */
+	assert_int_equal(ips[1], ra);
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(recorded_name(&r, ips, i + 1, false), recorded_chain[i]);
+	recorded_free(&r);
 }
 
 static void test_regs_mapping(void **state)
@@ -415,7 +501,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_regs_mapping),	cmocka_unit_test(test_recorded_sample),
 		cmocka_unit_test(test_chains),		cmocka_unit_test(test_no_frame_pointers),
-		cmocka_unit_test(test_through_library),
+		cmocka_unit_test(test_through_library), cmocka_unit_test(test_leaf_at_code_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

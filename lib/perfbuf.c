@@ -286,7 +286,13 @@ struct fl_cpu_events {
 	int *fds;		  /* -1 where not open */
 	bool *disowned;		  /* closed by someone else */
 	struct fl_perfbuf **bufs; /* NULL without rings */
+	/* For fl_cpu_events__reopen(): what they were opened with. */
+	struct perf_event_attr attr;
+	size_t ring_pages;
+	uint64_t *enabled; /* time enabled at the last fl_cpu_events__stalled(); NO_TIME: none */
 };
+
+#define NO_TIME UINT64_MAX
 
 void fl_cpu_events__free(struct fl_cpu_events *ev)
 {
@@ -300,6 +306,7 @@ void fl_cpu_events__free(struct fl_cpu_events *ev)
 			close(ev->fds[i]);
 	}
 	free(ev->disowned);
+	free(ev->enabled);
 	free(ev->bufs);
 	free(ev->fds);
 	free(ev->cpus);
@@ -332,10 +339,19 @@ int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages, struct 
 	ev->nr = (size_t)n;
 	ev->fds = malloc(ev->nr * sizeof(*ev->fds));
 	ev->disowned = calloc(ev->nr, sizeof(*ev->disowned));
-	if (!ev->fds || !ev->disowned)
+	ev->enabled = malloc(ev->nr * sizeof(*ev->enabled));
+	if (!ev->fds || !ev->disowned || !ev->enabled)
 		return -ENOMEM;
-	for (size_t i = 0; i < ev->nr; i++)
+	for (size_t i = 0; i < ev->nr; i++) {
 		ev->fds[i] = -1;
+		ev->enabled[i] = NO_TIME;
+	}
+	/* The time enabled, read back, tells a live event from one its CPU's hotplug killed. */
+	ev->attr = *attr;
+	if (!ev->attr.read_format)
+		ev->attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED;
+	ev->ring_pages = ring_pages;
+	attr = &ev->attr;
 	if (ring_pages) {
 		ev->bufs = calloc(ev->nr, sizeof(*ev->bufs));
 		if (!ev->bufs)
@@ -375,14 +391,79 @@ int fl_cpu_events__fd(const struct fl_cpu_events *ev, size_t i)
 	return i < ev->nr ? ev->fds[i] : -EINVAL;
 }
 
+int fl_cpu_events__cpu(const struct fl_cpu_events *ev, size_t i)
+{
+	return i < ev->nr ? ev->cpus[i] : -EINVAL;
+}
+
 int fl_cpu_events__ioctl(const struct fl_cpu_events *ev, unsigned long req)
 {
 	int err = 0;
 
-	for (size_t i = 0; i < ev->nr; i++)
-		if (ioctl(ev->fds[i], req, 0) < 0 && !err)
+	for (size_t i = 0; i < ev->nr; i++) {
+		if (ev->fds[i] >= 0 && ioctl(ev->fds[i], req, 0) < 0 && !err)
 			err = -errno;
+		/* Enabled or disabled on purpose: no hotplug to see in the time until the next reading. */
+		ev->enabled[i] = NO_TIME;
+	}
 	return err;
+}
+
+int fl_cpu_events__stalled(struct fl_cpu_events *ev, size_t i)
+{
+	uint64_t v[2];
+	ssize_t n;
+	bool stalled;
+
+	if (i >= ev->nr)
+		return -EINVAL;
+	if (ev->fds[i] < 0)
+		return 1; /* closed (fl_cpu_events__gone()): as good as dead */
+	if (ev->attr.read_format != PERF_FORMAT_TOTAL_TIME_ENABLED)
+		return -EOPNOTSUPP;
+	n = read(ev->fds[i], v, sizeof(v));
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(v))
+		return -EIO;
+	stalled = ev->enabled[i] != NO_TIME && v[1] == ev->enabled[i];
+	ev->enabled[i] = v[1];
+	return stalled;
+}
+
+int fl_cpu_events__gone(struct fl_cpu_events *ev, size_t i)
+{
+	if (i >= ev->nr || !ev->disowned[i])
+		return -EINVAL;
+	ev->fds[i] = -1;
+	return 0;
+}
+
+int fl_cpu_events__reopen(struct fl_cpu_events *ev, size_t i)
+{
+	struct fl_perfbuf *b = NULL;
+	int fd, err;
+
+	if (i >= ev->nr)
+		return -EINVAL;
+	fd = fl_perf_event_open(&ev->attr, -1, ev->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	if (ev->ring_pages) {
+		err = fl_perfbuf__new(fd, ev->ring_pages, &b);
+		if (err) {
+			close(fd);
+			return err;
+		}
+		fl_perfbuf__free(ev->bufs[i]);
+		ev->bufs[i] = b;
+	}
+	if (ev->fds[i] >= 0 && !ev->disowned[i])
+		close(ev->fds[i]);
+	ev->fds[i] = fd;
+	ev->disowned[i] = false;
+	ev->enabled[i] = NO_TIME;
+	return 0;
 }
 
 /* Carries fn's error past fl_perfbuf__consume(), whose return may also count records. */

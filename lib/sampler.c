@@ -61,6 +61,11 @@ int fl_sampler__poll(struct fl_sampler *s)
 	return s->ops->poll(s);
 }
 
+int fl_sampler__revive(struct fl_sampler *s, int *cpus, size_t max)
+{
+	return s->ops->revive ? s->ops->revive(s, cpus, max) : 0;
+}
+
 int fl_sampler__drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
 {
 	return s->ops->drain(s, fn, ctx);

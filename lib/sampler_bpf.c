@@ -294,6 +294,52 @@ static int bpf_start(struct fl_sampler *base)
 	return 0;
 }
 
+/* Each event of the CPUs back from offline opened again, and the program attached to it. */
+static int bpf_revive(struct fl_sampler *base, int *cpus, size_t max)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	size_t n = 0;
+	int err = 0;
+
+	if (!s->started)
+		return 0;
+	for (size_t i = 0; i < fl_cpu_events__nr(s->events); i++) {
+		int rc = fl_cpu_events__stalled(s->events, i);
+
+		if (rc <= 0) {
+			if (rc < 0 && !err)
+				err = rc;
+			continue;
+		}
+		/* The old link closes the old event; until the new one is attached, CPU i is not sampled. */
+		if (s->links[i]) {
+			bpf_link__destroy(s->links[i]);
+			s->links[i] = NULL;
+			fl_cpu_events__gone(s->events, i);
+		}
+		rc = fl_cpu_events__reopen(s->events, i);
+		if (rc == -ENODEV)
+			continue; /* still offline: tried again next time */
+		if (!rc) {
+			s->links[i] = bpf_program__attach_perf_event(
+				s->skel->progs.on_sample, fl_cpu_events__fd(s->events, i));
+			if (s->links[i])
+				fl_cpu_events__disown(s->events, i);
+			else
+				rc = -errno ?: -EINVAL;
+		}
+		if (rc) {
+			if (!err)
+				err = rc;
+			continue;
+		}
+		if (n < max)
+			cpus[n] = fl_cpu_events__cpu(s->events, i);
+		n++;
+	}
+	return n ? (int)n : err;
+}
+
 static int bpf_stop(struct fl_sampler *base)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
@@ -754,6 +800,7 @@ static const struct fl_sampler_ops ops = {
 	.nr_fds = bpf_nr_fds,
 	.fd = bpf_fd,
 	.poll = bpf_poll,
+	.revive = bpf_revive,
 	.drain = bpf_drain,
 	.take = bpf_take,
 	.snapshot = bpf_snapshot,

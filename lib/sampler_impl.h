@@ -12,6 +12,7 @@ struct fl_sampler_ops {
 	size_t (*nr_fds)(const struct fl_sampler *s);
 	int (*fd)(const struct fl_sampler *s, size_t i);
 	int (*poll)(struct fl_sampler *s);
+	int (*revive)(struct fl_sampler *s, int *cpus, size_t max);
 	int (*drain)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
 	int (*take)(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		    void *ctx);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -549,6 +550,38 @@ static int ring_stop(struct fl_sampler *s)
 	return fl_cpu_events__ioctl(to_ring(s)->events, PERF_EVENT_IOC_DISABLE);
 }
 
+/* Each event of the CPUs back from offline opened again (with a new ring) and enabled. */
+static int ring_revive(struct fl_sampler *s, int *cpus, size_t max)
+{
+	struct ring_sampler *r = to_ring(s);
+	size_t n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < fl_cpu_events__nr(r->events); i++) {
+		int rc = fl_cpu_events__stalled(r->events, i);
+
+		if (rc <= 0) {
+			if (rc < 0 && !err)
+				err = rc;
+			continue;
+		}
+		rc = fl_cpu_events__reopen(r->events, i);
+		if (!rc && ioctl(fl_cpu_events__fd(r->events, i), PERF_EVENT_IOC_ENABLE, 0) < 0)
+			rc = -errno;
+		if (rc == -ENODEV)
+			continue; /* still offline */
+		if (rc) {
+			if (!err)
+				err = rc;
+			continue;
+		}
+		if (n < max)
+			cpus[n] = fl_cpu_events__cpu(r->events, i);
+		n++;
+	}
+	return n ? (int)n : err;
+}
+
 static size_t ring_nr_fds(const struct fl_sampler *s)
 {
 	return fl_cpu_events__nr(to_ring_const(s)->events);
@@ -695,6 +728,7 @@ static const struct fl_sampler_ops ring_ops = {
 	.nr_fds = ring_nr_fds,
 	.fd = ring_fd,
 	.poll = ring_poll,
+	.revive = ring_revive,
 	.drain = ring_drain,
 	.take = ring_take,
 	.snapshot = ring_snapshot,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +89,7 @@ struct fl_tracker {
 	void *ctx;
 	size_t max_files;
 	uint64_t known_until; /* see fl_tracker__known_until() */
+	uint64_t scan_birth;  /* the birth of mappings the scan finds: 0 at start */
 	/*
 	 * Records read from the rings and not applied yet (see
 	 * fl_tracker__poll()): copies in ord_buf, ordered through ord.
@@ -832,7 +834,7 @@ static int on_procmap(const struct fl_procmap *pm, void *ctx)
 	m.dev_major = pm->dev_major;
 	m.dev_minor = pm->dev_minor;
 	m.ino = pm->ino;
-	m.birth = 0; /* before the scan: before every record */
+	m.birth = sc->t->scan_birth; /* 0 at start: before the scan, before every record */
 	m.path = intern(sc->t, pm->path, strlen(pm->path));
 	err = m.path ? proc_get(sc->t, sc->pid, &p) : -ENOMEM;
 	if (!err)
@@ -1056,6 +1058,75 @@ int fl_tracker__start(struct fl_tracker *t)
 			return err;
 	}
 	return 0;
+}
+
+/*
+ * Processes scanned again after events were dead: what they mapped or
+ * exec'd meanwhile is news of now, not of before every record.
+ */
+static int rescan(struct fl_tracker *t)
+{
+	uint32_t *pids;
+	size_t n = 0;
+	int err = 0;
+
+	t->scan_birth = fl_tracker__now();
+	if (!t->nr_pids) {
+		err = scan_all(t);
+		goto out;
+	}
+	pids = malloc((t->nr_procs ? t->nr_procs : 1) * sizeof(*pids));
+	if (!pids) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* The processes tracked (the targets and their descendants), as scan_pid() may move them. */
+	for (size_t i = 0; i < t->nr_procs; i++)
+		if (!t->procs[i].exited && !t->procs[i].kthread)
+			pids[n++] = t->procs[i].pid;
+	for (size_t i = 0; i < n && !err; i++) {
+		err = scan_pid(t, (int)pids[i]);
+		if (gone(err) || err == -EACCES || err == -EPERM || err == -ENOSPC)
+			err = 0;
+	}
+	free(pids);
+out:
+	t->scan_birth = 0;
+	return err;
+}
+
+int fl_tracker__revive(struct fl_tracker *t, int *cpus, size_t max)
+{
+	size_t n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < fl_cpu_events__nr(t->events); i++) {
+		int rc = fl_cpu_events__stalled(t->events, i);
+
+		if (rc <= 0) {
+			if (rc < 0 && !err)
+				err = rc;
+			continue;
+		}
+		rc = fl_cpu_events__reopen(t->events, i);
+		if (!rc && ioctl(fl_cpu_events__fd(t->events, i), PERF_EVENT_IOC_ENABLE, 0) < 0)
+			rc = -errno;
+		if (rc == -ENODEV)
+			continue; /* still offline */
+		if (rc) {
+			if (!err)
+				err = rc;
+			continue;
+		}
+		if (n < max)
+			cpus[n] = fl_cpu_events__cpu(t->events, i);
+		n++;
+	}
+	if (!n)
+		return err;
+	/* What ran on those CPUs between their return and now left no records. */
+	err = rescan(t);
+	return err ? err : (int)n;
 }
 
 int fl_tracker__stop(struct fl_tracker *t)

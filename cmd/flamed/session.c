@@ -274,6 +274,7 @@ int session_open(struct session *s, const struct session_opts *o)
 	int err;
 
 	s->o = *o;
+	s->ep = -1;
 	if (o->dwarf) {
 		struct fl_unwind_opts uo = {.sz = sizeof(uo), .find_map = find_map, .ctx = s};
 
@@ -331,15 +332,51 @@ int session_open(struct session *s, const struct session_opts *o)
 	return err;
 }
 
+/* Fds already watched are fine: after a hotplug only the reopened events are new. */
+static int watch_fd(int ep, int fd, enum tag tag, uint32_t idx)
+{
+	int err = fd < 0 ? 0 : epoll_add(ep, fd, tag, idx);
+
+	return err == -EEXIST ? 0 : err;
+}
+
 int session_watch(struct session *s, int ep)
 {
 	int err = 0;
 
+	s->ep = ep;
 	for (size_t i = 0; !err && i < fl_sampler__nr_fds(s->sampler); i++)
-		err = epoll_add(ep, fl_sampler__fd(s->sampler, i), TAG_SAMPLER, (uint32_t)i);
+		err = watch_fd(ep, fl_sampler__fd(s->sampler, i), TAG_SAMPLER, (uint32_t)i);
 	for (size_t i = 0; !err && i < fl_tracker__nr_fds(s->tracker); i++)
-		err = epoll_add(ep, fl_tracker__fd(s->tracker, i), TAG_TRACKER, (uint32_t)i);
+		err = watch_fd(ep, fl_tracker__fd(s->tracker, i), TAG_TRACKER, (uint32_t)i);
 	return err;
+}
+
+/*
+ * A CPU taken offline kills the events on it for good: once it is back,
+ * they are opened again (mappings first, as ever), and the fds watched.
+ */
+static void revive_cpus(struct session *s)
+{
+	int cpus[8], n, m;
+
+	n = fl_tracker__revive(s->tracker, cpus, 8);
+	m = fl_sampler__revive(s->sampler, cpus, 8);
+	if ((n < 0 || m < 0) && !s->revive_failed) {
+		/* Once: it would come back every second. */
+		msg("a CPU is back online, but its events could not be opened again: %s",
+		    strerror(-(n < 0 ? n : m)));
+		s->revive_failed = true;
+	}
+	if (m <= 0)
+		return;
+	s->revived += (unsigned)m;
+	for (int i = 0; i < m && i < 8; i++)
+		msg("CPU %d is back online: sampling it again (nothing was sampled there while it "
+		    "was offline)",
+		    cpus[i]);
+	if (s->ep >= 0 && session_watch(s, s->ep) < 0)
+		msg("CPU hotplug: cannot watch the reopened events");
 }
 
 int session_start(struct session *s)
@@ -351,6 +388,7 @@ int session_start(struct session *s)
 		err = fl_sampler__start(s->sampler);
 	if (err)
 		open_failed("perf events", err);
+	s->running = !err;
 	return err;
 }
 
@@ -429,6 +467,8 @@ void session_tick(struct session *s)
 	s->tick_poll[1] = fl_tracker__now();
 	fl_tracker__poll(s->tracker);
 	fl_sampler__poll(s->sampler);
+	if (s->running)
+		revive_cpus(s);
 	fl_symbolizer__jit_retry(s->symbolizer);
 	if (!s->err)
 		s->err = flush_exited(s);
@@ -436,6 +476,7 @@ void session_tick(struct session *s)
 
 void session_stop(struct session *s)
 {
+	s->running = false;
 	fl_sampler__stop(s->sampler);
 	fl_tracker__stop(s->tracker);
 	/* Mapping records first: the symbolizer needs every mapping the samples saw. */

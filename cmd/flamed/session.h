@@ -70,6 +70,10 @@ struct session {
 	int err;		    /* a failure of the loop's work (-ENOMEM), sticky */
 	uint64_t tick_poll[2];	    /* when the last two ticks' ring reads began */
 	unsigned int ticks_since_flush;
+	int ep;		   /* the epoll the fds are watched with (session_watch()), or -1 */
+	bool running;	   /* between session_start() and session_stop() */
+	unsigned revived;  /* CPUs whose events were opened again after a hotplug */
+	bool revive_failed; /* said so once */
 };
 
 /* A sampling frequency the kernel takes, or one line saying why not. Returns 0 or -EINVAL. */

@@ -81,17 +81,38 @@ int fl_cpu_events__fd(const struct fl_cpu_events *ev, size_t i);
  * destroy the owner last. Returns 0, or -EINVAL past the last event.
  */
 int fl_cpu_events__disown(struct fl_cpu_events *ev, size_t i);
+/* The CPU of event i, or -EINVAL past the last. */
+int fl_cpu_events__cpu(const struct fl_cpu_events *ev, size_t i);
 /*
  * An ioctl without argument (PERF_EVENT_IOC_ENABLE, _DISABLE) on every
  * event. Every event is tried; returns 0 or the first -errno.
  */
 int fl_cpu_events__ioctl(const struct fl_cpu_events *ev, unsigned long req);
 /*
+ * CPU hotplug: an event whose CPU goes offline is dead for good, even once
+ * the CPU is back; only its time enabled tells, by standing still. Reads
+ * event i's time enabled: returns 1 if it did not move since the previous
+ * call (call it only while the events are enabled, a second or so apart),
+ * 0 if it did or there was no previous call since fl_cpu_events__ioctl(),
+ * or -errno. An event closed (fl_cpu_events__gone()) counts as stalled.
+ */
+int fl_cpu_events__stalled(struct fl_cpu_events *ev, size_t i);
+/*
+ * Opens event i again on its CPU (from the same attr, so disabled if that
+ * was; a new ring if it had one: read the old one first), then closes the
+ * old one unless it was disowned. Returns 0, or -errno with event i as it
+ * was (-ENODEV: the CPU is offline).
+ */
+int fl_cpu_events__reopen(struct fl_cpu_events *ev, size_t i);
+/* The new owner of disowned event i closed it: its fd is no more. -EINVAL if not disowned. */
+int fl_cpu_events__gone(struct fl_cpu_events *ev, size_t i);
+/*
  * fl_perfbuf__consume() on every ring, in CPU order. fn returns 0 to go on,
  * FL_PERFBUF_LATER to leave the rest of this ring (from that record on) for
  * the next call and go on with the next ring, or a negative errno to stop:
- * that is returned at once, and the record that failed is not read again. A corrupt ring is reset and the others are
- * still read; -EBADMSG is returned then. Otherwise 0. -EINVAL without rings.
+ * that is returned at once, and the record that failed is not read again.
+ * A corrupt ring is reset and the others are still read; -EBADMSG is
+ * returned then. Otherwise 0. -EINVAL without rings.
  */
 int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx);
 

@@ -155,6 +155,15 @@ int fl_sampler__stop(struct fl_sampler *s);
 size_t fl_sampler__nr_fds(const struct fl_sampler *s);
 int fl_sampler__fd(const struct fl_sampler *s, size_t i);
 int fl_sampler__poll(struct fl_sampler *s);
+/*
+ * CPU hotplug: reopens (and enables) the events of CPUs that went offline
+ * since the previous call and are back (see fl_cpu_events__stalled()).
+ * Call it about once a second while sampling, after poll. The CPUs done
+ * go to cpus (the first max); returns their number, or -errno for a failure
+ * other than a CPU still offline. The fds may have changed then: watch
+ * them again.
+ */
+int fl_sampler__revive(struct fl_sampler *s, int *cpus, size_t max);
 
 /*
  * Calls fn for every distinct stack recorded so far (and not taken). The

@@ -123,6 +123,15 @@ int fl_tracker__fd(const struct fl_tracker *t, size_t i);
 /* Reads every pending record from every ring. Returns 0 or -errno. */
 int fl_tracker__poll(struct fl_tracker *t);
 /*
+ * CPU hotplug: reopens and enables the events of CPUs back from offline
+ * (as fl_sampler__revive() does; call it first, after a poll), then scans
+ * the processes again (all of /proc, or the ones tracked when pids were
+ * given): nothing recorded what ran on those CPUs since they came back.
+ * The CPUs done go to cpus (the first max); returns their number or
+ * -errno. The fds may have changed then: watch them again.
+ */
+int fl_tracker__revive(struct fl_tracker *t, int *cpus, size_t max);
+/*
  * The time (fl_tracker__now()) at which the last fl_tracker__poll() began:
  * every mapping made before it is known (unless that poll failed), later
  * ones may not be. 0 before the first poll.

@@ -15,6 +15,7 @@
 #include "flamed/perfbuf.h"
 #include "flamed/profile_abi.h"
 #include "flamed/stackagg.h"
+#include "perf_records.h"
 #include "profile.skel.h"
 #include "sampler_impl.h"
 #include "u32map.h"
@@ -32,8 +33,14 @@ struct cached_stack {
 struct fl_sampler_bpf {
 	struct fl_sampler base;
 	struct profile_bpf *skel;
-	struct fl_cpu_events *events; /* one cpu-clock event per CPU, no rings */
-	struct bpf_link **links;      /* one per event */
+	/*
+	 * One cpu-clock event per CPU, each with a one-page ring: the program
+	 * takes the samples, so the kernel writes only its own notes there
+	 * (throttling).
+	 */
+	struct fl_cpu_events *events;
+	uint64_t throttled;	 /* PERF_RECORD_THROTTLE notes (and notes lost) */
+	struct bpf_link **links; /* one per event */
 	struct bpf_link *fork_link;
 	struct ring_buffer *rb;
 	struct fl_stackagg *overflow; /* samples counted in user space */
@@ -185,7 +192,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		goto out_free;
 
 	/* Opening the events first gives a plain EACCES when perf events are not permitted. */
-	err = fl_cpu_events__open(&attr, 0, &s->events);
+	err = fl_cpu_events__open(&attr, 1, &s->events);
 	if (err)
 		goto out_free;
 	s->links = calloc(fl_cpu_events__nr(s->events), sizeof(*s->links));
@@ -361,12 +368,27 @@ static int bpf_fd(const struct fl_sampler *base, size_t i)
 	return ring_buffer__epoll_fd(s->rb);
 }
 
+/* The kernel's notes in an event's ring: throttling starts, and notes lost when it is full. */
+static int on_note(const struct perf_event_header *hdr, void *ctx)
+{
+	struct fl_sampler_bpf *s = ctx;
+
+	if (hdr->type == PERF_RECORD_THROTTLE)
+		s->throttled++;
+	else if (hdr->type == PERF_RECORD_LOST && hdr->size >= sizeof(struct fl_lost_rec))
+		s->throttled += ((const struct fl_lost_rec *)hdr)->lost;
+	return 0;
+}
+
 static int bpf_poll(struct fl_sampler *base)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
-	int n = ring_buffer__consume(s->rb);
+	int n = ring_buffer__consume(s->rb), err;
 
-	return n < 0 ? n : 0;
+	err = fl_cpu_events__consume(s->events, on_note, s);
+	if (n < 0)
+		return n;
+	return err == -EBADMSG ? 0 : err;
 }
 
 static int stacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
@@ -789,6 +811,7 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		.recovered = sum[FL_CNT_OVERFLOW_SENT],
 		.lost = sum[FL_CNT_OVERFLOW_LOST],
 		.truncated = s->truncated,
+		.throttled = s->throttled,
 	};
 	return 0;
 }

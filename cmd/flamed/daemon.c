@@ -801,6 +801,11 @@ static void snapshot(struct daemon *d, const char *why)
 	msg("snapshot %s (%s): %llu samples, %zu stacks, %llu lost, written in %.0f ms", name,
 	    files, (unsigned long long)fl_profile__total(d->ses.profile),
 	    fl_profile__nr_stacks(d->ses.profile), (unsigned long long)lost, (now_s() - t0) * 1e3);
+	if (ss.throttled > d->last.throttled)
+		msg("the kernel throttled sampling %llu times this interval "
+		    "(kernel.perf_event_max_sample_rate, kernel.perf_cpu_time_max_percent): fewer "
+		    "samples than frequency %u asks",
+		    (unsigned long long)(ss.throttled - d->last.throttled), d->cfg.frequency);
 	if (ss.map_full > d->last.map_full)
 		msg("max_stacks (%u) reached: %llu samples counted in user space this interval",
 		    d->cfg.max_stacks, (unsigned long long)(ss.map_full - d->last.map_full));

@@ -648,6 +648,46 @@ static int event_loop(struct recording *r, int ep, int sfd)
 	return 0;
 }
 
+/*
+ * Where every sample taken went: into the profile, dropped on purpose, or
+ * lost, each cause counted apart. Anything else would be a bug: said so.
+ */
+static void print_accounting(const struct fl_profile *p, const struct fl_sampler_stats *ss)
+{
+	uint64_t taken = ss->samples + ss->lost_records;
+	uint64_t lost = ss->lost + ss->lost_records;
+	uint64_t in_profile = fl_profile__total(p);
+	uint64_t known = in_profile + ss->idle + ss->filtered + lost;
+
+	msg("accounting: %llu samples taken: %llu in the profile, %llu idle, %llu of other "
+	    "processes, %llu lost (%llu with the BPF overflow ring full, %llu with a perf ring "
+	    "full)",
+	    (unsigned long long)taken, (unsigned long long)in_profile, (unsigned long long)ss->idle,
+	    (unsigned long long)ss->filtered, (unsigned long long)lost,
+	    (unsigned long long)ss->lost, (unsigned long long)ss->lost_records);
+	if (known != taken)
+		msg("accounting: %lld samples unaccounted for (a bug: please report it)",
+		    (long long)(taken - known));
+}
+
+/* flamed's own cost: CPU (post-processing included) and peak memory. */
+static void print_own_cost(double elapsed)
+{
+	struct rusage ru;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	double cpu;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return;
+	cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	if (cpus < 1)
+		cpus = 1;
+	msg("own cost: %.2f s of CPU (%.2f%% of %ld CPUs over %.1f s), %.1f MiB peak RSS", cpu,
+	    elapsed > 0 ? 100.0 * cpu / (elapsed * (double)cpus) : 0.0, cpus, elapsed,
+	    (double)ru.ru_maxrss / 1024.0);
+}
+
 static void print_summary(const struct recording *r, const struct fl_profile *p,
 			  const struct fl_sampler_stats *ss, const struct fl_fold_stats *fs,
 			  const struct fl_tracker_stats *ts, double elapsed)
@@ -671,9 +711,11 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    "events)%s",
 		    (unsigned long long)ss->recovered, (unsigned long long)ss->collisions,
 		    (unsigned long long)ss->map_full, ss->lost ? "" : ": none lost");
-	if (ss->lost_records || ss->throttled)
-		msg("ring buffer: %llu records lost, %llu throttling events (lower -F)",
-		    (unsigned long long)ss->lost_records, (unsigned long long)ss->throttled);
+	if (ss->lost_records)
+		msg("%llu records lost: the perf ring buffers were full (lower -F)",
+		    (unsigned long long)ss->lost_records);
+	print_accounting(p, ss);
+	session_report_throttling(&r->ses, ss);
 	if (ts->lost)
 		msg("process tracker: %llu mapping records lost: some frames may stay unsymbolized",
 		    (unsigned long long)ts->lost);
@@ -737,6 +779,7 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	msg("unsymbolized frames: %.1f%% (%llu of %llu frames in all samples)",
 	    fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
+	print_own_cost(elapsed);
 }
 
 /*

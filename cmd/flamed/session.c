@@ -379,11 +379,46 @@ static void revive_cpus(struct session *s)
 		msg("CPU hotplug: cannot watch the reopened events");
 }
 
+#define MAX_RATE_SYSCTL "/proc/sys/kernel/perf_event_max_sample_rate"
+
+void session_report_throttling(const struct session *s, const struct fl_sampler_stats *ss)
+{
+	int now = -1;
+	bool lowered;
+
+	read_proc_int(MAX_RATE_SYSCTL, &now);
+	if (now >= 0 && now > s->max_rate_min && s->max_rate_min >= 0)
+		now = s->max_rate_min; /* lowered, then raised again */
+	lowered = now >= 0 && s->max_rate_start >= 0 && now < s->max_rate_start;
+	if (ss->throttled && lowered)
+		msg("the kernel throttled sampling %llu times: kernel.perf_event_max_sample_rate "
+		    "went from %d down to %d during the recording (the kernel lowers it itself "
+		    "when "
+		    "perf interrupts take too long); fewer samples were taken than -F %llu asks: "
+		    "lower -F",
+		    (unsigned long long)ss->throttled, s->max_rate_start, now,
+		    (unsigned long long)s->o.freq);
+	else if (ss->throttled)
+		msg("the kernel throttled sampling %llu times (kernel.perf_event_max_sample_rate "
+		    "is "
+		    "%d; see also kernel.perf_cpu_time_max_percent); fewer samples were taken than "
+		    "-F %llu asks: lower -F",
+		    (unsigned long long)ss->throttled, now, (unsigned long long)s->o.freq);
+	else if (lowered && (uint64_t)now < s->o.freq)
+		msg("kernel.perf_event_max_sample_rate went from %d to %d during the recording, "
+		    "below -F %llu: the kernel may have taken fewer samples",
+		    s->max_rate_start, now, (unsigned long long)s->o.freq);
+}
+
 int session_start(struct session *s)
 {
-	/* Tracker first: mappings made while the sampler starts are not missed. */
-	int err = fl_tracker__start(s->tracker);
+	int err;
 
+	s->max_rate_start = -1;
+	read_proc_int(MAX_RATE_SYSCTL, &s->max_rate_start);
+	s->max_rate_min = s->max_rate_start;
+	/* Tracker first: mappings made while the sampler starts are not missed. */
+	err = fl_tracker__start(s->tracker);
 	if (!err)
 		err = fl_sampler__start(s->sampler);
 	if (err)
@@ -467,8 +502,15 @@ void session_tick(struct session *s)
 	s->tick_poll[1] = fl_tracker__now();
 	fl_tracker__poll(s->tracker);
 	fl_sampler__poll(s->sampler);
-	if (s->running)
+	if (s->running) {
+		int rate;
+
 		revive_cpus(s);
+		/* The lowest it went: the kernel lowers it, someone may raise it back. */
+		if (s->max_rate_min >= 0 && !read_proc_int(MAX_RATE_SYSCTL, &rate) &&
+		    rate < s->max_rate_min)
+			s->max_rate_min = rate;
+	}
 	fl_symbolizer__jit_retry(s->symbolizer);
 	if (!s->err)
 		s->err = flush_exited(s);

@@ -74,7 +74,16 @@ struct session {
 	bool running;	   /* between session_start() and session_stop() */
 	unsigned revived;  /* CPUs whose events were opened again after a hotplug */
 	bool revive_failed; /* said so once */
+	int max_rate_start; /* kernel.perf_event_max_sample_rate at session_start(), or -1 */
+	int max_rate_min;   /* ... the lowest seen since (read every tick) */
 };
+
+/*
+ * One line when the kernel throttled sampling (ss->throttled), with
+ * kernel.perf_event_max_sample_rate then and now (the kernel lowers it
+ * itself when perf interrupts take too long).
+ */
+void session_report_throttling(const struct session *s, const struct fl_sampler_stats *ss);
 
 /* A sampling frequency the kernel takes, or one line saying why not. Returns 0 or -EINVAL. */
 int session_check_freq(uint64_t freq);

@@ -122,7 +122,7 @@ struct fl_sampler_stats {
 	uint64_t recovered;		   /* BPF: samples counted through the ring buffer */
 	uint64_t lost;			   /* samples lost for good (full ring buffers) */
 	uint64_t lost_records;		   /* ring: PERF_RECORD_LOST* (records, not samples) */
-	uint64_t throttled;		   /* ring: PERF_RECORD_THROTTLE events */
+	uint64_t throttled;		   /* times the kernel throttled an event (PERF_RECORD_THROTTLE) */
 	uint64_t truncated;		   /* stacks at FL_MAX_STACK_DEPTH frames */
 	/* DWARF mode: how the unwinding of each kept sample with a user stack ended. */
 	uint64_t unwind_complete, unwind_truncated, unwind_failed;

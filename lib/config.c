@@ -245,6 +245,27 @@ static int set_keep_bytes(struct fl_config *c, const char *v, char *err, size_t 
 	return 0;
 }
 
+static int set_max_symbol_cache(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	static const uint64_t mult[] = {1, 1ull << 10, 1ull << 20, 1ull << 30};
+	uint64_t n;
+	int r = parse_with_unit(v, "kmg", mult, UINT64_MAX, &n);
+
+	if (r == -EINVAL) {
+		seterr(err, errlen,
+		       "%s is not a size (bytes, or a number with K, M or G, powers of 1024: 512M, "
+		       "2G)",
+		       Q(v));
+		return -EINVAL;
+	}
+	if (r || n < (1ull << 20) || n > (1ull << 40)) {
+		seterr(err, errlen, "%s is out of range (1M-1024G)", Q(v));
+		return -EINVAL;
+	}
+	c->max_symbol_cache = n;
+	return 0;
+}
+
 static int set_keep_files(struct fl_config *c, const char *v, char *err, size_t errlen)
 {
 	uint64_t n;
@@ -551,6 +572,7 @@ static const struct key {
 	{"keep_bytes", set_keep_bytes},
 	{"max_stacks", set_max_stacks},
 	{"max_processes", set_max_processes},
+	{"max_symbol_cache", set_max_symbol_cache},
 };
 
 const char *fl_config__key(size_t i)
@@ -587,6 +609,7 @@ void fl_config__init(struct fl_config *c)
 		.fmt_folded = true,
 		.max_stacks = 65536,
 		.max_processes = 32768,
+		.max_symbol_cache = 1ull << 30,
 	};
 }
 

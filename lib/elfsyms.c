@@ -40,6 +40,7 @@ struct fl_elfsyms {
 	struct fl_elfsym *syms; /* sorted by addr, one per address */
 	size_t nr;
 	char *names; /* every name, NUL-terminated, one after the other */
+	size_t names_len;
 	struct load_seg *segs;
 	size_t nr_segs;
 	enum fl_debuginfo_source source; /* debug info the symbols came from too */
@@ -334,14 +335,14 @@ static int sort_cands(struct cand *c, size_t n)
 	if (!k || !tmp)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		k[i] = (struct cand_key){ .addr = c[i].addr, .idx = i };
+		k[i] = (struct cand_key){.addr = c[i].addr, .idx = i};
 		all_or |= c[i].addr;
 		all_and &= c[i].addr;
 	}
 	src = k;
 	dst = tmp;
 	for (unsigned shift = 0; shift < 64; shift += 8) {
-		size_t count[256] = { 0 }, pos = 0;
+		size_t count[256] = {0}, pos = 0;
 
 		if ((((all_or ^ all_and) >> shift) & 0xff) == 0)
 			continue; /* every key has the same digit here */
@@ -397,6 +398,7 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 	e->names = malloc(total ? total : 1);
 	if (!e->syms || !e->names)
 		return -ENOMEM;
+	e->names_len = total;
 	p = e->names;
 	for (i = 0; i < nr; i++) {
 		struct fl_elfsym *s = &e->syms[i];
@@ -691,6 +693,13 @@ const struct fl_elfsym *fl_elfsyms__find(const struct fl_elfsyms *e, uint64_t va
 size_t fl_elfsyms__count(const struct fl_elfsyms *e)
 {
 	return e ? e->nr : 0;
+}
+
+size_t fl_elfsyms__bytes(const struct fl_elfsyms *e)
+{
+	if (!e)
+		return 0;
+	return sizeof(*e) + e->nr * sizeof(*e->syms) + e->names_len + e->nr_segs * sizeof(*e->segs);
 }
 
 const struct fl_elfsym *fl_elfsyms__at(const struct fl_elfsyms *e, size_t i)

@@ -18,7 +18,7 @@
 /* Room for the root, both halves at full depth, and one marker frame. */
 /* Room for the root, both halves at full depth, one marker frame, and inlined frames. */
 #define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 2 + 1024)
-#define NAME_MAX_LEN 1024
+#define NAME_MAX_LEN (FL_FOLD_MAX_NAME + 1)
 
 /*
  * The frame id of an address, once named: the same code recurs in many
@@ -103,6 +103,9 @@ void fl_fold__stats(const struct fl_fold *f, struct fl_fold_stats *st)
 
 static int intern(struct fl_fold *f, const char *s, size_t len, uint32_t *id)
 {
+	/* Every name is built in f->name: one that filled it was cut there. */
+	if (len >= NAME_MAX_LEN - 1)
+		f->stats.names_cut++;
 	return fl_profile__intern(f->opts.profile, s, len, id);
 }
 

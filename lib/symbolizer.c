@@ -41,7 +41,9 @@ struct module {
 	 */
 	struct fl_debuginfo *di;
 	struct fl_srcinfo *src;
-	uint64_t used; /* the symbolizer's generation at its last lookup */
+	uint64_t used;	/* the symbolizer's generation at its last lookup */
+	uint64_t bytes; /* what it holds (counted in the cache) */
+	bool not_read;	/* met with the cache full */
 };
 
 /* A JIT process: its perf map, or the tries left to find one. */
@@ -82,6 +84,7 @@ struct fl_symbolizer {
 	size_t nr_mods, cap_mods;
 	uint64_t gen; /* fl_symbolizer__trim() calls */
 	uint64_t mods_trimmed;
+	struct fl_symbolizer_cache_stats cache;
 	struct fl_elfsyms *vdso;
 	bool vdso_tried;
 	bool inlines, srclines;
@@ -133,9 +136,12 @@ int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symboliz
 	s->kallsyms_path = opts->kallsyms_path;
 	s->no_kernel = opts->no_kernel;
 	s->no_bpf = opts->no_bpf;
+	s->cache.max_bytes = FL_SYM_DEFAULT_CACHE;
 	if (opts->sz >= sizeof(*opts)) {
 		s->inlines = opts->inlines;
 		s->srclines = opts->srclines;
+		if (opts->max_cache_bytes)
+			s->cache.max_bytes = opts->max_cache_bytes;
 	}
 	*ret = s;
 	return 0;
@@ -382,7 +388,8 @@ void fl_symbolizer__trim(struct fl_symbolizer *s)
 	for (size_t i = 0; i < s->cap_mods; i++) {
 		struct module *m = s->mods[i];
 
-		if (m && m->used + 1 < s->gen) {
+		if (m && (m->used + 1 < s->gen || m->not_read)) {
+			s->cache.bytes -= m->bytes;
 			module_free(m);
 			s->mods[i] = NULL;
 			freed++;
@@ -392,6 +399,7 @@ void fl_symbolizer__trim(struct fl_symbolizer *s)
 	if (!freed)
 		return;
 	s->nr_mods -= freed;
+	s->cache.files = s->nr_mods;
 	s->mods_trimmed += freed;
 	/* Open addressing: the survivors are placed again (same capacity: cannot fail but for memory). */
 	if (mods_rehash(s, s->cap_mods))
@@ -460,6 +468,30 @@ static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 	fl_debuginfo__free(di);
 }
 
+/*
+ * What a file read holds: its symbol table, and with DWARF kept (inlines,
+ * source lines) the sections libdw reads whole (not mapped: read), counted
+ * at their size in the file.
+ */
+static uint64_t module_bytes(const struct module *m)
+{
+	uint64_t n = sizeof(*m) + fl_elfsyms__bytes(m->syms);
+	Elf *elf = m->src && m->di ? fl_debuginfo__dwarf_elf(m->di) : NULL;
+
+	for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS)
+			n += sh.sh_size;
+	}
+	return n;
+}
+
+void fl_symbolizer__cache_stats(const struct fl_symbolizer *s, struct fl_symbolizer_cache_stats *st)
+{
+	*st = s->cache;
+}
+
 static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *tm, uint32_t pid)
 {
 	struct module *m;
@@ -486,11 +518,24 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		free(m);
 		return NULL;
 	}
-	open_mapped_file(s, m, tm, pid);
-	fl_pr_debug("symbolizer: read %s: %zu symbols\n", tm->path,
-		    m->syms ? fl_elfsyms__count(m->syms) : 0);
+	if (s->cache.bytes >= s->cache.max_bytes) {
+		/* Its frames are named by the file; tried again after a trim (the daemon). */
+		m->not_read = true;
+		s->cache.files_not_read++;
+		fl_pr_debug("symbolizer: %s not read: the cache holds %llu bytes, its cap\n",
+			    tm->path, (unsigned long long)s->cache.bytes);
+	} else {
+		open_mapped_file(s, m, tm, pid);
+		m->bytes = module_bytes(m);
+		s->cache.bytes += m->bytes;
+		if (s->cache.bytes > s->cache.peak_bytes)
+			s->cache.peak_bytes = s->cache.bytes;
+		fl_pr_debug("symbolizer: read %s: %zu symbols, %llu bytes\n", tm->path,
+			    m->syms ? fl_elfsyms__count(m->syms) : 0, (unsigned long long)m->bytes);
+	}
 	s->mods[j] = m;
 	s->nr_mods++;
+	s->cache.files = s->nr_mods;
 	return m;
 }
 
@@ -613,6 +658,7 @@ static void jit_add_stats(const struct fl_perfmap *m, struct fl_symbolizer_jit_s
 	st->malformed += ps.nr_malformed;
 	st->too_long += ps.nr_too_long;
 	st->over_max += ps.nr_over_max;
+	st->bytes_ignored += ps.bytes_ignored;
 }
 
 void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolizer_jit_stats *st)

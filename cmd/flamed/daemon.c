@@ -53,7 +53,8 @@ static const char daemon_usage[] =
 	"                           --targets all|PID,NAME,..., --idle BOOL, --kernel BOOL,\n"
 	"                           --user BOOL, --output-dir DIR, --formats folded,svg,\n"
 	"                           --keep-files N, --keep-age DURATION, --keep-bytes SIZE,\n"
-	"                           --max-stacks N, --max-processes N (see flamed.conf(5))\n"
+	"                           --max-stacks N, --max-processes N, --max-symbol-cache SIZE\n"
+	"                           (see flamed.conf(5))\n"
 	"  -v, --verbose            debug messages\n"
 	"  -h, --help               this help\n";
 
@@ -81,7 +82,8 @@ struct daemon {
 	struct fl_sampler_stats last; /* the sampler's counters at the last snapshot */
 	char last_name[64];
 	uint64_t snapshots, failures;
-	uint64_t over_max; /* the tracker's, at the last snapshot */
+	uint64_t over_max;	 /* the tracker's, at the last snapshot */
+	uint64_t files_not_read; /* the symbolizer's, at the last snapshot */
 	bool dir_missing_logged;
 	/* Error rate limit. */
 	double err_window;
@@ -194,7 +196,7 @@ static bool sampling_changed(const struct fl_config *a, const struct fl_config *
 	       a->stack_size != b->stack_size || a->all_targets != b->all_targets ||
 	       !same_pids(a, b) || a->idle != b->idle || a->kernel != b->kernel ||
 	       a->user != b->user || a->max_stacks != b->max_stacks ||
-	       a->max_processes != b->max_processes;
+	       a->max_processes != b->max_processes || a->max_symbol_cache != b->max_symbol_cache;
 }
 
 /* ---- targets by name ---- */
@@ -285,6 +287,7 @@ static int open_session(struct daemon *d)
 		.stack_size = c->stack_size,
 		.max_stacks = c->max_stacks,
 		.max_processes = c->max_processes,
+		.max_cache_bytes = c->max_symbol_cache,
 		.snapshots = true,
 		.on_exec = c->nr_names ? on_exec : NULL,
 		.on_exec_ctx = d,
@@ -815,6 +818,18 @@ static void snapshot(struct daemon *d, const char *why)
 		    "frames stay unnamed)",
 		    d->cfg.max_processes, (unsigned long long)(ts.over_max - d->over_max));
 	d->over_max = ts.over_max;
+	{
+		struct fl_symbolizer_cache_stats cs;
+
+		fl_symbolizer__cache_stats(d->ses.symbolizer, &cs);
+		if (cs.files_not_read > d->files_not_read)
+			msg("max_symbol_cache (%llu MiB) reached: %llu files not read this "
+			    "interval "
+			    "(their frames are named by file)",
+			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
+			    (unsigned long long)(cs.files_not_read - d->files_not_read));
+		d->files_not_read = cs.files_not_read;
+	}
 	notify("STATUS=last snapshot %s: %llu samples", name,
 	       (unsigned long long)fl_profile__total(d->ses.profile));
 	snprintf(d->last_name, sizeof(d->last_name), "%s", name);

@@ -23,6 +23,7 @@
 
 #include "flamed.h"
 #include "flamed/cleanup.h"
+#include "flamed/config.h"
 #include "flamed/fold.h"
 #include "flamed/folded.h"
 #include "flamed/log.h"
@@ -55,6 +56,8 @@ struct record_args {
 	bool no_bpf;
 	bool no_inline, srcline, no_demangle;
 	uint32_t stack_storage_size, max_stacks;
+	uint32_t max_processes;
+	uint64_t max_symbol_cache;
 	bool dwarf;	     /* --call-graph dwarf */
 	uint32_t stack_size; /* its user-stack copy in bytes */
 	struct svg_args svg; /* -o FILE.svg / --format svg */
@@ -93,6 +96,10 @@ static const char record_usage[] =
 	"      --no-demangle        keep C++ and Rust names as the binaries have them\n"
 	"      --stack-storage-size N  BPF stack-map entries (default 32768)\n"
 	"      --max-stacks N       BPF counts-map entries (default 65536)\n"
+	"      --max-processes N    processes tracked at once (default 32768); frames of\n"
+	"                           others stay unnamed, and the summary says how many\n"
+	"      --max-symbol-cache SIZE  memory for the files read for symbols (default 1G;\n"
+	"                           K, M, G); frames of files met past it are named by file\n"
 	"  -v, --verbose            debug messages\n"
 	"  -h, --help               this text\n";
 
@@ -180,6 +187,8 @@ enum {
 	OPT_NO_DEMANGLE,
 	OPT_STACK_STORAGE,
 	OPT_MAX_STACKS,
+	OPT_MAX_PROCESSES,
+	OPT_MAX_SYMBOL_CACHE,
 };
 
 /* "fp", "dwarf" or "dwarf,SIZE", as perf record spells it. */
@@ -224,6 +233,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		{"stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE},
 		{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+		{"max-processes", required_argument, NULL, OPT_MAX_PROCESSES},
+		{"max-symbol-cache", required_argument, NULL, OPT_MAX_SYMBOL_CACHE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		SVG_LONG_OPTIONS,
@@ -336,6 +347,28 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				return 1000 + EXIT_USAGE;
 			}
 			break;
+		case OPT_MAX_PROCESSES:
+			if (parse_u32(optarg, &a->max_processes) || !a->max_processes ||
+			    a->max_processes > 4194304) {
+				usage_error("invalid --max-processes '%s': give 1 to 4194304",
+					    optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			break;
+		case OPT_MAX_SYMBOL_CACHE: {
+			/* The daemon's key, and its parser: one meaning for both. */
+			struct fl_config cfg;
+			char why[256];
+
+			fl_config__init(&cfg);
+			if (fl_config__set(&cfg, "max_symbol_cache", optarg, why, sizeof(why))) {
+				usage_error("invalid --max-symbol-cache: %s", why);
+				return 1000 + EXIT_USAGE;
+			}
+			a->max_symbol_cache = cfg.max_symbol_cache;
+			fl_config__fini(&cfg);
+			break;
+		}
 		case 'v':
 			verbose = true;
 			break;
@@ -719,6 +752,10 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	if (ts->lost)
 		msg("process tracker: %llu mapping records lost: some frames may stay unsymbolized",
 		    (unsigned long long)ts->lost);
+	if (ts->over_max)
+		msg("process tracker: %llu processes not tracked, --max-processes (%llu) being "
+		    "reached: their frames stay unnamed",
+		    (unsigned long long)ts->over_max, (unsigned long long)r->ses.o.max_processes);
 	if (ss->truncated)
 		msg("%llu samples with a stack cut at the depth limit "
 		    "(kernel.perf_event_max_stack, at most %d)",
@@ -757,6 +794,10 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		struct fl_symbolizer_jit_stats js;
 
 		fl_symbolizer__jit_stats(r->ses.symbolizer, &js);
+		if (js.bytes_ignored)
+			msg("perf maps (JIT): %llu bytes past the first %llu MiB of a map ignored",
+			    (unsigned long long)js.bytes_ignored,
+			    (unsigned long long)(FL_PERFMAP_MAX_FILE_SIZE >> 20));
 		if (js.malformed || js.too_long || js.over_max)
 			msg("perf maps (JIT): %llu lines skipped in %llu maps (%llu malformed, "
 			    "%llu "
@@ -773,6 +814,22 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		msg("%llu process or function names held ';' or control characters: replaced by "
 		    "':' and '?' so that they cannot split or forge a line",
 		    (unsigned long long)fl_profile__nr_sanitized(p));
+	if (r->ses.symbolizer) {
+		struct fl_symbolizer_cache_stats cs;
+
+		fl_symbolizer__cache_stats(r->ses.symbolizer, &cs);
+		if (cs.files_not_read)
+			msg("symbol cache: %llu files not read, its cap of %llu MiB being reached "
+			    "(--max-symbol-cache): their frames are named by file",
+			    (unsigned long long)cs.files_not_read,
+			    (unsigned long long)(cs.max_bytes >> 20));
+		else if (verbose)
+			msg("symbol cache: %llu files, %.1f MiB at most",
+			    (unsigned long long)cs.files, (double)cs.peak_bytes / 1048576.0);
+	}
+	if (fs->names_cut)
+		msg("%llu frame names longer than %d bytes were cut there",
+		    (unsigned long long)fs->names_cut, FL_FOLD_MAX_NAME);
 	if (fs->no_user_stack)
 		msg("%llu samples of user processes without a user stack",
 		    (unsigned long long)fs->no_user_stack);
@@ -901,6 +958,8 @@ static int record(struct record_args *a)
 		.stack_size = a->stack_size,
 		.stack_storage_size = a->stack_storage_size,
 		.max_stacks = a->max_stacks,
+		.max_processes = a->max_processes ? a->max_processes : 32768,
+		.max_cache_bytes = a->max_symbol_cache,
 		.duration = a->duration,
 	};
 	err = session_open(&r.ses, &so);

@@ -308,6 +308,7 @@ int session_open(struct session *s, const struct session_opts *o)
 					 .no_kernel = !o->kernel,
 					 .inlines = !o->no_inline,
 					 .srclines = o->srcline,
+					 .max_cache_bytes = o->max_cache_bytes,
 					 .no_bpf =
 						 fl_sampler__backend(s->sampler) != FL_SAMPLER_BPF};
 	err = fl_symbolizer__new(&syo, &s->symbolizer);

@@ -50,10 +50,11 @@ struct session_opts {
 	bool dwarf;
 	uint32_t stack_size;
 	uint32_t stack_storage_size, max_stacks;
-	double duration;      /* seconds, 0: unknown (sizes the BPF maps) */
-	bool snapshots;	      /* session_snapshot() will be called */
-	bool quiet;	      /* no notices (BPF fallback) on stderr */
-	size_t max_processes; /* tracked at once (0: no limit) */
+	double duration;	  /* seconds, 0: unknown (sizes the BPF maps) */
+	bool snapshots;		  /* session_snapshot() will be called */
+	bool quiet;		  /* no notices (BPF fallback) on stderr */
+	size_t max_processes;	  /* tracked at once (0: no limit) */
+	uint64_t max_cache_bytes; /* files read for symbols (0: the symbolizer's default) */
 	/* A process exec'd a program named comm (the daemon's targets by name). */
 	void (*on_exec)(void *ctx, uint32_t pid, const char *comm);
 	void *on_exec_ctx;
@@ -70,9 +71,9 @@ struct session {
 	int err;		    /* a failure of the loop's work (-ENOMEM), sticky */
 	uint64_t tick_poll[2];	    /* when the last two ticks' ring reads began */
 	unsigned int ticks_since_flush;
-	int ep;		   /* the epoll the fds are watched with (session_watch()), or -1 */
-	bool running;	   /* between session_start() and session_stop() */
-	unsigned revived;  /* CPUs whose events were opened again after a hotplug */
+	int ep;		    /* the epoll the fds are watched with (session_watch()), or -1 */
+	bool running;	    /* between session_start() and session_stop() */
+	unsigned revived;   /* CPUs whose events were opened again after a hotplug */
 	bool revive_failed; /* said so once */
 	int max_rate_start; /* kernel.perf_event_max_sample_rate at session_start(), or -1 */
 	int max_rate_min;   /* ... the lowest seen since (read every tick) */

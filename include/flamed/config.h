@@ -64,6 +64,7 @@ struct fl_config {
 	uint64_t keep_bytes;	/* keep_bytes: total size of the snapshots, 0 = unlimited [0] */
 	uint32_t max_stacks;	/* max_stacks: distinct stacks per interval, 1..16777216 [65536] */
 	uint32_t max_processes; /* max_processes: processes tracked, 1..4194304 [32768] */
+	uint64_t max_symbol_cache; /* max_symbol_cache: bytes of files read, 1M..1024G [1G] */
 };
 
 /* Sets every field to its default. Allocates nothing: it cannot fail. */

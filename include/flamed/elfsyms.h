@@ -15,8 +15,8 @@
 struct fl_elfsyms;
 
 struct fl_elfsym {
-	uint64_t addr; /* ELF virtual address (st_value) */
-	uint64_t size; /* st_size, or the distance to the next symbol when 0 */
+	uint64_t addr;	  /* ELF virtual address (st_value) */
+	uint64_t size;	  /* st_size, or the distance to the next symbol when 0 */
 	const char *name; /* lives until fl_elfsyms__free() */
 };
 
@@ -79,6 +79,8 @@ int fl_elfsyms__offset_to_vaddr(const struct fl_elfsyms *e, uint64_t off, uint64
 const struct fl_elfsym *fl_elfsyms__find(const struct fl_elfsyms *e, uint64_t vaddr);
 
 size_t fl_elfsyms__count(const struct fl_elfsyms *e);
+/* The memory it holds, in bytes (0 for NULL). */
+size_t fl_elfsyms__bytes(const struct fl_elfsyms *e);
 /* The i-th symbol by address, i < fl_elfsyms__count(). */
 const struct fl_elfsym *fl_elfsyms__at(const struct fl_elfsyms *e, size_t i);
 

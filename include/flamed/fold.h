@@ -43,7 +43,12 @@ struct fl_fold_stats {
 	 * mappings of the last.
 	 */
 	uint64_t spanning_eras;
+	/* Frame names cut at FL_FOLD_MAX_NAME bytes (each distinct name once, mostly). */
+	uint64_t names_cut;
 };
+
+/* The longest frame name written, in bytes (C++ template names can be far longer). */
+#define FL_FOLD_MAX_NAME 1023
 
 /*
  * Stack naming, the folded-stack conventions of FlameGraph's stackcollapse

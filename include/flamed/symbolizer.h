@@ -31,7 +31,16 @@ struct fl_symbolizer_opts {
 	 */
 	bool inlines;
 	bool srclines;
+	/*
+	 * The most memory the files read may hold (symbol tables, and the
+	 * DWARF sections kept for inlines and source lines), in bytes; 0:
+	 * FL_SYM_DEFAULT_CACHE. A file met past it is not read: its frames
+	 * are named by the file, and fl_symbolizer__cache_stats() counts it.
+	 */
+	uint64_t max_cache_bytes;
 };
+
+#define FL_SYM_DEFAULT_CACHE (1024ull << 20)
 
 enum fl_sym_reason {
 	FL_SYM_OK,	      /* name is the function */
@@ -109,9 +118,10 @@ void fl_symbolizer__jit_retry(struct fl_symbolizer *s);
 struct fl_symbolizer_jit_stats {
 	uint64_t maps;
 	uint64_t entries;
-	uint64_t malformed; /* bad hex, zero size, overflow, no name, control characters */
-	uint64_t too_long;  /* lines over FL_PERFMAP_MAX_LINE */
-	uint64_t over_max;  /* entries past FL_PERFMAP_MAX_ENTRIES */
+	uint64_t malformed;	/* bad hex, zero size, overflow, no name, control characters */
+	uint64_t too_long;	/* lines over FL_PERFMAP_MAX_LINE */
+	uint64_t over_max;	/* entries past FL_PERFMAP_MAX_ENTRIES */
+	uint64_t bytes_ignored; /* past FL_PERFMAP_MAX_FILE_SIZE */
 };
 void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolizer_jit_stats *st);
 
@@ -120,12 +130,22 @@ void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t
 
 /*
  * Frees the files (symbols, debug info) not looked up since the call
- * before the last one: a long run keeps what its processes use, not every
- * file the machine ever ran. Names given out before are freed with their
+ * before the last one, and those left unread at the cache's cap (to be
+ * tried again): a long run keeps what its processes use, not every file
+ * the machine ever ran. Names given out before are freed with their
  * file: call it when no name from before the last call is still held (the
  * daemon: after each snapshot, with a new fold).
  */
 void fl_symbolizer__trim(struct fl_symbolizer *s);
+
+/* The files read for symbols: their memory now and at most, and those left unread at the cap. */
+struct fl_symbolizer_cache_stats {
+	uint64_t bytes, peak_bytes, max_bytes;
+	uint64_t files;		 /* held now */
+	uint64_t files_not_read; /* met while the cache was full (each time) */
+};
+void fl_symbolizer__cache_stats(const struct fl_symbolizer *s,
+				struct fl_symbolizer_cache_stats *st);
 
 /* The same for kernel addresses; one batch costs at most a few syscalls. */
 int fl_symbolizer__kernel(struct fl_symbolizer *s, const uint64_t *ips, size_t n,

@@ -36,6 +36,10 @@ hot=$(awk -v F='ev:il?x_9?;' 'index($0, F) == 1 && index($0, ";evil:name?nforged
 note "names: $hot of $samples samples under ev:il?x_9?;...;evil:name?nforged:line 999?r"
 expect_between "$(percent "$hot" "$samples")" 80 100 "the share of samples named with the sanitized process and function names"
 grep -q "names held ';' or control characters" "$T/names.err" || fail "the summary does not count the names it had to change"
+# A 1510-byte function name: cut to the 1023 bytes a frame may hold, and said so.
+long=$(awk '{ n = split($0, f, ";"); for (i = 1; i <= n; i++) if (index(f[i], "evil_long_") == 1) { print length(f[i]); exit } }' "$T/names.folded")
+[[ ${long:-0} -eq 1023 ]] || fail "the 1510-byte function name is ${long:-missing} bytes in the profile, not 1023"
+grep -q 'frame names longer than 1023 bytes were cut' "$T/names.err" || fail "the summary does not say a name was cut"
 run_flamed names_svg record -F 999 -o "$T/names.svg" -- "$EVIL" 0.5
 expect_rc 0
 if command -v xmllint >/dev/null; then

@@ -87,4 +87,23 @@ for mode in bpf ring dwarf; do
 	fi
 done
 
-pass "RLIMIT_NOFILE: refused in one line below $need, raised from a low soft limit; 1000 threads under 128 fds; RLIMIT_MEMLOCK 64 KiB"
+# --- caps: processes tracked, the symbol cache -------------------------------------
+# Four processes tracked of a whole machine's: the rest counted and reported.
+run_flamed maxproc record -a -d 1 --max-processes 4 -o "$T/maxproc.folded"
+expect_rc 0
+grep -q 'processes not tracked, --max-processes (4) being reached' "$LAST_ERR" ||
+	fail "--max-processes 4 on -a: not reported: $(cat "$LAST_ERR")"
+note "$(grep 'processes not tracked' "$LAST_ERR")"
+# A 1 MiB symbol cache: a recording still works; files met once it is full are
+# named by file and counted (unit/test_symbolizer checks which, exactly: here
+# it depends on the files' sizes, libc's debug symbols, and their order).
+run_flamed cache record -v --max-symbol-cache 1M -F 999 -o "$T/cache.folded" -- "$FIXTURES/chains" 1
+expect_rc 0
+check_folded "$T/cache.folded"
+note "--max-symbol-cache 1M: $(grep '^flamed: symbol cache:' "$LAST_ERR" || echo 'no line')"
+grep -q '^flamed: symbol cache:' "$LAST_ERR" || fail "--max-symbol-cache 1M: the cache is not reported"
+run_flamed cache_bad record --max-symbol-cache 12 -a -d 1 -o "$T/bad.folded"
+expect_rc 2
+grep -q 'invalid --max-symbol-cache: "12" is out of range (1M-1024G)' "$LAST_ERR" || fail "--max-symbol-cache 12: $(head -n 1 "$LAST_ERR")"
+
+pass "RLIMIT_NOFILE: refused in one line below $need, raised from a low soft limit; 1000 threads under 128 fds; RLIMIT_MEMLOCK 64 KiB; --max-processes and --max-symbol-cache reported"

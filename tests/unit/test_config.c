@@ -72,7 +72,7 @@ static bool same(const struct fl_config *a, const struct fl_config *b)
 	    a->fmt_folded != b->fmt_folded || a->fmt_svg != b->fmt_svg ||
 	    a->keep_files != b->keep_files || a->keep_age_ns != b->keep_age_ns ||
 	    a->keep_bytes != b->keep_bytes || a->max_stacks != b->max_stacks ||
-	    a->max_processes != b->max_processes)
+	    a->max_processes != b->max_processes || a->max_symbol_cache != b->max_symbol_cache)
 		return false;
 	for (i = 0; i < a->nr_pids; i++)
 		if (a->pids[i] != b->pids[i])
@@ -135,10 +135,12 @@ static void test_defaults(void **state)
 	assert_true(c.keep_files == 0 && c.keep_age_ns == 0 && c.keep_bytes == 0);
 	assert_int_equal(c.max_stacks, 65536);
 	assert_int_equal(c.max_processes, 32768);
+	assert_true(c.max_symbol_cache == 1ull << 30);
 	fl_config__fini(&c);
 	fl_config__fini(NULL);
 	assert_string_equal(fl_config__key(0), "frequency");
-	assert_null(fl_config__key(14));
+	assert_string_equal(fl_config__key(14), "max_symbol_cache");
+	assert_null(fl_config__key(15));
 }
 
 static void test_numbers(void **state)
@@ -169,6 +171,10 @@ static void test_numbers(void **state)
 	set_ok(&c, "max_processes", "1");
 	assert_int_equal(c.max_processes, 1);
 	set_bad("max_processes", "0", "out of range (1-4194304)");
+	set_ok(&c, "max_symbol_cache", "64M");
+	assert_true(c.max_symbol_cache == 64ull << 20);
+	set_bad("max_symbol_cache", "1K", "out of range (1M-1024G)");
+	set_bad("max_symbol_cache", "lots", "is not a size");
 	set_bad("max_processes", "4194305", "out of range");
 	set_bad("max_processes", "lots", "not a number");
 

@@ -28,14 +28,15 @@ __attribute__((noinline, used)) int symbolizer_probe_function(int x)
 static int setup(void **state)
 {
 	int pid = getpid();
-	struct fl_tracker_opts to = { .sz = sizeof(to), .pids = &pid, .nr_pids = 1 };
-	struct fl_symbolizer_opts so = { .sz = sizeof(so), .no_kernel = true };
+	struct fl_tracker_opts to = {.sz = sizeof(to), .pids = &pid, .nr_pids = 1};
+	struct fl_symbolizer_opts so = {.sz = sizeof(so), .no_kernel = true};
 	int err;
 
 	(void)state;
 	err = fl_tracker__new(&to, &tracker);
 	if (err == -EACCES || err == -EPERM || err == -ENOSYS || err == -ENOENT) {
-		fprintf(stderr, "SKIP: perf events unavailable (%s): run as root\n", strerror(-err));
+		fprintf(stderr, "SKIP: perf events unavailable (%s): run as root\n",
+			strerror(-err));
 		exit(77);
 	}
 	assert_int_equal(err, 0);
@@ -68,8 +69,8 @@ static void test_own_function(void **state)
 static void test_libc_function(void **state)
 {
 	/* Several addresses in one batch, each answered in order. */
-	uint64_t ips[2] = { (uint64_t)(uintptr_t)&symbolizer_probe_function,
-			    (uint64_t)(uintptr_t)&getppid + 1 };
+	uint64_t ips[2] = {(uint64_t)(uintptr_t)&symbolizer_probe_function,
+			   (uint64_t)(uintptr_t)&getppid + 1};
 	struct fl_sym out[2];
 
 	(void)state;
@@ -127,6 +128,49 @@ static void test_anonymous_exec(void **state)
 	munmap(p, 4096);
 }
 
+/*
+ * The cache's cap: with room for one file only, the first file looked up
+ * is read, the next is not (named by the file, counted), and a trim lets it
+ * be read after all once the first is gone.
+ */
+static void test_cache_cap(void **state)
+{
+	struct fl_symbolizer_opts so = {.sz = sizeof(so), .no_kernel = true, .tracker = tracker};
+	struct fl_symbolizer *s = NULL;
+	struct fl_symbolizer_cache_stats cs;
+	uint64_t own = (uint64_t)(uintptr_t)&symbolizer_probe_function,
+		 libc = (uint64_t)(uintptr_t)&getppid + 1;
+	struct fl_sym out;
+
+	(void)state;
+	so.max_cache_bytes = 1; /* full once anything is read */
+	assert_int_equal(fl_symbolizer__new(&so, &s), 0);
+	assert_int_equal(fl_symbolizer__user(s, (uint32_t)getpid(), &own, 1, &out), 0);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_string_equal(out.name, "symbolizer_probe_function");
+	assert_int_equal(fl_symbolizer__user(s, (uint32_t)getpid(), &libc, 1, &out), 0);
+	assert_int_not_equal(out.reason, FL_SYM_OK);
+	assert_non_null(out.module);
+	assert_non_null(strstr(out.module, "libc"));
+	fl_symbolizer__cache_stats(s, &cs);
+	assert_int_equal(cs.files_not_read, 1);
+	assert_int_equal(cs.files, 2);
+	assert_true(cs.bytes > 1 && cs.peak_bytes == cs.bytes);
+	printf("# one file read: %llu bytes\n", (unsigned long long)cs.bytes);
+
+	/* Two trims without looking anything up: both files go, the cache is empty. */
+	fl_symbolizer__trim(s);
+	fl_symbolizer__trim(s);
+	fl_symbolizer__trim(s);
+	fl_symbolizer__cache_stats(s, &cs);
+	assert_int_equal(cs.files, 0);
+	assert_int_equal(cs.bytes, 0);
+	assert_int_equal(fl_symbolizer__user(s, (uint32_t)getpid(), &libc, 1, &out), 0);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_non_null(strstr(out.name, "getppid"));
+	fl_symbolizer__free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +179,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_unmapped_and_unknown_pid),
 		cmocka_unit_test(test_anonymous_exec),
+		cmocka_unit_test(test_cache_cap),
 	};
 
 	if (geteuid() != 0) {

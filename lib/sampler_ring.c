@@ -36,6 +36,13 @@ enum {
 
 struct comm_ent {
 	char name[FL_TASK_COMM_LEN];
+	/*
+	 * The name before the last rename (an exec, mostly) and when that was:
+	 * a sample of before it, read after it (from another ring, or left in
+	 * its ring for the next poll), still gets the name it ran under.
+	 */
+	char prev[FL_TASK_COMM_LEN];
+	uint64_t since; /* 0: no rename seen */
 	uint32_t tid;
 	bool exited;	    /* the thread's exit was read: its tid may be reused */
 	uint64_t exit_poll; /* ... in this poll */
@@ -154,6 +161,26 @@ static struct comm_ent *comm_ent(const struct ring_sampler *r, uint32_t tid)
 	return &r->comms[idx];
 }
 
+/* A live thread renamed at time (a COMM record's): its old name stays for older samples. */
+static int comm_rename(struct ring_sampler *r, uint32_t tid, const char *comm, size_t len,
+		       uint64_t time)
+{
+	struct comm_ent *e = comm_ent(r, tid);
+	char old[FL_TASK_COMM_LEN];
+	int err;
+
+	if (!e || e->exited || !time)
+		return comm_set(r, tid, comm, len);
+	memcpy(old, e->name, sizeof(old));
+	err = comm_set(r, tid, comm, len);
+	if (err)
+		return err;
+	e = comm_ent(r, tid); /* in place: an existing entry does not move */
+	memcpy(e->prev, old, sizeof(e->prev));
+	e->since = time;
+	return 0;
+}
+
 static const char *comm_cached(const struct ring_sampler *r, uint32_t tid)
 {
 	const struct comm_ent *e = comm_ent(r, tid);
@@ -184,18 +211,19 @@ static int read_proc_comm(uint32_t pid, uint32_t tid, char *buf, size_t len)
 /*
  * The thread's name from the COMM records (or inherited at fork), else read
  * from /proc once and remembered, else its process's name if known, else
- * "[unknown]". Always returns a string.
+ * "[unknown]": its name at time. Always returns a string.
  */
-static const char *comm_of(struct ring_sampler *r, uint32_t pid, uint32_t tid)
+static const char *comm_of(struct ring_sampler *r, uint32_t pid, uint32_t tid, uint64_t time)
 {
+	const struct comm_ent *e;
 	const char *c;
 	char buf[64];
 
 	if (tid == 0)
 		return sr_idle_comm;
-	c = comm_cached(r, tid);
-	if (c)
-		return c;
+	e = comm_ent(r, tid);
+	if (e)
+		return e->since && time < e->since && e->prev[0] ? e->prev : e->name;
 	if (read_proc_comm(pid, tid, buf, sizeof(buf)) == 0 && buf[0]) {
 		if (comm_set(r, tid, buf, strlen(buf)) == 0)
 			return comm_cached(r, tid);
@@ -398,7 +426,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	/* Keyed by era: samples whose addresses mean other code are counted apart. */
 	st.time = r->opts.era ? r->opts.era(r->opts.era_ctx, rec->pid, rec->time) : 0;
 	st.time_first = st.time;
-	st.comm = comm_of(r, rec->pid, rec->tid);
+	st.comm = comm_of(r, rec->pid, rec->tid, rec->time);
 	if (r->opts.kernel) {
 		st.kips = r->kips;
 		st.nr_kips = nk;
@@ -423,12 +451,16 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 static int on_comm(struct ring_sampler *r, const struct perf_event_header *hdr)
 {
 	const struct fl_comm_rec *rec = (const void *)hdr;
+	uint64_t time = 0;
 	size_t room;
 
 	if (hdr->size <= sizeof(*rec))
 		return 0;
 	room = hdr->size - sizeof(*rec);
-	return comm_set(r, rec->tid, rec->comm, strnlen(rec->comm, room));
+	/* sample_id_all: the record ends in its pid, tid and time (the name is padded before). */
+	if (room >= 8 + 16)
+		memcpy(&time, (const char *)hdr + hdr->size - sizeof(time), sizeof(time));
+	return comm_rename(r, rec->tid, rec->comm, strnlen(rec->comm, room), time);
 }
 
 /*
@@ -758,6 +790,8 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, size
 		.sample_stack_user = opts->dwarf ? opts->stack_size : 0,
 		.comm = 1,
 		.task = 1,
+		/* Names, forks and exits carry their time too (comm_rename()). */
+		.sample_id_all = 1,
 		.disabled = 1,
 		.watermark = 1,
 		.wakeup_watermark = (uint32_t)(ring_bytes / 4),

@@ -37,11 +37,19 @@ static int tally_cb(const struct fl_raw_stack *st, void *ctx)
 	return 0;
 }
 
-/* Varied user stacks: recursion depth changes with the counter. */
+/*
+ * Varied user stacks: recursion depth changes with the counter. The asm
+ * keeps the compiler from turning the recursion into a loop (as gcc does
+ * with "spin() + 1" in some builds: then every stack is the same).
+ */
 __attribute__((noinline)) static uint64_t spin(unsigned depth, uint64_t x)
 {
-	if (depth > 0)
-		return spin(depth - 1, x * 31 + depth) + 1;
+	if (depth > 0) {
+		uint64_t r = spin(depth - 1, x * 31 + depth);
+
+		__asm__ __volatile__("" : "+r"(r));
+		return r + 1;
+	}
 	for (int i = 0; i < 20000; i++)
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 	return x;
@@ -82,8 +90,7 @@ static struct fl_sampler *open_or_skip(struct fl_sampler_opts *o)
 	return s;
 }
 
-static void record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss,
-			 struct tally *t)
+static void record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss, struct tally *t)
 {
 	struct fl_sampler *s;
 	pid_t child;
@@ -102,7 +109,7 @@ static void record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss,
 	assert_int_equal(waitpid(child, NULL, 0), child);
 	assert_int_equal(fl_sampler__stop(s), 0);
 	assert_int_equal(fl_sampler__poll(s), 0);
-	*t = (struct tally){ .pid = (uint32_t)child };
+	*t = (struct tally){.pid = (uint32_t)child};
 	assert_int_equal(fl_sampler__drain(s, tally_cb, t), 0);
 	assert_int_equal(fl_sampler__stats(s, ss), 0);
 	fl_sampler__free(s);
@@ -110,7 +117,7 @@ static void record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss,
 
 static void test_counts_one_process(void **state)
 {
-	struct fl_sampler_opts o = { .sz = sizeof(o), .freq = 999, .kernel = true, .user = true };
+	struct fl_sampler_opts o = {.sz = sizeof(o), .freq = 999, .kernel = true, .user = true};
 	struct fl_sampler_stats ss;
 	struct tally t;
 
@@ -128,17 +135,22 @@ static void test_counts_one_process(void **state)
 static void test_collisions_are_recovered(void **state)
 {
 	/* Two stack-map slots for dozens of distinct stacks: most collide. */
-	struct fl_sampler_opts o = { .sz = sizeof(o),
-				     .freq = 999,
-				     .kernel = true,
-				     .user = true,
-				     .stack_storage_size = 2,
-				     .max_stacks = 4 };
+	struct fl_sampler_opts o = {.sz = sizeof(o),
+				    .freq = 999,
+				    .kernel = true,
+				    .user = true,
+				    .stack_storage_size = 2,
+				    .max_stacks = 4};
 	struct fl_sampler_stats ss;
 	struct tally t;
 
 	(void)state;
 	record_child(&o, &ss, &t);
+	printf("# %llu samples in %llu stacks; %llu collisions, %llu full, %llu recovered, %llu "
+	       "lost\n",
+	       (unsigned long long)t.total, (unsigned long long)t.stacks,
+	       (unsigned long long)ss.collisions, (unsigned long long)ss.map_full,
+	       (unsigned long long)ss.recovered, (unsigned long long)ss.lost);
 	assert_true(ss.collisions + ss.map_full > 0);
 	assert_true(ss.recovered > 0);
 	assert_int_equal(ss.lost, 0);
@@ -153,12 +165,12 @@ static void test_collisions_are_recovered(void **state)
  */
 static void test_snapshots_partition_samples(void **state)
 {
-	struct fl_sampler_opts o = { .sz = sizeof(o),
-				     .freq = 999,
-				     .kernel = true,
-				     .user = true,
-				     .stack_storage_size = 256,
-				     .snapshots = true };
+	struct fl_sampler_opts o = {.sz = sizeof(o),
+				    .freq = 999,
+				    .kernel = true,
+				    .user = true,
+				    .stack_storage_size = 256,
+				    .snapshots = true};
 	struct fl_sampler_stats ss;
 	struct fl_sampler *s;
 	struct tally parts[8] = {}, last = {};
@@ -206,7 +218,7 @@ static void test_snapshots_partition_samples(void **state)
 
 static void test_user_only_and_per_thread(void **state)
 {
-	struct fl_sampler_opts o = { .sz = sizeof(o), .freq = 499, .user = true, .per_thread = true };
+	struct fl_sampler_opts o = {.sz = sizeof(o), .freq = 499, .user = true, .per_thread = true};
 	struct fl_sampler_stats ss;
 	struct tally t;
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -495,11 +496,18 @@ static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask,
 		return err;
 	}
 	if (c->pid == 0) {
+		const char *base = strrchr(cmd[0], '/');
 		char b;
 		int e;
 
 		close(go[1]);
 		close(errp[0]);
+		/*
+		 * Already the command, as far as samples tell: the execve() itself
+		 * (tearing down our copy of flamed's memory, long under a sanitizer)
+		 * is sampled before the kernel renames the process.
+		 */
+		prctl(PR_SET_NAME, base && base[1] ? base + 1 : cmd[0], 0, 0, 0);
 		/* Wait until the parent samples us (or dies). */
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;

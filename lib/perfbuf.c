@@ -431,6 +431,41 @@ int fl_cpu_events__stalled(struct fl_cpu_events *ev, size_t i)
 	return stalled;
 }
 
+int fl_cpu_events__revive(struct fl_cpu_events *ev, fl_cpu_events_fn before, fl_cpu_events_fn after,
+			  void *ctx, int *cpus, size_t max)
+{
+	size_t n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < ev->nr; i++) {
+		int rc = fl_cpu_events__stalled(ev, i);
+
+		if (rc <= 0) {
+			if (rc < 0 && !err)
+				err = rc;
+			continue;
+		}
+		if (before)
+			before(ctx, i);
+		rc = fl_cpu_events__reopen(ev, i);
+		if (rc == -ENODEV)
+			continue; /* still offline: tried again next time */
+		if (!rc && after)
+			rc = after(ctx, i);
+		else if (!rc && ioctl(ev->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+			rc = -errno;
+		if (rc) {
+			if (!err)
+				err = rc;
+			continue;
+		}
+		if (n < max)
+			cpus[n] = ev->cpus[i];
+		n++;
+	}
+	return n ? (int)n : err;
+}
+
 int fl_cpu_events__gone(struct fl_cpu_events *ev, size_t i)
 {
 	if (i >= ev->nr || !ev->disowned[i])

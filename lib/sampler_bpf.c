@@ -301,50 +301,39 @@ static int bpf_start(struct fl_sampler *base)
 	return 0;
 }
 
+/* The old link closes the old event; until the new one is attached, CPU i is not sampled. */
+static int unlink_event(void *ctx, size_t i)
+{
+	struct fl_sampler_bpf *s = ctx;
+
+	if (s->links[i]) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+		fl_cpu_events__gone(s->events, i);
+	}
+	return 0;
+}
+
+static int link_event(void *ctx, size_t i)
+{
+	struct fl_sampler_bpf *s = ctx;
+
+	s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
+						     fl_cpu_events__fd(s->events, i));
+	if (!s->links[i])
+		return -errno ?: -EINVAL;
+	fl_cpu_events__disown(s->events, i);
+	return 0;
+}
+
 /* Each event of the CPUs back from offline opened again, and the program attached to it. */
 static int bpf_revive(struct fl_sampler *base, int *cpus, size_t max)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
-	size_t n = 0;
-	int err = 0;
 
 	if (!s->started)
 		return 0;
-	for (size_t i = 0; i < fl_cpu_events__nr(s->events); i++) {
-		int rc = fl_cpu_events__stalled(s->events, i);
-
-		if (rc <= 0) {
-			if (rc < 0 && !err)
-				err = rc;
-			continue;
-		}
-		/* The old link closes the old event; until the new one is attached, CPU i is not sampled. */
-		if (s->links[i]) {
-			bpf_link__destroy(s->links[i]);
-			s->links[i] = NULL;
-			fl_cpu_events__gone(s->events, i);
-		}
-		rc = fl_cpu_events__reopen(s->events, i);
-		if (rc == -ENODEV)
-			continue; /* still offline: tried again next time */
-		if (!rc) {
-			s->links[i] = bpf_program__attach_perf_event(
-				s->skel->progs.on_sample, fl_cpu_events__fd(s->events, i));
-			if (s->links[i])
-				fl_cpu_events__disown(s->events, i);
-			else
-				rc = -errno ?: -EINVAL;
-		}
-		if (rc) {
-			if (!err)
-				err = rc;
-			continue;
-		}
-		if (n < max)
-			cpus[n] = fl_cpu_events__cpu(s->events, i);
-		n++;
-	}
-	return n ? (int)n : err;
+	return fl_cpu_events__revive(s->events, unlink_event, link_event, s, cpus, max);
 }
 
 static int bpf_stop(struct fl_sampler *base)

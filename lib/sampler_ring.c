@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -585,33 +584,7 @@ static int ring_stop(struct fl_sampler *s)
 /* Each event of the CPUs back from offline opened again (with a new ring) and enabled. */
 static int ring_revive(struct fl_sampler *s, int *cpus, size_t max)
 {
-	struct ring_sampler *r = to_ring(s);
-	size_t n = 0;
-	int err = 0;
-
-	for (size_t i = 0; i < fl_cpu_events__nr(r->events); i++) {
-		int rc = fl_cpu_events__stalled(r->events, i);
-
-		if (rc <= 0) {
-			if (rc < 0 && !err)
-				err = rc;
-			continue;
-		}
-		rc = fl_cpu_events__reopen(r->events, i);
-		if (!rc && ioctl(fl_cpu_events__fd(r->events, i), PERF_EVENT_IOC_ENABLE, 0) < 0)
-			rc = -errno;
-		if (rc == -ENODEV)
-			continue; /* still offline */
-		if (rc) {
-			if (!err)
-				err = rc;
-			continue;
-		}
-		if (n < max)
-			cpus[n] = fl_cpu_events__cpu(r->events, i);
-		n++;
-	}
-	return n ? (int)n : err;
+	return fl_cpu_events__revive(to_ring(s)->events, NULL, NULL, NULL, cpus, max);
 }
 
 static size_t ring_nr_fds(const struct fl_sampler *s)

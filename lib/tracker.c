@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -1097,33 +1096,10 @@ out:
 
 int fl_tracker__revive(struct fl_tracker *t, int *cpus, size_t max)
 {
-	size_t n = 0;
-	int err = 0;
+	int n = fl_cpu_events__revive(t->events, NULL, NULL, NULL, cpus, max), err;
 
-	for (size_t i = 0; i < fl_cpu_events__nr(t->events); i++) {
-		int rc = fl_cpu_events__stalled(t->events, i);
-
-		if (rc <= 0) {
-			if (rc < 0 && !err)
-				err = rc;
-			continue;
-		}
-		rc = fl_cpu_events__reopen(t->events, i);
-		if (!rc && ioctl(fl_cpu_events__fd(t->events, i), PERF_EVENT_IOC_ENABLE, 0) < 0)
-			rc = -errno;
-		if (rc == -ENODEV)
-			continue; /* still offline */
-		if (rc) {
-			if (!err)
-				err = rc;
-			continue;
-		}
-		if (n < max)
-			cpus[n] = fl_cpu_events__cpu(t->events, i);
-		n++;
-	}
-	if (!n)
-		return err;
+	if (n <= 0)
+		return n;
 	/* What ran on those CPUs between their return and now left no records. */
 	err = rescan(t);
 	return err ? err : (int)n;

@@ -104,6 +104,16 @@ int fl_cpu_events__stalled(struct fl_cpu_events *ev, size_t i);
  * was (-ENODEV: the CPU is offline).
  */
 int fl_cpu_events__reopen(struct fl_cpu_events *ev, size_t i);
+/*
+ * Every event stalled (fl_cpu_events__stalled()) is opened again: before
+ * (if any) is called first, then fl_cpu_events__reopen(), then after, or
+ * without one PERF_EVENT_IOC_ENABLE. A CPU still offline is left for the
+ * next call. The CPUs done go to cpus (the first max); returns their
+ * number, or the first -errno of another failure (the others still tried).
+ */
+typedef int (*fl_cpu_events_fn)(void *ctx, size_t i);
+int fl_cpu_events__revive(struct fl_cpu_events *ev, fl_cpu_events_fn before, fl_cpu_events_fn after,
+			  void *ctx, int *cpus, size_t max);
 /* The new owner of disowned event i closed it: its fd is no more. -EINVAL if not disowned. */
 int fl_cpu_events__gone(struct fl_cpu_events *ev, size_t i);
 /*

@@ -224,41 +224,43 @@ static int set_keep_age(struct fl_config *c, const char *v, char *err, size_t er
 	return 0;
 }
 
-static int set_keep_bytes(struct fl_config *c, const char *v, char *err, size_t errlen)
+/* A size: bytes, or a number with K, M or G (powers of 1024). zero: what 0 means, or NULL. */
+static int parse_size(const char *v, const char *zero, uint64_t *n, char *err, size_t errlen)
 {
 	static const uint64_t mult[] = {1, 1ull << 10, 1ull << 20, 1ull << 30};
-	uint64_t n;
-	int r = parse_with_unit(v, "kmg", mult, UINT64_MAX, &n);
+	int r = parse_with_unit(v, "kmg", mult, UINT64_MAX, n);
 
 	if (r == -EINVAL) {
 		seterr(err, errlen,
 		       "%s is not a size (bytes, or a number with K, M or G, powers of 1024: 512M, "
-		       "2G; 0 = unlimited)",
-		       Q(v));
+		       "2G%s%s)",
+		       Q(v), zero ? "; 0 = " : "", zero ? zero : "");
 		return -EINVAL;
 	}
 	if (r) {
 		seterr(err, errlen, "%s is too big", Q(v));
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int set_keep_bytes(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (parse_size(v, "unlimited", &n, err, errlen))
+		return -EINVAL;
 	c->keep_bytes = n;
 	return 0;
 }
 
 static int set_max_symbol_cache(struct fl_config *c, const char *v, char *err, size_t errlen)
 {
-	static const uint64_t mult[] = {1, 1ull << 10, 1ull << 20, 1ull << 30};
 	uint64_t n;
-	int r = parse_with_unit(v, "kmg", mult, UINT64_MAX, &n);
 
-	if (r == -EINVAL) {
-		seterr(err, errlen,
-		       "%s is not a size (bytes, or a number with K, M or G, powers of 1024: 512M, "
-		       "2G)",
-		       Q(v));
+	if (parse_size(v, NULL, &n, err, errlen))
 		return -EINVAL;
-	}
-	if (r || n < (1ull << 20) || n > (1ull << 40)) {
+	if (n < (1ull << 20) || n > (1ull << 40)) {
 		seterr(err, errlen, "%s is out of range (1M-1024G)", Q(v));
 		return -EINVAL;
 	}

@@ -31,6 +31,18 @@ timed() {
 	"${PYTHON:-python3}" "$SRCDIR/tests/bench/treetime.py" "$out" "$@"
 }
 
+# perf_record_script DIR HZ DURATION: perf record -g of the whole machine for
+# DURATION seconds into DIR/perf.data, then perf script into DIR/out.txt, both
+# timed into DIR/times (see timed).
+perf_record_script() {
+	local r=$1 hz=$2 duration=$3
+	mkdir -p "$r"
+	timed "$r/times" perf record -q -e cpu-clock -a -g -F "$hz" -o "$r/perf.data" -- sleep "$duration" \
+		2>"$r/record.err" || die "perf record failed: $(tail -n 3 "$r/record.err")"
+	timed "$r/times" perf script -i "$r/perf.data" >"$r/out.txt" 2>"$r/script.err" ||
+		die "perf script failed: $(tail -n 3 "$r/script.err")"
+}
+
 # size_of FILE...: their total size in bytes.
 size_of() {
 	local n=0 f

@@ -67,11 +67,7 @@ summarize() {
 
 measure_perf() {
 	local hz=$1 r=$W/perf-$1
-	mkdir -p "$r"
-	timed "$r/times" perf record -q -e cpu-clock -a -g -F "$hz" -o "$r/perf.data" -- sleep "$DURATION" \
-		2>"$r/record.err" || die "perf record failed: $(tail -n 3 "$r/record.err")"
-	timed "$r/times" perf script -i "$r/perf.data" >"$r/out.txt" 2>"$r/script.err" ||
-		die "perf script failed: $(tail -n 3 "$r/script.err")"
+	perf_record_script "$r" "$hz" "$DURATION"
 	summarize "$r/times"
 }
 

@@ -120,6 +120,23 @@ bg() {
 	BG_PIDS+=("$BG_PID")
 }
 
+# bg_flamed NAME ARGS...: starts flamed ARGS in the background, its stderr into
+# $T/NAME.err; sets FLAMED_PID (killed on exit if still running).
+bg_flamed() {
+	local name=$1
+	shift
+	"$FLAMED" "$@" 2>"$T/$name.err" &
+	FLAMED_PID=$!
+	BG_PIDS+=("$FLAMED_PID")
+}
+
+# wait_flamed NAME: waits for the flamed bg_flamed NAME started; fails unless it exits 0.
+wait_flamed() {
+	local rc=0
+	wait "$FLAMED_PID" || rc=$?
+	[[ $rc -eq 0 ]] || fail "$1: exit $rc: $(cat "$T/$1.err")"
+}
+
 # wait_comm PID NAME: waits (at most 5 s) until PID has exec'd NAME, so that a
 # recording started next sees the program and not the shell that forked it.
 wait_comm() {

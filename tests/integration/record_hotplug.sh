@@ -21,9 +21,7 @@ for backend in bpf ring; do
 	opts=()
 	[[ $backend == ring ]] && opts=(--no-bpf)
 	out=$T/$backend.folded
-	"$FLAMED" record -a -F 99 -d 7 "${opts[@]}" -o "$out" 2>"$T/$backend.err" &
-	flamed_pid=$!
-	BG_PIDS+=("$flamed_pid")
+	bg_flamed "$backend" record -a -F 99 -d 7 "${opts[@]}" -o "$out"
 	sleep 1.5
 	echo 0 >"$ONLINE"
 	sleep 1
@@ -31,11 +29,7 @@ for backend in bpf ring; do
 	# Events are checked every second: two ticks later CPU 1 is sampled again.
 	sleep 2.2
 	taskset -c 1 "$FIXTURES/short_burn" 2
-	set +e
-	wait "$flamed_pid"
-	rc=$?
-	set -e
-	[[ $rc -eq 0 ]] || fail "$backend: exit $rc: $(cat "$T/$backend.err")"
+	wait_flamed "$backend"
 	check_folded "$out"
 	grep -q '^flamed: CPU 1 is back online: sampling it again' "$T/$backend.err" ||
 		fail "$backend: no notice of CPU 1 coming back: $(cat "$T/$backend.err")"

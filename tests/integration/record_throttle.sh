@@ -20,18 +20,12 @@ trap 'echo "$old_rate" >"$RATE" 2>/dev/null || true; cleanup' EXIT
 for backend in bpf ring; do
 	opts=()
 	[[ $backend == ring ]] && opts=(--no-bpf)
-	"$FLAMED" record -a -F 999 -d 4 "${opts[@]}" -o "$T/$backend.folded" 2>"$T/$backend.err" &
-	flamed_pid=$!
-	BG_PIDS+=("$flamed_pid")
+	bg_flamed "$backend" record -a -F 999 -d 4 "${opts[@]}" -o "$T/$backend.folded"
 	sleep 1.5
 	echo 100 >"$RATE"
 	sleep 1
 	echo "$old_rate" >"$RATE"
-	set +e
-	wait "$flamed_pid"
-	rc=$?
-	set -e
-	[[ $rc -eq 0 ]] || fail "$backend: exit $rc: $(cat "$T/$backend.err")"
+	wait_flamed "$backend"
 	line=$(grep '^flamed: the kernel throttled sampling' "$T/$backend.err" || true)
 	[[ -n $line ]] || fail "$backend: throttling not reported: $(cat "$T/$backend.err")"
 	note "$backend: $line"

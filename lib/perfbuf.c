@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flamed/cleanup.h"
@@ -253,13 +255,15 @@ int fl_cpu_list__parse(const char *s, int **cpus)
 	return (int)nr;
 }
 
-int fl_online_cpus(int **cpus)
+/* A CPU list of sysfs (/sys/devices/system/cpu/NAME), parsed. */
+static int read_cpu_list(const char *name, int **cpus)
 {
 	_cleanup_close_ int fd = -1;
-	char buf[4096];
+	char path[64], buf[4096];
 	size_t len = 0;
 
-	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	while (len < sizeof(buf) - 1) {
@@ -280,6 +284,40 @@ int fl_online_cpus(int **cpus)
 	return fl_cpu_list__parse(buf, cpus);
 }
 
+int fl_online_cpus(int **cpus)
+{
+	return read_cpu_list("online", cpus);
+}
+
+int fl_present_cpus(int **cpus)
+{
+	return read_cpu_list("present", cpus);
+}
+
+/* The CPUs that may ever be online; the online ones where sysfs does not say. */
+static int possible_cpus(int **cpus)
+{
+	int n = read_cpu_list("possible", cpus);
+
+	return n > 0 ? n : fl_online_cpus(cpus);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool in_list(const int *cpus, int n, int cpu)
+{
+	for (int k = 0; k < n; k++)
+		if (cpus[k] == cpu)
+			return true;
+	return false;
+}
+
 struct fl_cpu_events {
 	int *cpus;
 	size_t nr;
@@ -290,6 +328,16 @@ struct fl_cpu_events {
 	struct perf_event_attr attr;
 	size_t ring_pages;
 	uint64_t *enabled; /* time enabled at the last fl_cpu_events__stalled(); NO_TIME: none */
+	/*
+	 * CPU hotplug, CLOCK_MONOTONIC ns: when each event was last seen alive
+	 * (its time enabled moving, or opened), and for how long events were
+	 * dead before being opened again. An event dead now has been since
+	 * about alive_ns.
+	 */
+	uint64_t *alive_ns;
+	uint64_t *dead_ns;
+	bool *was_dead, *is_dead;
+	size_t nr_opened; /* events open after fl_cpu_events__open() */
 };
 
 #define NO_TIME UINT64_MAX
@@ -307,6 +355,10 @@ void fl_cpu_events__free(struct fl_cpu_events *ev)
 	}
 	free(ev->disowned);
 	free(ev->enabled);
+	free(ev->alive_ns);
+	free(ev->dead_ns);
+	free(ev->was_dead);
+	free(ev->is_dead);
 	free(ev->bufs);
 	free(ev->fds);
 	free(ev->cpus);
@@ -326,21 +378,32 @@ int fl_cpu_events__disown(struct fl_cpu_events *ev, size_t i)
 int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages, struct fl_cpu_events **ret)
 {
 	_cleanup_(fl_cpu_events__freep) struct fl_cpu_events *ev = NULL;
-	int n;
+	_cleanup_free_ int *present = NULL;
+	int n, nr_present;
 
 	if (!attr || !ret)
 		return -EINVAL;
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
-	n = fl_online_cpus(&ev->cpus);
+	/*
+	 * Every CPU that may come online: those offline now get their event
+	 * when they do (fl_cpu_events__revive()), like those that go away and
+	 * come back.
+	 */
+	n = possible_cpus(&ev->cpus);
 	if (n < 0)
 		return n;
 	ev->nr = (size_t)n;
 	ev->fds = malloc(ev->nr * sizeof(*ev->fds));
 	ev->disowned = calloc(ev->nr, sizeof(*ev->disowned));
 	ev->enabled = malloc(ev->nr * sizeof(*ev->enabled));
-	if (!ev->fds || !ev->disowned || !ev->enabled)
+	ev->alive_ns = calloc(ev->nr, sizeof(*ev->alive_ns));
+	ev->dead_ns = calloc(ev->nr, sizeof(*ev->dead_ns));
+	ev->was_dead = calloc(ev->nr, sizeof(*ev->was_dead));
+	ev->is_dead = calloc(ev->nr, sizeof(*ev->is_dead));
+	if (!ev->fds || !ev->disowned || !ev->enabled || !ev->alive_ns || !ev->dead_ns ||
+	    !ev->was_dead || !ev->is_dead)
 		return -ENOMEM;
 	for (size_t i = 0; i < ev->nr; i++) {
 		ev->fds[i] = -1;
@@ -357,17 +420,31 @@ int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages, struct 
 		if (!ev->bufs)
 			return -ENOMEM;
 	}
+	nr_present = fl_present_cpus(&present);
 
 	for (size_t i = 0; i < ev->nr; i++) {
 		int fd = fl_perf_event_open(attr, -1, ev->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
 		int err;
 
+		ev->alive_ns[i] = mono_ns();
+		if (fd == -ENODEV) {
+			/*
+			 * Offline. A CPU that is there is not sampled until it comes
+			 * online: dead from the start. One that is not there (a VM's
+			 * spare slots) is opened if it ever is, and missed by nobody.
+			 */
+			fl_pr_debug("perfbuf: CPU %d is offline\n", ev->cpus[i]);
+			if (nr_present < 0 || in_list(present, nr_present, ev->cpus[i]))
+				ev->was_dead[i] = ev->is_dead[i] = true;
+			continue;
+		}
 		if (fd < 0) {
 			fl_pr_debug("perfbuf: perf_event_open on CPU %d: %s\n", ev->cpus[i],
 				    strerror(-fd));
 			return fd;
 		}
 		ev->fds[i] = fd;
+		ev->nr_opened++;
 		if (!ring_pages)
 			continue;
 		err = fl_perfbuf__new(fd, ring_pages, &ev->bufs[i]);
@@ -377,8 +454,15 @@ int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages, struct 
 			return err;
 		}
 	}
+	if (!ev->nr_opened)
+		return -ENODEV;
 	*ret = TAKE_PTR(ev);
 	return 0;
+}
+
+size_t fl_cpu_events__nr_opened(const struct fl_cpu_events *ev)
+{
+	return ev->nr_opened;
 }
 
 size_t fl_cpu_events__nr(const struct fl_cpu_events *ev)
@@ -428,12 +512,16 @@ int fl_cpu_events__stalled(struct fl_cpu_events *ev, size_t i)
 		return -EIO;
 	stalled = ev->enabled[i] != NO_TIME && v[1] == ev->enabled[i];
 	ev->enabled[i] = v[1];
+	if (!stalled)
+		ev->alive_ns[i] = mono_ns();
 	return stalled;
 }
 
 int fl_cpu_events__revive(struct fl_cpu_events *ev, fl_cpu_events_fn before, fl_cpu_events_fn after,
 			  void *ctx, int *cpus, size_t max)
 {
+	_cleanup_free_ int *online = NULL;
+	int nr_online = -1;
 	size_t n = 0;
 	int err = 0;
 
@@ -444,6 +532,20 @@ int fl_cpu_events__revive(struct fl_cpu_events *ev, fl_cpu_events_fn before, fl_
 			if (rc < 0 && !err)
 				err = rc;
 			continue;
+		}
+		/* A live event stood still: its CPU went offline (and may be back). */
+		if (ev->fds[i] >= 0)
+			ev->was_dead[i] = ev->is_dead[i] = true;
+		/*
+		 * A CPU offline since the start, or whose event is closed: one read
+		 * of the online list spares a failing perf_event_open per CPU (a VM
+		 * may list hundreds of possible CPUs).
+		 */
+		if (ev->fds[i] < 0) {
+			if (nr_online == -1)
+				nr_online = fl_online_cpus(&online);
+			if (nr_online > 0 && !in_list(online, nr_online, ev->cpus[i]))
+				continue;
 		}
 		if (before)
 			before(ctx, i);
@@ -459,11 +561,33 @@ int fl_cpu_events__revive(struct fl_cpu_events *ev, fl_cpu_events_fn before, fl_
 				err = rc;
 			continue;
 		}
+		/* Dead since it was last seen alive, at most about one call ago. */
+		if (ev->is_dead[i])
+			ev->dead_ns[i] += mono_ns() - ev->alive_ns[i];
+		ev->alive_ns[i] = mono_ns();
+		ev->is_dead[i] = false;
 		if (n < max)
 			cpus[n] = ev->cpus[i];
 		n++;
 	}
 	return n ? (int)n : err;
+}
+
+void fl_cpu_events__hotplug(const struct fl_cpu_events *ev, struct fl_cpu_hotplug *st)
+{
+	uint64_t now = mono_ns();
+
+	*st = (struct fl_cpu_hotplug){};
+	for (size_t i = 0; i < ev->nr; i++) {
+		if (!ev->was_dead[i])
+			continue;
+		st->cpus++;
+		st->dead_ns += ev->dead_ns[i];
+		if (ev->is_dead[i]) {
+			st->dead_now++;
+			st->dead_ns += now - ev->alive_ns[i];
+		}
+	}
 }
 
 int fl_cpu_events__gone(struct fl_cpu_events *ev, size_t i)
@@ -528,7 +652,7 @@ int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx
 	if (!ev->bufs || !fn)
 		return -EINVAL;
 	for (size_t i = 0; i < ev->nr; i++) {
-		int rc = fl_perfbuf__consume(ev->bufs[i], consume_one, &c);
+		int rc = ev->bufs[i] ? fl_perfbuf__consume(ev->bufs[i], consume_one, &c) : 0;
 
 		if (c.err)
 			return c.err;

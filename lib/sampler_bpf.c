@@ -159,6 +159,16 @@ static void size_maps(const struct fl_sampler_opts *o, size_t nr_cpus, uint32_t 
 	*ring_bytes = pow2_within(per_s * 2 * sizeof(struct fl_overflow_rec), 1u << 20, 64u << 20);
 }
 
+/* The CPUs that may be sampled: those present (online or to come), else those online now. */
+static size_t sampled_cpus(const struct fl_cpu_events *ev)
+{
+	_cleanup_free_ int *cpus = NULL;
+	int n = fl_present_cpus(&cpus);
+
+	return n > 0 && (size_t)n <= fl_cpu_events__nr(ev) ? (size_t)n
+							   : fl_cpu_events__nr_opened(ev);
+}
+
 int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
 {
 	/* No sample_type: the program reads what it needs itself. */
@@ -219,7 +229,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if (max_stack == 0)
 		max_stack = 1;
 	s->depth = max_stack;
-	size_maps(opts, fl_cpu_events__nr(s->events), &storage, &nr_stacks, &ring_bytes);
+	size_maps(opts, sampled_cpus(s->events), &storage, &nr_stacks, &ring_bytes);
 	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
 	s->two_sets = opts->sz >= sizeof(*opts) && opts->snapshots;
 	s->skel->rodata->two_sets = s->two_sets;
@@ -288,8 +298,10 @@ static int bpf_start(struct fl_sampler *base)
 		if (!s->fork_link)
 			return -errno ?: -EINVAL;
 	}
-	/* Attaching enables each event: sampling starts here. */
+	/* Attaching enables each event: sampling starts here (offline CPUs: once back). */
 	for (size_t i = 0; i < fl_cpu_events__nr(s->events); i++) {
+		if (fl_cpu_events__fd(s->events, i) < 0)
+			continue;
 		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
 							     fl_cpu_events__fd(s->events, i));
 		if (!s->links[i])
@@ -802,6 +814,7 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		.truncated = s->truncated,
 		.throttled = s->throttled,
 	};
+	fl_cpu_events__hotplug(s->events, &st->hotplug);
 	return 0;
 }
 

@@ -708,6 +708,7 @@ static int ring_snapshot(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
 static int ring_stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 {
 	*st = to_ring(s)->st;
+	fl_cpu_events__hotplug(to_ring(s)->events, &st->hotplug);
 	return 0;
 }
 

@@ -787,6 +787,13 @@ static void snapshot(struct daemon *d, const char *why)
 		 (unsigned long long)fl_profile__total(d->ses.profile), t0 - d->interval_mono,
 		 d->cfg.frequency, why, (unsigned long long)lost,
 		 (unsigned long long)(ss.idle - d->last.idle));
+	if (ss.hotplug.dead_ns > d->last.hotplug.dead_ns) {
+		size_t len = strlen(caveats);
+
+		snprintf(caveats + len, sizeof(caveats) - len,
+			 "; CPUs offline, not sampled: %.1f CPU-s",
+			 (double)(ss.hotplug.dead_ns - d->last.hotplug.dead_ns) / 1e9);
+	}
 	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name));
 	if (err) {
 		d->failures++;
@@ -809,6 +816,10 @@ static void snapshot(struct daemon *d, const char *why)
 		    "(kernel.perf_event_max_sample_rate, kernel.perf_cpu_time_max_percent): fewer "
 		    "samples than frequency %u asks",
 		    (unsigned long long)(ss.throttled - d->last.throttled), d->cfg.frequency);
+	if (ss.hotplug.dead_ns > d->last.hotplug.dead_ns)
+		msg("CPU hotplug: about %.1f CPU-seconds not sampled this interval, CPUs being "
+		    "offline",
+		    (double)(ss.hotplug.dead_ns - d->last.hotplug.dead_ns) / 1e9);
 	if (ss.map_full > d->last.map_full)
 		msg("max_stacks (%u) reached: %llu samples counted in user space this interval",
 		    d->cfg.max_stacks, (unsigned long long)(ss.map_full - d->last.map_full));

@@ -757,6 +757,7 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    (unsigned long long)ss->lost_records);
 	print_accounting(p, ss);
 	session_report_throttling(&r->ses, ss);
+	session_report_hotplug(ss);
 	if (ts->lost)
 		msg("process tracker: %llu mapping records lost: some frames may stay unsymbolized",
 		    (unsigned long long)ts->lost);
@@ -859,15 +860,20 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 	struct record_args *a = r->args;
 	_cleanup_free_ char *caveats = NULL;
 
+	char offline[96] = "";
+
+	if (ss->hotplug.cpus)
+		snprintf(offline, sizeof(offline), "; CPUs offline, not sampled: %.1f CPU-s",
+			 (double)ss->hotplug.dead_ns / 1e9);
 	if (asprintf(&caveats,
 		     "%llu samples in %.1f s at %llu Hz; stacks lost: %llu, cut at the depth "
 		     "limit: %llu; "
-		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu",
+		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu%s",
 		     (unsigned long long)fl_profile__total(p), elapsed, (unsigned long long)a->freq,
 		     (unsigned long long)(ss->lost + ss->lost_records + ts->lost),
 		     (unsigned long long)ss->truncated,
 		     fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
-		     (unsigned long long)ss->idle) < 0) {
+		     (unsigned long long)ss->idle, offline) < 0) {
 		caveats = NULL;
 		return -ENOMEM;
 	}

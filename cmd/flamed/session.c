@@ -13,6 +13,7 @@
 #include "flamed.h"
 #include "flamed/cleanup.h"
 #include "flamed/flametree.h"
+#include "flamed/perfbuf.h"
 #include "flamed/profile.h"
 #include "flamed/symbolizer.h"
 #include "flamed/unwind.h"
@@ -372,10 +373,21 @@ static void revive_cpus(struct session *s)
 	if (m <= 0)
 		return;
 	s->revived += (unsigned)m;
-	for (int i = 0; i < m && i < 8; i++)
-		msg("CPU %d is back online: sampling it again (nothing was sampled there while it "
-		    "was offline)",
-		    cpus[i]);
+	for (int i = 0; i < m && i < 8; i++) {
+		bool first = false;
+
+		for (int k = 0; k < s->nr_offline_at_start; k++)
+			if (s->offline_at_start[k] == cpus[i]) {
+				first = true;
+				s->offline_at_start[k] = -1; /* the next time it is "back" */
+			}
+		if (first)
+			msg("CPU %d came online: sampling it from now on", cpus[i]);
+		else
+			msg("CPU %d is back online: sampling it again (nothing was sampled there "
+			    "while it was offline)",
+			    cpus[i]);
+	}
 	if (s->ep >= 0 && session_watch(s, s->ep) < 0)
 		msg("CPU hotplug: cannot watch the reopened events");
 }
@@ -411,6 +423,51 @@ void session_report_throttling(const struct session *s, const struct fl_sampler_
 		    s->max_rate_start, now, (unsigned long long)s->o.freq);
 }
 
+/*
+ * CPUs there but offline now are sampled from when they come online (as a
+ * CPU that goes away and comes back is): said once, so that a profile
+ * missing them is not read as the whole machine.
+ */
+static void note_offline_cpus(struct session *s)
+{
+	_cleanup_free_ int *online = NULL, *present = NULL;
+	int nr_online = fl_online_cpus(&online), nr_present = fl_present_cpus(&present);
+
+	if (nr_online <= 0 || nr_present <= 0)
+		return;
+	s->offline_at_start = calloc((size_t)nr_present, sizeof(int));
+	if (!s->offline_at_start)
+		return;
+	for (int i = 0; i < nr_present; i++) {
+		bool on = false;
+
+		for (int k = 0; k < nr_online && !on; k++)
+			on = online[k] == present[i];
+		if (!on)
+			s->offline_at_start[s->nr_offline_at_start++] = present[i];
+	}
+	if (s->nr_offline_at_start == 1)
+		msg("CPU %d is offline: it is sampled from when it comes online",
+		    s->offline_at_start[0]);
+	else if (s->nr_offline_at_start > 1)
+		msg("%d CPUs are offline (CPU %d, ...): each is sampled from when it comes online",
+		    s->nr_offline_at_start, s->offline_at_start[0]);
+}
+
+void session_report_hotplug(const struct fl_sampler_stats *ss)
+{
+	const struct fl_cpu_hotplug *h = &ss->hotplug;
+	char still[64] = "";
+
+	if (!h->cpus)
+		return;
+	if (h->dead_now)
+		snprintf(still, sizeof(still), ", %u of them still offline at the end", h->dead_now);
+	msg("CPU hotplug: %u CPU%s offline for part of the time (about %.1f CPU-seconds in "
+	    "all%s): nothing was sampled there meanwhile",
+	    h->cpus, h->cpus == 1 ? " was" : "s were", (double)h->dead_ns / 1e9, still);
+}
+
 int session_start(struct session *s)
 {
 	int err;
@@ -424,6 +481,8 @@ int session_start(struct session *s)
 		err = fl_sampler__start(s->sampler);
 	if (err)
 		open_failed("perf events", err);
+	else if (!s->o.quiet)
+		note_offline_cpus(s);
 	s->running = !err;
 	return err;
 }
@@ -583,6 +642,7 @@ void session_close(struct session *s)
 	/* The sampler uses the unwinder until it is freed. */
 	fl_sampler__free(s->sampler);
 	fl_unwinder__free(s->unwinder);
+	free(s->offline_at_start);
 	memset(s, 0, sizeof(*s));
 }
 

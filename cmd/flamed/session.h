@@ -74,6 +74,8 @@ struct session {
 	int ep;		    /* the epoll the fds are watched with (session_watch()), or -1 */
 	bool running;	    /* between session_start() and session_stop() */
 	unsigned revived;   /* CPUs whose events were opened again after a hotplug */
+	int *offline_at_start; /* present CPUs offline when sampling started */
+	int nr_offline_at_start;
 	bool revive_failed; /* said so once */
 	int max_rate_start; /* kernel.perf_event_max_sample_rate at session_start(), or -1 */
 	int max_rate_min;   /* ... the lowest seen since (read every tick) */
@@ -85,6 +87,9 @@ struct session {
  * itself when perf interrupts take too long).
  */
 void session_report_throttling(const struct session *s, const struct fl_sampler_stats *ss);
+
+/* One line when CPUs were offline (not sampled) for part of the time (ss->hotplug). */
+void session_report_hotplug(const struct fl_sampler_stats *ss);
 
 /* A sampling frequency the kernel takes, or one line saying why not. Returns 0 or -EINVAL. */
 int session_check_freq(uint64_t freq);

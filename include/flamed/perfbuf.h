@@ -45,6 +45,8 @@ int fl_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group
  * caller frees. Returns the number of CPUs (> 0) or -errno.
  */
 int fl_online_cpus(int **cpus);
+/* The same of /sys/devices/system/cpu/present: the CPUs there, online or not. */
+int fl_present_cpus(int **cpus);
 
 /*
  * Parses a kernel CPU list ("0-3,5", ascending and disjoint, an optional
@@ -55,24 +57,33 @@ int fl_online_cpus(int **cpus);
 int fl_cpu_list__parse(const char *s, int **cpus);
 
 /*
- * One perf event per online CPU, all opened from one attr, each with its own
- * ring if asked for: what the samplers and the tracker each need.
+ * One perf event per possible CPU, all opened from one attr, each with its
+ * own ring if asked for: what the samplers and the tracker each need. A
+ * CPU offline at open has no event (fd -1, no ring) until
+ * fl_cpu_events__revive() finds it online.
  */
 struct fl_cpu_events;
 
 /*
- * Opens attr for every task (pid -1) on every online CPU, close-on-exec.
- * With ring_pages (a power of two) each event also gets a ring of that many
- * data pages; with 0, no ring. Returns 0 or -errno from reading the CPU list,
- * perf_event_open(2) or mmap (the first CPU that failed; nothing stays open).
+ * Opens attr for every task (pid -1) on every CPU online now, close-on-exec;
+ * the other possible CPUs (/sys/devices/system/cpu/possible) get a slot
+ * without an event. With ring_pages (a power of two) each event also gets
+ * a ring of that many data pages; with 0, no ring. Returns 0 or -errno from
+ * reading the CPU list, perf_event_open(2) or mmap (the first CPU that
+ * failed; nothing stays open), -ENODEV when no CPU could be opened.
  */
 int fl_cpu_events__open(struct perf_event_attr *attr, size_t ring_pages,
 			struct fl_cpu_events **ret);
 /* Accepts NULL. Unmaps the rings, then closes the events. */
 void fl_cpu_events__free(struct fl_cpu_events *ev);
-/* The number of events: one per online CPU at open. */
+/* The number of slots: one per possible CPU. */
 size_t fl_cpu_events__nr(const struct fl_cpu_events *ev);
-/* The fd of event i, or -EINVAL past the last. It stays the object's: do not close it. */
+/* The number of events opened by fl_cpu_events__open(): the CPUs online then. */
+size_t fl_cpu_events__nr_opened(const struct fl_cpu_events *ev);
+/*
+ * The fd of event i (-1: none, its CPU offline), or -EINVAL past the last.
+ * It stays the object's: do not close it.
+ */
 int fl_cpu_events__fd(const struct fl_cpu_events *ev, size_t i);
 /*
  * Hands event i's fd over to another owner (a libbpf perf_event link, which
@@ -105,15 +116,24 @@ int fl_cpu_events__stalled(struct fl_cpu_events *ev, size_t i);
  */
 int fl_cpu_events__reopen(struct fl_cpu_events *ev, size_t i);
 /*
- * Every event stalled (fl_cpu_events__stalled()) is opened again: before
- * (if any) is called first, then fl_cpu_events__reopen(), then after, or
- * without one PERF_EVENT_IOC_ENABLE. A CPU still offline is left for the
- * next call. The CPUs done go to cpus (the first max); returns their
- * number, or the first -errno of another failure (the others still tried).
+ * Every event stalled (fl_cpu_events__stalled()), and every CPU without
+ * one that is online now, is opened again: before (if any) is called
+ * first, then fl_cpu_events__reopen(), then after, or without one
+ * PERF_EVENT_IOC_ENABLE. A CPU still offline is left for the next call.
+ * The CPUs done go to cpus (the first max); returns their number, or the
+ * first -errno of another failure (the others still tried).
  */
 typedef int (*fl_cpu_events_fn)(void *ctx, size_t i);
 int fl_cpu_events__revive(struct fl_cpu_events *ev, fl_cpu_events_fn before, fl_cpu_events_fn after,
 			  void *ctx, int *cpus, size_t max);
+/* What CPU hotplug cost the events: CPUs that were not sampled for a while. */
+struct fl_cpu_hotplug {
+	uint32_t cpus;	  /* CPUs offline at open, or whose event died, at some time */
+	uint32_t dead_now; /* ... of them still without a live event */
+	uint64_t dead_ns; /* the time those CPUs had no live event, summed (at most
+			     about a revive interval more than the truth per outage) */
+};
+void fl_cpu_events__hotplug(const struct fl_cpu_events *ev, struct fl_cpu_hotplug *st);
 /* The new owner of disowned event i closed it: its fd is no more. -EINVAL if not disowned. */
 int fl_cpu_events__gone(struct fl_cpu_events *ev, size_t i);
 /*

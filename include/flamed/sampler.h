@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flamed/perfbuf.h"
+
 /*
  * Two backends behind one interface. BPF (the default) counts distinct
  * stacks in the kernel; user space drains the maps at the end. The ring
@@ -126,6 +128,7 @@ struct fl_sampler_stats {
 	uint64_t truncated;		   /* stacks at FL_MAX_STACK_DEPTH frames */
 	/* DWARF mode: how the unwinding of each kept sample with a user stack ended. */
 	uint64_t unwind_complete, unwind_truncated, unwind_failed;
+	struct fl_cpu_hotplug hotplug; /* CPUs offline for part of the time: not sampled then */
 };
 
 /*

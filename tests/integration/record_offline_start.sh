@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A CPU offline when -a starts is sampled once it comes online: flamed
+# opens a slot for every possible CPU and opens the events of one that comes
+# online (its tracker's too), says so at the start, when it comes, and in
+# the summary (with the CPU time not sampled). A program pinned to it once
+# it is online is in the profile with its symbols, as many samples as the
+# CPU time it got allows. With BPF and with the ring buffer.
+#
+# CPU 1 is brought back online whatever happens (trap), also when the test
+# fails or is killed.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root_and_perf
+
+ONLINE=/sys/devices/system/cpu/cpu1/online
+[[ $(nproc --all) -ge 2 && -w $ONLINE ]] ||
+	skip "no CPU 1 that can be taken offline here ($ONLINE is not writable)"
+[[ $(cat "$ONLINE") == 1 ]] || skip "CPU 1 is offline already"
+trap 'echo 1 >"$ONLINE" 2>/dev/null || true; cleanup' EXIT
+trap 'exit 1' INT TERM HUP
+
+for backend in bpf ring; do
+	opts=()
+	[[ $backend == ring ]] && opts=(--no-bpf)
+	out=$T/$backend.folded
+	echo 0 >"$ONLINE"
+	bg_flamed "$backend" record -a -F 99 -d 6 "${opts[@]}" -o "$out"
+	# Sampling has started (the notice is printed then) before the CPU comes back.
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'CPU 1 is offline' "$T/$backend.err" && break
+		sleep 0.05
+	done
+	grep -q '^flamed: CPU 1 is offline: it is sampled from when it comes online' "$T/$backend.err" ||
+		fail "$backend: no notice that CPU 1 is offline at the start: $(cat "$T/$backend.err")"
+	echo 1 >"$ONLINE"
+	# Online CPUs are looked for every second.
+	for ((i = 0; i < 60; i++)); do
+		grep -q 'CPU 1 came online' "$T/$backend.err" && break
+		sleep 0.05
+	done
+	grep -q '^flamed: CPU 1 came online: sampling it from now on' "$T/$backend.err" ||
+		fail "$backend: no notice of CPU 1 coming online within 3 s: $(cat "$T/$backend.err")"
+	# The CPU time the program got, as the kernel counted it (bash's time: user + system).
+	TIMEFORMAT='%3U %3S'
+	cpu=$({ time taskset -c 1 "$FIXTURES/short_burn" 1.5 >/dev/null; } 2>&1 | awk '{ print $1 + $2 }')
+	wait_flamed "$backend"
+	check_folded "$out"
+	burn=$(count_matching "$out" 'short_burn;')
+	hot=$(count_matching "$out" ';short_hot')
+	expected=$(awk -v c="$cpu" 'BEGIN { printf "%d", c * 99 }')
+	note "$backend: short_burn pinned to CPU 1 after it came online got $cpu s of CPU: $burn samples (99 Hz: $expected), $hot in short_hot"
+	[[ $expected -ge 30 ]] || skip "short_burn got only $cpu s of CPU on CPU 1: too busy a machine to tell"
+	# Sampling counts the CPU time of whatever runs on the CPU: all of the
+	# program's time should be there, less the tick the notice may lag.
+	expect_between "$burn" $((expected * 7 / 10)) $((expected * 12 / 10 + 5)) "$backend: samples of the program on CPU 1"
+	expect_between "$hot" $((burn * 8 / 10)) "$burn" "$backend: of them symbolized in short_hot"
+	grep -q '^flamed: CPU hotplug: 1 CPU was offline for part of the time (about [0-9.]* CPU-seconds in all)' "$T/$backend.err" ||
+		fail "$backend: the summary does not say CPU 1 was offline for part of the time: $(cat "$T/$backend.err")"
+	grep -q 'accounting: .* 0 lost' "$T/$backend.err" || note "$backend: $(grep accounting "$T/$backend.err")"
+done
+
+pass "a CPU offline at the start is sampled once it comes online, and the summary says it was missing (BPF and ring buffer)"

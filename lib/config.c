@@ -612,6 +612,9 @@ void fl_config__init(struct fl_config *c)
 		.max_stacks = 65536,
 		.max_processes = 32768,
 		.max_symbol_cache = 1ull << 30,
+		/* Bounded by default: a daemon installed and forgotten must not fill the disk. */
+		.keep_age_ns = 7 * 24 * 3600 * NS_PER_SEC,
+		.keep_bytes = 1ull << 30,
 	};
 }
 

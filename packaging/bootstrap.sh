@@ -64,16 +64,18 @@ esac
 # GNU time) only earns a warning when it cannot be had.
 case $family in
 debian | ubuntu)
+	# libcap2-bin: setcap, to let a user record without root (README, Privileges).
 	REQUIRED=(build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev libdw-dev
-		libunwind-dev libcmocka-dev liblzma-dev libiberty-dev)
+		liblzma-dev libiberty-dev libcap2-bin)
 	OPTIONAL=(time)
 	if [[ $family == debian ]]; then
 		REQUIRED+=(bpftool)
 		OPTIONAL+=(linux-perf)
 	fi
 	if [[ $want_tests -eq 1 ]]; then
-		# systemd-analyze checks the unit file; groff and man render the man pages.
-		REQUIRED+=(libxml2-utils chromium systemd groff-base man-db)
+		# cmocka runs the unit tests; systemd-analyze checks the unit file; groff
+		# and man render the man pages.
+		REQUIRED+=(libcmocka-dev libxml2-utils chromium systemd groff-base man-db)
 		# The packages: dpkg-buildpackage and dh build the .deb, rpmbuild the .rpm.
 		REQUIRED+=(dpkg-dev debhelper rpm)
 		# strace shows that flamed runs no program (hostile.sh).
@@ -85,10 +87,10 @@ debian | ubuntu)
 	;;
 fedora)
 	REQUIRED=(gcc make cmake pkgconf-pkg-config clang llvm libbpf-devel elfutils-libelf-devel
-		elfutils-devel libunwind-devel libcmocka-devel xz-devel binutils-devel bpftool)
+		elfutils-devel xz-devel binutils-devel bpftool libcap)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
-		REQUIRED+=(libxml2 chromium rpm-build systemd-rpm-macros strace)
+		REQUIRED+=(libcmocka-devel libxml2 chromium rpm-build systemd-rpm-macros strace)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }
@@ -181,7 +183,9 @@ for tool in cmake cc clang pkg-config; do
 	command -v "$tool" >/dev/null || die "$tool not found in PATH"
 done
 BPFTOOL=$(find_bpftool) || die "no working bpftool (Debian: apt-get install bpftool; Ubuntu: linux-tools-\$(uname -r))"
-for module in libbpf libelf libdw libunwind-generic cmocka; do
+modules=(libbpf libelf libdw liblzma)
+[[ $want_tests -eq 1 ]] && modules+=(cmocka)
+for module in "${modules[@]}"; do
 	pkg-config --exists "$module" || die "pkg-config cannot find $module"
 done
 
@@ -190,9 +194,14 @@ werror=OFF
 case ${CI:-} in '' | 0 | false) ;; *) werror=ON ;; esac
 [[ ${FLAMED_WERROR:-0} == 1 ]] && werror=ON
 
-step "configuring build/ (FLAMED_WERROR=$werror)"
+# The tests (their fixture programs, fuzz targets and unit tests are most of
+# the build) only with --test: the first line of the README stays quick.
+tests=OFF
+[[ $want_tests -eq 1 ]] && tests=ON
+step "configuring build/ (FLAMED_WERROR=$werror, FLAMED_TESTS=$tests)"
 mkdir -p build
-if ! cmake -S . -B build -DFLAMED_WERROR="$werror" -DBPFTOOL="$BPFTOOL" >build/bootstrap-configure.log 2>&1; then
+if ! cmake -S . -B build -DFLAMED_WERROR="$werror" -DFLAMED_TESTS="$tests" -DBPFTOOL="$BPFTOOL" \
+	>build/bootstrap-configure.log 2>&1; then
 	cat build/bootstrap-configure.log >&2
 	die "cmake configure failed (log: build/bootstrap-configure.log)"
 fi

@@ -47,6 +47,9 @@ static const char daemon_usage[] =
 	"SIGUSR1 writes a snapshot now, SIGTERM and SIGINT write a last one and exit.\n"
 	"\n"
 	"  -c, --config FILE        configuration file (default " FL_CONFIG_DEFAULT_PATH ")\n"
+	"      --check-config       check the configuration (file and options) and exit:\n"
+	"                           0 if the daemon would take it, else 1 and why\n"
+	"                           (systemctl reload runs it first)\n"
 	"      --KEY VALUE          override a key of the file (--KEY=VALUE too; '-' for '_'):\n"
 	"                           --frequency HZ, --interval DURATION, --call-graph "
 	"fp|dwarf[,SIZE],\n"
@@ -68,6 +71,7 @@ struct override {
 struct daemon {
 	const char *config_path;
 	bool config_given;
+	bool check_only; /* --check-config */
 	struct override *overrides;
 	size_t nr_overrides;
 	struct fl_config cfg;
@@ -1043,6 +1047,10 @@ static int parse_daemon_args(int argc, char **argv, struct daemon *d)
 			verbose = true;
 			continue;
 		}
+		if (!strcmp(arg, "--check-config")) {
+			d->check_only = true;
+			continue;
+		}
 		if (!strcmp(arg, "-c") || !strcmp(arg, "--config") ||
 		    !strncmp(arg, "--config=", 9)) {
 			if (arg[1] != '-' || !arg[8]) {
@@ -1131,7 +1139,15 @@ int cmd_daemon(int argc, char **argv)
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	ret = 1;
 	if (load_config(&d, &d.cfg, err, sizeof(err))) {
-		msg("%s", err);
+		msg("%s%s", err, d.check_only ? " (refused: a running daemon keeps its old one)" : "");
+		goto out;
+	}
+	if (d.check_only) {
+		if (access(d.config_path, F_OK) == 0)
+			msg("configuration %s: OK", d.config_path);
+		else
+			msg("no %s: the defaults, OK", d.config_path);
+		ret = 0;
 		goto out;
 	}
 	if (check_nofile())

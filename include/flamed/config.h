@@ -30,7 +30,9 @@
  * '_' ("call-graph"), so that a command line can pass its option names.
  * Value keywords (yes, dwarf, all, svg...) are case-insensitive.
  */
+#ifndef FL_CONFIG_DEFAULT_PATH /* the build's FLAMED_CONFIG_FILE */
 #define FL_CONFIG_DEFAULT_PATH "/etc/flamed/flamed.conf"
+#endif
 #define FL_CONFIG_MAX_LINE 4096u      /* bytes, without the line end */
 #define FL_CONFIG_MAX_FILE (1u << 20) /* bytes: a bigger file is refused */
 #define FL_CONFIG_PATH_MAX 1024u      /* output_dir: at most this - 1 bytes */
@@ -60,8 +62,8 @@ struct fl_config {
 	bool fmt_folded;		     /* formats [folded] */
 	bool fmt_svg;
 	uint64_t keep_files;	/* keep_files: newest snapshots kept, 0 = unlimited [0] */
-	uint64_t keep_age_ns;	/* keep_age: 0 = unlimited [0] */
-	uint64_t keep_bytes;	/* keep_bytes: total size of the snapshots, 0 = unlimited [0] */
+	uint64_t keep_age_ns;	/* keep_age: 0 = unlimited [7 days] */
+	uint64_t keep_bytes;	/* keep_bytes: total size of the snapshots, 0 = unlimited [1 GiB] */
 	uint32_t max_stacks;	/* max_stacks: distinct stacks per interval, 1..16777216 [65536] */
 	uint32_t max_processes; /* max_processes: processes tracked, 1..4194304 [32768] */
 	uint64_t max_symbol_cache; /* max_symbol_cache: bytes of files read, 1M..1024G [1G] */

@@ -77,7 +77,7 @@ if [[ ! -f $BUILD/libflamed.a ]]; then
 	cmake --build "$BUILD" -j"$NCPU" >/dev/null
 fi
 TOOL=$BUILD/symbolize_bench
-PKGS="libbpf libelf libdw libunwind-generic liblzma"
+PKGS="libbpf libelf libdw liblzma"
 # shellcheck disable=SC2046,SC2086 # pkg-config's flags and PKGS: words
 "$CC" -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -I"$SRCDIR/include" \
 	$(pkg-config --cflags $PKGS) "$SRCDIR/tests/bench/symbolize_bench.c" \

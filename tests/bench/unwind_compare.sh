@@ -29,6 +29,11 @@ if [[ ! -f $BUILD/libflamed.a || ! -x $BUILD/tests/fixtures/nofp_chain ]]; then
 	cmake --build "$BUILD" -j2 >/dev/null
 fi
 TOOL=$BUILD/unwind_compare
+# libunwind is what flamed is compared with here, and nothing else needs it.
+pkg-config --exists libunwind-generic || {
+	echo "unwind_compare: needs libunwind (Debian: apt-get install libunwind-dev)" >&2
+	exit 77
+}
 PKGS="libbpf libelf libdw libunwind-generic"
 # shellcheck disable=SC2046
 "$CC" -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -I"$SRCDIR/include" \

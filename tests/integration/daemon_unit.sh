@@ -51,18 +51,25 @@ cmp -s "$man1" "$MAN1" || fail "the installed $man1 differs from $MAN1"
 cmp -s "$man5" "$MAN5" || fail "the installed $man5 differs from $MAN5"
 if [[ -f $CONF ]]; then
 	conf=$(installed flamed.conf)
-	[[ $conf == */etc/flamed/flamed.conf ]] || fail "flamed.conf was installed to $conf, not etc/flamed/"
+	# Where the installed daemon reads it by default, whatever the prefix.
+	default=$("$bin" daemon --help | sed -n 's/.*configuration file (default \(.*\))$/\1/p')
+	[[ -n $default ]] || fail "flamed daemon --help names no default configuration file"
+	[[ ${conf#"$DEST"} == "$default" ]] ||
+		fail "flamed.conf was installed to ${conf#"$DEST"}, but the daemon reads $default by default"
 	cmp -s "$conf" "$CONF" || fail "the installed $conf differs from $CONF"
 else
 	note "no $CONF yet: not checking its installation"
 fi
 # The installed unit runs the installed binary (as the system will see it,
-# without DESTDIR); the rest of it is the unit of the repository.
+# without DESTDIR), also to check a configuration before a reload; the rest
+# of it is the unit of the repository.
 want="ExecStart=${bin#"$DEST"} daemon"
 [[ $(grep '^ExecStart=' "$unit") == "$want" ]] ||
 	fail "installed unit: '$(grep '^ExecStart=' "$unit")', want '$want'"
-diff <(grep -v '^ExecStart=' "$UNIT") <(grep -v '^ExecStart=' "$unit") >"$T/unit.diff" ||
-	fail "the installed unit differs from $UNIT beyond ExecStart: $(cat "$T/unit.diff")"
+want="ExecReload=${bin#"$DEST"} daemon --check-config"
+grep -qxF "$want" "$unit" || fail "installed unit: no line '$want': $(grep '^ExecReload=' "$unit")"
+diff <(grep -v '^ExecStart=\|^ExecReload=/' "$UNIT") <(grep -v '^ExecStart=\|^ExecReload=/' "$unit") >"$T/unit.diff" ||
+	fail "the installed unit differs from $UNIT beyond ExecStart and ExecReload: $(cat "$T/unit.diff")"
 note "installed: ${bin#"$DEST"}, ${unit#"$DEST"}, ${man1#"$DEST"}, ${man5#"$DEST"}"
 
 # --- systemd-analyze verify ---------------------------------------------------
@@ -70,7 +77,7 @@ note "installed: ${bin#"$DEST"}, ${unit#"$DEST"}, ${man1#"$DEST"}, ${man5#"$DEST
 # one. Documentation=man:... pages are looked up with man(1), in the ones just
 # installed.
 mkdir "$T/unit"
-sed -E "s|^ExecStart=[^ ]+ |ExecStart=$FLAMED |" "$UNIT" >"$T/unit/flamed.service"
+sed -E "s|^(ExecStart\|ExecReload)=/usr/bin/flamed |\1=$FLAMED |" "$UNIT" >"$T/unit/flamed.service"
 grep -qx "ExecStart=$FLAMED daemon" "$T/unit/flamed.service" || fail "no 'ExecStart=/usr/bin/flamed daemon' line in $UNIT"
 man_check=--man=yes
 command -v man >/dev/null || {
@@ -81,6 +88,23 @@ run_cmd verify env MANPATH="${man1%/man1/flamed.1}" systemd-analyze verify "$man
 [[ $RC -eq 0 ]] || fail "systemd-analyze verify failed (exit $RC): $(cat "$T/verify.out" "$T/verify.err")"
 [[ ! -s $T/verify.out && ! -s $T/verify.err ]] ||
 	fail "systemd-analyze verify warns: $(cat "$T/verify.out" "$T/verify.err")"
+
+# --- systemctl reload: a configuration the daemon would refuse fails it --------
+# systemd runs the ExecReload= lines in order and stops at the first that
+# fails: the check must come before the signal.
+reloads=$(grep '^ExecReload=' "$UNIT")
+[[ $(head -n 1 <<<"$reloads") == "ExecReload=/usr/bin/flamed daemon --check-config" &&
+	$(sed -n 2p <<<"$reloads") == 'ExecReload=/bin/kill -HUP $MAINPID' ]] ||
+	fail "the unit does not check the configuration before it sends SIGHUP: $reloads"
+printf 'frequency = 99\ninterval = 30s\n' >"$T/good.conf"
+printf 'frequency = 99\nintervall = 30s\n' >"$T/bad.conf"
+run_flamed check-good daemon --check-config --config "$T/good.conf"
+expect_rc 0
+run_flamed check-bad daemon --check-config --config "$T/bad.conf"
+expect_rc 1
+[[ $(wc -l <"$T/check-bad.err") -eq 1 ]] && grep -q "bad.conf:2: .*intervall" "$T/check-bad.err" ||
+	fail "flamed daemon --check-config on a bad file: want one line naming the file, line and key: $(cat "$T/check-bad.err")"
+note "--check-config: $(cat "$T/check-bad.err")"
 
 # --- systemd-analyze security ------------------------------------------------
 # Exposure from 0.0 (locked down) to 10.0 (unconfined); lower is better.

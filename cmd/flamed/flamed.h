@@ -21,6 +21,19 @@ void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* libflamed's debug messages (-v): "flamed: debug: " + message on stderr (fl_set_print). */
 void debug_print(const char *fmt, va_list ap);
 
+/* Whether flamed has capability cap (CAP_*) in its effective set. */
+bool have_cap(int cap);
+/* CAP_PERFMON or CAP_SYS_ADMIN: the kernel lets flamed sample every CPU. */
+bool may_perf(void);
+/* A seccomp filter applies to flamed (a container runtime, a systemd unit). */
+bool seccomp_filtered(void);
+/*
+ * For the commands that only read and write files named by the user (svg,
+ * diff, collapse): any capability from the binary's file capabilities is
+ * dropped, so they read files as that user. Root keeps root.
+ */
+void drop_privileges(void);
+
 int cmd_record(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);

@@ -49,10 +49,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "collapse"))
-		return cmd_collapse(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "daemon"))
 		return cmd_daemon(argc - 1, argv + 1);
+	/* The rest read and write files for the user: as the user. */
+	drop_privileges();
+	if (!strcmp(argv[1], "collapse"))
+		return cmd_collapse(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "svg"))
 		return cmd_svg(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))

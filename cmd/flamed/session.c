@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,9 +97,49 @@ void permission_hint(const char *what, int err)
 
 	if (read_proc_int("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0)
 		paranoid = 2;
-	msg("cannot open %s: %s (run as root, or grant CAP_PERFMON and CAP_BPF, or lower "
-	    "kernel.perf_event_paranoid, now %d, to -1 for -a or 1 for -p)",
-	    what, strerror(-err), paranoid);
+	if (may_perf()) {
+		/* The kernel would let us: something in front of it did not. */
+		msg("cannot open %s: %s, although flamed has CAP_PERFMON%s: %s refuses "
+		    "perf_event_open or bpf (a container: docker run --cap-add PERFMON --cap-add BPF "
+		    "with a seccomp profile that allows both, or --privileged; a systemd unit: "
+		    "SystemCallFilter=)",
+		    what, strerror(-err), geteuid() == 0 ? " (root)" : "",
+		    seccomp_filtered() ? "the seccomp filter flamed runs under likely"
+				       : "a seccomp filter or a security module (container policy) "
+					 "likely");
+	} else if (geteuid() == 0) {
+		msg("cannot open %s: %s: flamed runs as root but without CAP_PERFMON or "
+		    "CAP_SYS_ADMIN (a container?): grant them (docker run --cap-add PERFMON "
+		    "--cap-add BPF), or lower kernel.perf_event_paranoid, now %d, to -1 for -a or "
+		    "1 for -p",
+		    what, strerror(-err), paranoid);
+	} else {
+		msg("cannot open %s: %s (run as root, or grant CAP_PERFMON and CAP_BPF, or lower "
+		    "kernel.perf_event_paranoid, now %d, to -1 for -a or 1 for -p)",
+		    what, strerror(-err), paranoid);
+	}
+}
+
+/*
+ * Without root's powers over other users' processes, their frames cannot be
+ * named: said at the start, with the capabilities that would do it, rather
+ * than leaving a profile of [unknown] frames to explain itself.
+ */
+static void note_missing_caps(const struct session_opts *o)
+{
+	bool others = !o->nr_pids; /* -a; with -p, only if a target is someone else's */
+
+	for (size_t i = 0; i < o->nr_pids && !others; i++) {
+		char path[32];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d", o->pids[i]);
+		others = !stat(path, &st) && st.st_uid != geteuid();
+	}
+	if (others && !have_cap(CAP_SYS_PTRACE))
+		msg("warning: without CAP_SYS_PTRACE the mappings of other users' processes "
+		    "cannot be read: their frames stay unnamed (run as root, or grant "
+		    "cap_sys_ptrace and cap_dac_read_search too)");
 }
 
 bool is_permission_error(int err)
@@ -321,10 +363,23 @@ int session_open(struct session *s, const struct session_opts *o)
 		int kptr = -1;
 
 		read_proc_int("/proc/sys/kernel/kptr_restrict", &kptr);
-		msg("warning: kernel addresses are hidden (kernel.kptr_restrict=%d): kernel frames "
-		    "will show as [kernel]; run as root or set kernel.kptr_restrict=0",
-		    kptr);
+		/*
+		 * kptr_restrict 0 and 1 show them to CAP_SYSLOG (0 also to anyone
+		 * when kernel.perf_event_paranoid <= 1), 2 to nobody.
+		 */
+		if (kptr != 2 && !have_cap(CAP_SYSLOG))
+			msg("warning: kernel addresses are hidden from flamed (kernel.kptr_restrict=%d "
+			    "and no CAP_SYSLOG): kernel frames will show as [kernel]; run as root, "
+			    "or grant cap_syslog too",
+			    kptr);
+		else
+			msg("warning: kernel addresses are hidden from everyone, root included "
+			    "(kernel.kptr_restrict=%d): kernel frames will show as [kernel]; set "
+			    "kernel.kptr_restrict=1",
+			    kptr);
 	}
+	if (!o->quiet)
+		note_missing_caps(o);
 
 	err = fl_profile__new(&s->profile);
 	if (!err)

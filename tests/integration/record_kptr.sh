@@ -4,19 +4,20 @@
 # /proc/kallsyms: kernel frames become [kernel]_[k], with one warning that
 # names kptr_restrict, and the recording still succeeds.
 # shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib_restore.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 
 sysctl=/proc/sys/kernel/kptr_restrict
 [[ -w $sysctl ]] || skip "cannot change $sysctl here (read-only /proc/sys)"
 old=$(cat "$sysctl")
-restore() { echo "$old" >"$sysctl"; }
-trap 'restore; cleanup' EXIT
+# Put back however the test ends (a timeout's SIGKILL included).
+restore_on_exit "echo $old >$sysctl"
 echo 2 >"$sysctl" || skip "cannot set kernel.kptr_restrict=2"
 
 bg timeout 10 dd if=/dev/zero of=/dev/null bs=1M
 run_flamed hidden record -a -F 499 -d 1 -o "$T/hidden.folded"
-restore
+restore_now
 expect_rc 0
 check_folded "$T/hidden.folded"
 grep -q '\[kernel\]_\[k\]' "$T/hidden.folded" || fail "no [kernel]_[k] frames with hidden kernel addresses"

@@ -7,9 +7,10 @@
 # it is online is in the profile with its symbols, as many samples as the
 # CPU time it got allows. With BPF and with the ring buffer.
 #
-# CPU 1 is brought back online whatever happens (trap), also when the test
-# fails or is killed.
+# CPU 1 is brought back online whatever happens, also when the test fails or
+# is killed (lib_restore.sh).
 # shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib_restore.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 
@@ -17,8 +18,7 @@ ONLINE=/sys/devices/system/cpu/cpu1/online
 [[ $(nproc --all) -ge 2 && -w $ONLINE ]] ||
 	skip "no CPU 1 that can be taken offline here ($ONLINE is not writable)"
 [[ $(cat "$ONLINE") == 1 ]] || skip "CPU 1 is offline already"
-trap 'echo 1 >"$ONLINE" 2>/dev/null || true; cleanup' EXIT
-trap 'exit 1' INT TERM HUP
+restore_on_exit "echo 1 >$ONLINE"
 
 for backend in bpf ring; do
 	opts=()

@@ -8,6 +8,7 @@
 # ring backend from its records; either way one line says how many times,
 # and how low the limit went. A recording without throttling says nothing.
 # shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib_restore.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 
@@ -15,7 +16,8 @@ RATE=/proc/sys/kernel/perf_event_max_sample_rate
 [[ -w $RATE ]] || skip "$RATE is not writable here"
 old_rate=$(cat "$RATE")
 [[ $old_rate -ge 999 ]] || skip "kernel.perf_event_max_sample_rate is $old_rate already: -F 999 is refused"
-trap 'echo "$old_rate" >"$RATE" 2>/dev/null || true; cleanup' EXIT
+# Put back however the test ends (a timeout's SIGKILL included).
+restore_on_exit "echo $old_rate >$RATE"
 
 for backend in bpf ring; do
 	opts=()

@@ -85,6 +85,7 @@ struct daemon {
 	uint64_t over_max;	 /* the tracker's, at the last snapshot */
 	uint64_t files_not_read; /* the symbolizer's, at the last snapshot */
 	bool dir_missing_logged;
+	bool other_ns_logged; /* samples outside flamed's pid namespace: said once */
 	/* Error rate limit. */
 	double err_window;
 	unsigned int err_in_window, err_suppressed;
@@ -787,6 +788,13 @@ static void snapshot(struct daemon *d, const char *why)
 		 (unsigned long long)fl_profile__total(d->ses.profile), t0 - d->interval_mono,
 		 d->cfg.frequency, why, (unsigned long long)lost,
 		 (unsigned long long)(ss.idle - d->last.idle));
+	if (ss.other_ns > d->last.other_ns) {
+		size_t len = strlen(caveats);
+
+		snprintf(caveats + len, sizeof(caveats) - len,
+			 "; samples outside flamed's pid namespace left out: %llu",
+			 (unsigned long long)(ss.other_ns - d->last.other_ns));
+	}
 	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name));
 	if (err) {
 		d->failures++;
@@ -809,6 +817,14 @@ static void snapshot(struct daemon *d, const char *why)
 		    "(kernel.perf_event_max_sample_rate, kernel.perf_cpu_time_max_percent): fewer "
 		    "samples than frequency %u asks",
 		    (unsigned long long)(ss.throttled - d->last.throttled), d->cfg.frequency);
+	if (ss.other_ns > d->last.other_ns && !d->other_ns_logged) {
+		/* Once: in a container it is so every interval. */
+		msg("%llu samples of processes outside flamed's pid namespace left out: flamed "
+		    "cannot name them (run it in the host's pid namespace to profile them, e.g. "
+		    "docker run --pid=host, or hostPID: true in a Kubernetes pod)",
+		    (unsigned long long)(ss.other_ns - d->last.other_ns));
+		d->other_ns_logged = true;
+	}
 	if (ss.map_full > d->last.map_full)
 		msg("max_stacks (%u) reached: %llu samples counted in user space this interval",
 		    d->cfg.max_stacks, (unsigned long long)(ss.map_full - d->last.map_full));

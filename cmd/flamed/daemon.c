@@ -819,10 +819,7 @@ static void snapshot(struct daemon *d, const char *why)
 		    (unsigned long long)(ss.throttled - d->last.throttled), d->cfg.frequency);
 	if (ss.other_ns > d->last.other_ns && !d->other_ns_logged) {
 		/* Once: in a container it is so every interval. */
-		msg("%llu samples of processes outside flamed's pid namespace left out: flamed "
-		    "cannot name them (run it in the host's pid namespace to profile them, e.g. "
-		    "docker run --pid=host, or hostPID: true in a Kubernetes pod)",
-		    (unsigned long long)(ss.other_ns - d->last.other_ns));
+		session_report_other_ns(ss.other_ns - d->last.other_ns);
 		d->other_ns_logged = true;
 	}
 	if (ss.map_full > d->last.map_full)

@@ -762,10 +762,7 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		msg("%llu records lost: the perf ring buffers were full (lower -F)",
 		    (unsigned long long)ss->lost_records);
 	if (ss->other_ns)
-		msg("%llu samples of processes outside flamed's pid namespace left out: flamed "
-		    "cannot name them (run flamed in the host's pid namespace to profile them, "
-		    "e.g. docker run --pid=host, or hostPID: true in a Kubernetes pod)",
-		    (unsigned long long)ss->other_ns);
+		session_report_other_ns(ss->other_ns);
 	print_accounting(&r->ses, p, ss);
 	session_report_throttling(&r->ses, ss);
 	if (ts->lost)
@@ -869,16 +866,21 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 {
 	struct record_args *a = r->args;
 	_cleanup_free_ char *caveats = NULL;
+	char outside[96] = "";
 
+	if (ss->other_ns)
+		snprintf(outside, sizeof(outside),
+			 "; samples outside flamed's pid namespace left out: %llu",
+			 (unsigned long long)ss->other_ns);
 	if (asprintf(&caveats,
 		     "%llu samples in %.1f s at %llu Hz; stacks lost: %llu, cut at the depth "
 		     "limit: %llu; "
-		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu",
+		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu%s",
 		     (unsigned long long)fl_profile__total(p), elapsed, (unsigned long long)a->freq,
 		     (unsigned long long)(ss->lost + ss->lost_records + ts->lost),
 		     (unsigned long long)ss->truncated,
 		     fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
-		     (unsigned long long)ss->idle) < 0) {
+		     (unsigned long long)ss->idle, outside) < 0) {
 		caveats = NULL;
 		return -ENOMEM;
 	}

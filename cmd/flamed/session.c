@@ -175,6 +175,14 @@ int session_check_pidns(struct fl_pidns *ns)
 	return err;
 }
 
+void session_report_other_ns(uint64_t n)
+{
+	msg("%llu samples of processes outside flamed's pid namespace left out: flamed cannot "
+	    "name them (run it in the host's pid namespace to profile them, e.g. docker run "
+	    "--pid=host, or hostPID: true in a Kubernetes pod)",
+	    (unsigned long long)n);
+}
+
 /* The era of a sample, from the tracker (set up after the sampler, before sampling starts). */
 static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
 {

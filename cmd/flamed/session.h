@@ -41,6 +41,9 @@ enum tag {
  */
 int session_check_pidns(struct fl_pidns *ns);
 
+/* Says that n samples of processes outside flamed's pid namespace were left out, and why. */
+void session_report_other_ns(uint64_t n);
+
 int epoll_add(int ep, int fd, enum tag tag, uint32_t idx);
 /* Arms a timerfd: first expiry after first seconds, then every interval (0: once). */
 int timer_arm(int fd, double first, double interval);

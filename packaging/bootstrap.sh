@@ -78,6 +78,8 @@ debian | ubuntu)
 		REQUIRED+=(dpkg-dev debhelper rpm)
 		# strace shows that flamed runs no program (hostile.sh).
 		REQUIRED+=(strace)
+		# unshare makes pid namespaces, pgrep finds processes in them (record_pidns.sh).
+		REQUIRED+=(util-linux procps)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
@@ -88,7 +90,7 @@ fedora)
 		elfutils-devel libunwind-devel libcmocka-devel xz-devel binutils-devel bpftool)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
-		REQUIRED+=(libxml2 chromium rpm-build systemd-rpm-macros strace)
+		REQUIRED+=(libxml2 chromium rpm-build systemd-rpm-macros strace util-linux procps-ng)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }

@@ -274,14 +274,13 @@ static int open_sampler(struct session *s)
 	 * buffer. Only when that fails too is it the user's problem, and then
 	 * the ring buffer's error is the one that says what to do.
 	 */
-	if (bpf_err)
-		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead",
-		    strerror(-bpf_err));
 	if (o->idle && !s->pidns.initial) {
 		msg("cannot keep idle samples with the perf ring buffer in a child pid namespace: "
 		    "the kernel gives the idle task and the processes outside it the same pid, 0 "
-		    "(drop --idle, use the BPF backend, or run flamed in the host's pid "
-		    "namespace)");
+		    "(drop --idle, use the BPF backend%s%s%s, or run flamed in the host's pid "
+		    "namespace)",
+		    bpf_err ? " (unavailable here: " : "", bpf_err ? strerror(-bpf_err) : "",
+		    bpf_err ? ")" : "");
 		return -EOPNOTSUPP;
 	}
 	err = fl_sampler__new(FL_SAMPLER_RING, &so, &s->sampler);
@@ -289,6 +288,9 @@ static int open_sampler(struct session *s)
 		open_failed("perf events", err);
 		return err;
 	}
+	if (bpf_err)
+		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead",
+		    strerror(-bpf_err));
 	return 0;
 }
 

@@ -206,8 +206,10 @@ static __always_inline bool ns_ids(__u32 *tgid, __u32 *tid)
 	}
 	task = (struct task_struct *)bpf_get_current_task();
 	*tid = pid_in_ns(BPF_CORE_READ(task, thread_pid));
+	if (!*tid)
+		return false; /* most often a task outside: its process is outside too */
 	*tgid = pid_in_ns(BPF_CORE_READ(task, group_leader, thread_pid));
-	return *tid && *tgid;
+	return *tgid != 0;
 }
 
 /* A stack id, or the reason there is none; true when the sample must travel whole. */

@@ -77,18 +77,18 @@ done
 # thread), and of one in a namespace nested in flamed's.
 for mode in bpf ring; do
 	opts=$([[ $mode == ring ]] && echo --no-bpf || true)
-	in_ns "pid_$mode" "\"\$FIXTURES/chains\" 4 & p=\$!; sleep 0.3
-		\"\$FLAMED\" record $opts -F 999 -d 2.5 -p \$p -o \"\$T/pid_$mode.folded\"; rc=\$?
+	in_ns "pid_$mode" "\"\$FIXTURES/chains\" 5 & p=\$!; sleep 0.3
+		\"\$FLAMED\" record $opts -F 999 -d 3.5 -p \$p -o \"\$T/pid_$mode.folded\"; rc=\$?
 		echo \"pid \$p\"; wait; exit \$rc"
 	expect_rc 0
 	note "$(cat "$T/pid_$mode.out")"
 	like_outside "$T/pid_$mode.folded"
 	accounting "$T/pid_$mode.err"
 
-	in_ns "nested_$mode" "unshare --pid --fork --mount-proc --kill-child \"\$FIXTURES/chains\" 4 &
+	in_ns "nested_$mode" "unshare --pid --fork --mount-proc --kill-child \"\$FIXTURES/chains\" 5 &
 		for i in \$(seq 100); do p=\$(pgrep -x chains) && break; sleep 0.05; done
 		[[ -n \$p ]] || exit 99
-		\"\$FLAMED\" record $opts -F 999 -d 2.5 -p \$p -o \"\$T/nested_$mode.folded\"; rc=\$?
+		\"\$FLAMED\" record $opts -F 999 -d 3.5 -p \$p -o \"\$T/nested_$mode.folded\"; rc=\$?
 		wait; exit \$rc"
 	[[ $RC -ne 99 ]] || fail "the nested namespace's chains did not start"
 	expect_rc 0
@@ -100,12 +100,12 @@ done
 cp "$FIXTURES/chains" "$T/outspin"
 for mode in bpf ring; do
 	opts=$([[ $mode == ring ]] && echo --no-bpf || true)
-	bg "$T/outspin" 10
+	bg "$T/outspin" 12
 	spin=$BG_PID
 	wait_comm "$spin" outspin
 	read -r u0 s0 < <(awk '{ print $14, $15 }' "/proc/$spin/stat")
-	in_ns "all_$mode" "\"\$FIXTURES/chains\" 4 & sleep 0.3
-		\"\$FLAMED\" record -a $opts -F 999 -d 2.5 -o \"\$T/all_$mode.folded\"; rc=\$?
+	in_ns "all_$mode" "\"\$FIXTURES/chains\" 5 & sleep 0.3
+		\"\$FLAMED\" record -a $opts -F 999 -d 3.5 -o \"\$T/all_$mode.folded\"; rc=\$?
 		wait; exit \$rc"
 	expect_rc 0
 	read -r u1 s1 < <(awk '{ print $14, $15 }' "/proc/$spin/stat")
@@ -120,7 +120,7 @@ for mode in bpf ring; do
 	# outspin's CPU time while flamed ran (part of the run's wall time):
 	# at least a fair part of it must be among the samples counted outside.
 	cpu=$(awk -v t=$((u1 + s1 - u0 - s0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')
-	expect=$(awk -v c="$cpu" -v e="$ELAPSED" 'BEGIN { printf "%.0f", 0.3 * 999 * c * 2.5 / e }')
+	expect=$(awk -v c="$cpu" -v e="$ELAPSED" 'BEGIN { printf "%.0f", 0.3 * 999 * c * 3.5 / e }')
 	note "all_$mode: $OUTSIDE samples outside; outspin ran ${cpu}s of CPU in ${ELAPSED}s: expected >= $expect"
 	[[ $OUTSIDE -ge $expect ]] || fail "all_$mode: $OUTSIDE samples outside the namespace, expected >= $expect"
 done

@@ -89,3 +89,12 @@ int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 {
 	return s->ops->stats(s, st);
 }
+
+int sampler_pidns(const struct fl_sampler_opts *opts, struct fl_pidns *ret)
+{
+	if (opts->sz >= sizeof(*opts) && opts->pidns) {
+		*ret = *opts->pidns;
+		return 0;
+	}
+	return fl_pidns__self(ret);
+}

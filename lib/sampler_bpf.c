@@ -125,6 +125,31 @@ static int on_overflow(void *ctx, void *data, size_t size)
 
 static const struct fl_sampler_ops ops;
 
+/*
+ * In a child pid namespace the program translates pids into it: with the
+ * helper made for that where the kernel has it (5.7+), else (and for
+ * tasks in namespaces nested in flamed's) by walking the task's pid.
+ */
+static int set_pidns(struct profile_bpf *skel, const struct fl_sampler_opts *opts)
+{
+	struct fl_pidns ns;
+	int err = sampler_pidns(opts, &ns);
+
+	if (err || ns.initial)
+		return err;
+	skel->rodata->child_pidns = true;
+	skel->rodata->pidns_dev = ns.dev;
+	skel->rodata->pidns_ino = ns.ino;
+	skel->rodata->have_ns_helper = libbpf_probe_bpf_helper(
+					       BPF_PROG_TYPE_PERF_EVENT,
+					       BPF_FUNC_get_ns_current_pid_tgid, NULL) == 1;
+	fl_pr_debug("sampler_bpf: pid namespace %llu:%llu, %s\n", (unsigned long long)ns.dev,
+		    (unsigned long long)ns.ino,
+		    skel->rodata->have_ns_helper ? "bpf_get_ns_current_pid_tgid"
+						 : "no bpf_get_ns_current_pid_tgid: pid walk");
+	return 0;
+}
+
 /* v rounded up to a power of two, within [lo, hi] (both powers of two). */
 static uint32_t pow2_within(uint64_t v, uint32_t lo, uint32_t hi)
 {
@@ -221,6 +246,9 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->skel->rodata->per_thread = opts->per_thread;
 	s->skel->rodata->want_kernel = opts->kernel;
 	s->skel->rodata->want_user = opts->user;
+	err = set_pidns(s->skel, opts);
+	if (err)
+		goto out_free;
 
 	/* A stack-map value may not hold more frames than kernel.perf_event_max_stack. */
 	if (read_sysctl_u32("/proc/sys/kernel/perf_event_max_stack", &max_stack) == 0 &&
@@ -805,6 +833,7 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		.samples = sum[FL_CNT_SAMPLES],
 		.idle = sum[FL_CNT_IDLE],
 		.filtered = sum[FL_CNT_FILTERED],
+		.other_ns = sum[FL_CNT_OTHER_NS],
 		.kstack_none = sum[FL_CNT_KSTACK_NONE],
 		.ustack_none = sum[FL_CNT_USTACK_NONE],
 		.collisions = sum[FL_CNT_COLLISION],

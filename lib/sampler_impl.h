@@ -27,6 +27,9 @@ struct fl_sampler {
 	enum fl_sampler_backend backend;
 };
 
+/* The pid namespace the stacks are for: opts->pidns, else flamed's own. Returns 0 or -errno. */
+int sampler_pidns(const struct fl_sampler_opts *opts, struct fl_pidns *ret);
+
 /* Constructors; same contract as fl_sampler__new(). */
 int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret);
 int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret);

@@ -53,6 +53,12 @@ struct ring_sampler {
 
 	struct fl_cpu_events *events; /* one per CPU, each with its ring */
 
+	/*
+	 * flamed runs in a child pid namespace: the kernel gives pid 0 to the
+	 * tasks it cannot see there, and the idle task is left out (exclude_idle).
+	 */
+	bool child_ns;
+
 	/* Filtering: on once pids were given or added. */
 	bool filter;
 	struct fl_u32map kept;	  /* tgid -> KEEP_* */
@@ -380,6 +386,11 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 		r->st.filtered++;
 		return 0;
 	}
+	/* Not the idle task (the kernel leaves it out here): a task outside the namespace. */
+	if (rec->pid == 0 && r->child_ns) {
+		r->st.other_ns++;
+		return 0;
+	}
 	if (rec->pid == 0) {
 		if (!r->opts.idle) {
 			r->st.idle++;
@@ -453,7 +464,8 @@ static int on_comm(struct ring_sampler *r, const struct perf_event_header *hdr)
 	uint64_t time = 0;
 	size_t room;
 
-	if (hdr->size <= sizeof(*rec))
+	/* tid 0: a task outside flamed's pid namespace (the idle task is never renamed). */
+	if (hdr->size <= sizeof(*rec) || rec->tid == 0)
 		return 0;
 	room = hdr->size - sizeof(*rec);
 	/* sample_id_all: the record ends in its pid, tid and time (the name is padded before). */
@@ -743,7 +755,8 @@ static const struct fl_sampler_ops ring_ops = {
 };
 
 /* Samples with callchains, and the names and parentage in the same ring. */
-static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, size_t ring_bytes)
+static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, bool child_ns,
+				       size_t ring_bytes)
 {
 	return (struct perf_event_attr){
 		.size = sizeof(struct perf_event_attr),
@@ -757,6 +770,11 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, size
 		/* The tracker's clock: a sample's time finds the mappings of its moment. */
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
+		/*
+		 * In a child pid namespace the kernel gives the idle task and the
+		 * tasks outside the same pid, 0: only the idle task can be left out.
+		 */
+		.exclude_idle = child_ns && !opts->idle,
 		.exclude_callchain_kernel = !opts->kernel,
 		/* DWARF: the user part is unwound from the registers and the stack copy. */
 		.exclude_callchain_user = !opts->user || opts->dwarf,
@@ -775,6 +793,7 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, size
 int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
 {
 	struct perf_event_attr attr;
+	struct fl_pidns ns;
 	struct ring_sampler *r;
 	long page = sysconf(_SC_PAGESIZE);
 	size_t ring_pages;
@@ -806,6 +825,15 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 		goto out_free;
 	}
 	r->opts.ring_pages = ring_pages;
+	/* The kernel gives pids of the namespace of the events' opener: flamed's. */
+	err = sampler_pidns(&r->opts, &ns);
+	if (err)
+		goto out_free;
+	r->child_ns = !ns.initial;
+	if (r->child_ns && r->opts.idle) {
+		err = -EOPNOTSUPP;
+		goto out_free;
+	}
 
 	for (size_t i = 0; i < opts->nr_pids; i++) {
 		if (opts->pids[i] <= 0) {
@@ -826,7 +854,7 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 	if (err)
 		goto out_free;
 
-	attr = ring_attr(&r->opts, ring_pages * (size_t)page);
+	attr = ring_attr(&r->opts, r->child_ns, ring_pages * (size_t)page);
 	err = fl_cpu_events__open(&attr, ring_pages, &r->events);
 	if (err)
 		goto out_free;

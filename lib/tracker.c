@@ -86,6 +86,7 @@ struct fl_tracker {
 	void (*on_exec)(void *ctx, uint32_t pid, const char *comm);
 	size_t max_procs;
 	void *ctx;
+	uint32_t kthreadd; /* its pid: 2, or 0 (none) in a child pid namespace */
 	size_t max_files;
 	uint64_t known_until; /* see fl_tracker__known_until() */
 	uint64_t scan_birth;  /* the birth of mappings the scan finds: 0 at start */
@@ -159,7 +160,7 @@ static int proc_get(struct fl_tracker *t, uint32_t pid, struct tproc **ret)
 	p = &t->procs[t->nr_procs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
-	p->kthread = pid == TR_KTHREADD_PID;
+	p->kthread = pid == t->kthreadd;
 	if (t->nr_procs > t->st.peak_processes)
 		t->st.peak_processes = t->nr_procs;
 	*ret = p;
@@ -694,7 +695,7 @@ static int on_fork(struct fl_tracker *t, const struct perf_event_header *hdr)
 	t->st.forks++;
 
 	parent = proc_find(t, r->ppid);
-	parent_kthread = r->ppid == TR_KTHREADD_PID || (parent && parent->kthread);
+	parent_kthread = (r->ppid && r->ppid == t->kthreadd) || (parent && parent->kthread);
 	if (parent && parent->nr_maps) {
 		pmaps = malloc(parent->nr_maps * sizeof(*pmaps));
 		if (!pmaps)
@@ -984,6 +985,7 @@ int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 		t->on_exec = o.on_exec;
 		t->max_procs = o.max_processes;
 	}
+	t->kthreadd = o.sz >= sizeof(o) && o.child_pidns ? 0 : TR_KTHREADD_PID;
 	t->max_files = TR_MAX_HELD_FILES;
 	{
 		struct rlimit rl;
@@ -1383,7 +1385,7 @@ bool fl_tracker__is_kthread(const struct fl_tracker *t, uint32_t pid)
 	const struct tproc *p;
 
 	/* The idle task and kthreadd, whatever was scanned. */
-	if (pid == 0 || pid == TR_KTHREADD_PID)
+	if (pid == 0 || pid == t->kthreadd)
 		return true;
 	p = proc_find(t, pid);
 	return p && p->kthread;

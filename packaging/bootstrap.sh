@@ -80,6 +80,8 @@ debian | ubuntu)
 		REQUIRED+=(dpkg-dev debhelper rpm)
 		# strace shows that flamed runs no program (hostile.sh).
 		REQUIRED+=(strace)
+		# unshare makes pid namespaces, pgrep finds processes in them (record_pidns.sh).
+		REQUIRED+=(util-linux procps)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
@@ -90,7 +92,8 @@ fedora)
 		elfutils-devel xz-devel binutils-devel bpftool libcap)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
-		REQUIRED+=(libcmocka-devel libxml2 chromium rpm-build systemd-rpm-macros strace)
+		REQUIRED+=(libcmocka-devel libxml2 chromium rpm-build systemd-rpm-macros strace util-linux
+			procps-ng)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }

@@ -89,6 +89,7 @@ struct daemon {
 	uint64_t over_max;	 /* the tracker's, at the last snapshot */
 	uint64_t files_not_read; /* the symbolizer's, at the last snapshot */
 	bool dir_missing_logged;
+	bool other_ns_logged; /* samples outside flamed's pid namespace: said once */
 	/* Error rate limit. */
 	double err_window;
 	unsigned int err_in_window, err_suppressed;
@@ -154,6 +155,22 @@ static void log_error(struct daemon *d, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* Appends to the string in buf (cut at size, always terminated). */
+static void append(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void append(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len, fmt, ap);
+	va_end(ap);
 }
 
 /* ---- configuration ---- */
@@ -791,13 +808,13 @@ static void snapshot(struct daemon *d, const char *why)
 		 (unsigned long long)fl_profile__total(d->ses.profile), t0 - d->interval_mono,
 		 d->cfg.frequency, why, (unsigned long long)lost,
 		 (unsigned long long)(ss.idle - d->last.idle));
-	if (ss.hotplug.dead_ns > d->last.hotplug.dead_ns) {
-		size_t len = strlen(caveats);
-
-		snprintf(caveats + len, sizeof(caveats) - len,
-			 "; CPUs offline, not sampled: %.1f CPU-s",
-			 (double)(ss.hotplug.dead_ns - d->last.hotplug.dead_ns) / 1e9);
-	}
+	if (ss.hotplug.dead_ns > d->last.hotplug.dead_ns)
+		append(caveats, sizeof(caveats), "; CPUs offline, not sampled: %.1f CPU-s",
+		       (double)(ss.hotplug.dead_ns - d->last.hotplug.dead_ns) / 1e9);
+	if (ss.other_ns > d->last.other_ns)
+		append(caveats, sizeof(caveats),
+		       "; samples outside flamed's pid namespace left out: %llu",
+		       (unsigned long long)(ss.other_ns - d->last.other_ns));
 	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name));
 	if (err) {
 		d->failures++;
@@ -824,6 +841,11 @@ static void snapshot(struct daemon *d, const char *why)
 		msg("CPU hotplug: about %.1f CPU-seconds not sampled this interval, CPUs being "
 		    "offline",
 		    (double)(ss.hotplug.dead_ns - d->last.hotplug.dead_ns) / 1e9);
+	if (ss.other_ns > d->last.other_ns && !d->other_ns_logged) {
+		/* Once: in a container it is so every interval. */
+		session_report_other_ns(ss.other_ns - d->last.other_ns);
+		d->other_ns_logged = true;
+	}
 	if (ss.map_full > d->last.map_full)
 		msg("max_stacks (%u) reached: %llu samples counted in user space this interval",
 		    d->cfg.max_stacks, (unsigned long long)(ss.map_full - d->last.map_full));

@@ -618,7 +618,7 @@ static void status_update(struct recording *r)
 	if (!r->status_line || fl_sampler__stats(r->ses.sampler, &st))
 		return;
 	fprintf(stderr, "\rflamed: recording %.0f s, %llu samples\033[K", now_s() - r->started,
-		(unsigned long long)(st.samples - st.idle - st.filtered));
+		(unsigned long long)(st.samples - st.idle - st.filtered - st.other_ns));
 	fflush(stderr);
 }
 
@@ -693,18 +693,24 @@ static int event_loop(struct recording *r, int ep, int sfd)
  * Where every sample taken went: into the profile, dropped on purpose, or
  * lost, each cause counted apart. Anything else would be a bug: said so.
  */
-static void print_accounting(const struct fl_profile *p, const struct fl_sampler_stats *ss)
+static void print_accounting(const struct session *ses, const struct fl_profile *p,
+			     const struct fl_sampler_stats *ss)
 {
 	uint64_t taken = ss->samples + ss->lost_records;
 	uint64_t lost = ss->lost + ss->lost_records;
 	uint64_t in_profile = fl_profile__total(p);
-	uint64_t known = in_profile + ss->idle + ss->filtered + lost;
+	uint64_t known = in_profile + ss->idle + ss->filtered + ss->other_ns + lost;
+	char outside[96] = "";
 
+	/* A term of its own only where there can be such samples: in a container. */
+	if (!ses->pidns.initial || ss->other_ns)
+		snprintf(outside, sizeof(outside), " %llu outside flamed's pid namespace,",
+			 (unsigned long long)ss->other_ns);
 	msg("accounting: %llu samples taken: %llu in the profile, %llu idle, %llu of other "
-	    "processes, %llu lost (%llu with the BPF overflow ring full, %llu with a perf ring "
+	    "processes,%s %llu lost (%llu with the BPF overflow ring full, %llu with a perf ring "
 	    "full)",
 	    (unsigned long long)taken, (unsigned long long)in_profile, (unsigned long long)ss->idle,
-	    (unsigned long long)ss->filtered, (unsigned long long)lost,
+	    (unsigned long long)ss->filtered, outside, (unsigned long long)lost,
 	    (unsigned long long)ss->lost, (unsigned long long)ss->lost_records);
 	if (known != taken)
 		msg("accounting: %lld samples unaccounted for (a bug: please report it)",
@@ -755,7 +761,9 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	if (ss->lost_records)
 		msg("%llu records lost: the perf ring buffers were full (lower -F)",
 		    (unsigned long long)ss->lost_records);
-	print_accounting(p, ss);
+	if (ss->other_ns)
+		session_report_other_ns(ss->other_ns);
+	print_accounting(&r->ses, p, ss);
 	session_report_throttling(&r->ses, ss);
 	session_report_hotplug(ss);
 	if (ts->lost)
@@ -859,21 +867,24 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 {
 	struct record_args *a = r->args;
 	_cleanup_free_ char *caveats = NULL;
-
-	char offline[96] = "";
+	char outside[96] = "", offline[96] = "";
 
 	if (ss->hotplug.cpus)
 		snprintf(offline, sizeof(offline), "; CPUs offline, not sampled: %.1f CPU-s",
 			 (double)ss->hotplug.dead_ns / 1e9);
+	if (ss->other_ns)
+		snprintf(outside, sizeof(outside),
+			 "; samples outside flamed's pid namespace left out: %llu",
+			 (unsigned long long)ss->other_ns);
 	if (asprintf(&caveats,
 		     "%llu samples in %.1f s at %llu Hz; stacks lost: %llu, cut at the depth "
 		     "limit: %llu; "
-		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu%s",
+		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu%s%s",
 		     (unsigned long long)fl_profile__total(p), elapsed, (unsigned long long)a->freq,
 		     (unsigned long long)(ss->lost + ss->lost_records + ts->lost),
 		     (unsigned long long)ss->truncated,
 		     fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
-		     (unsigned long long)ss->idle, offline) < 0) {
+		     (unsigned long long)ss->idle, offline, outside) < 0) {
 		caveats = NULL;
 		return -ENOMEM;
 	}
@@ -919,6 +930,7 @@ static int record(struct record_args *a)
 	struct fl_sampler_stats ss = {};
 	struct fl_tracker_stats ts = {};
 	struct fl_fold_stats fs = {};
+	struct fl_pidns ns;
 	sigset_t mask, orig_mask;
 	void (*orig_pipe)(int);
 	const int *pids = a->pids;
@@ -926,7 +938,7 @@ static int record(struct record_args *a)
 	int child_pid, err, ret = 1;
 	double elapsed, phase;
 
-	if (session_check_freq(a->freq) || check_pids(a))
+	if (session_check_freq(a->freq) || session_check_pidns(&ns) || check_pids(a))
 		return 1;
 	if (check_nofile())
 		return 1;

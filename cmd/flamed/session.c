@@ -197,6 +197,35 @@ static void open_failed(const char *what, int err)
 	}
 }
 
+int session_check_pidns(struct fl_pidns *ns)
+{
+	int proc_pid = 0, err = fl_pidns__self(ns);
+
+	if (err) {
+		msg("cannot read flamed's pid namespace from /proc/self/ns/pid: %s (mount /proc)",
+		    strerror(-err));
+		return err;
+	}
+	err = fl_pidns__check_proc("/proc", getpid(), &proc_pid);
+	if (err == -EXDEV)
+		msg("/proc is not of flamed's pid namespace (it calls flamed %d, flamed is %d): "
+		    "mount a /proc of that namespace, e.g. unshare --pid --fork --mount-proc",
+		    proc_pid, (int)getpid());
+	else if (err)
+		msg("cannot read /proc/self: %s (mount a /proc of flamed's pid namespace, e.g. "
+		    "unshare --pid --fork --mount-proc)",
+		    strerror(-err));
+	return err;
+}
+
+void session_report_other_ns(uint64_t n)
+{
+	msg("%llu samples of processes outside flamed's pid namespace left out: flamed cannot "
+	    "name them (run it in the host's pid namespace to profile them, e.g. docker run "
+	    "--pid=host, or hostPID: true in a Kubernetes pod)",
+	    (unsigned long long)n);
+}
+
 /* The era of a sample, from the tracker (set up after the sampler, before sampling starts). */
 static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
 {
@@ -268,6 +297,7 @@ static int open_sampler(struct session *s)
 		.known_until = known_until,
 		.era_ctx = s,
 		.snapshots = o->snapshots,
+		.pidns = &s->pidns,
 	};
 	int err, bpf_err = 0;
 
@@ -287,6 +317,15 @@ static int open_sampler(struct session *s)
 	 * buffer. Only when that fails too is it the user's problem, and then
 	 * the ring buffer's error is the one that says what to do.
 	 */
+	if (o->idle && !s->pidns.initial) {
+		msg("cannot keep idle samples with the perf ring buffer in a child pid namespace: "
+		    "the kernel gives the idle task and the processes outside it the same pid, 0 "
+		    "(drop --idle, use the BPF backend%s%s%s, or run flamed in the host's pid "
+		    "namespace)",
+		    bpf_err ? " (unavailable here: " : "", bpf_err ? strerror(-bpf_err) : "",
+		    bpf_err ? ")" : "");
+		return -EOPNOTSUPP;
+	}
 	err = fl_sampler__new(FL_SAMPLER_RING, &so, &s->sampler);
 	if (err) {
 		open_failed("perf events", err);
@@ -318,6 +357,9 @@ int session_open(struct session *s, const struct session_opts *o)
 
 	s->o = *o;
 	s->ep = -1;
+	err = session_check_pidns(&s->pidns);
+	if (err)
+		return err;
 	if (o->dwarf) {
 		struct fl_unwind_opts uo = {.sz = sizeof(uo), .find_map = find_map, .ctx = s};
 
@@ -338,6 +380,7 @@ int session_open(struct session *s, const struct session_opts *o)
 				     .on_jit = on_jit,
 				     .on_exec = o->on_exec ? on_exec : NULL,
 				     .max_processes = o->max_processes,
+				     .child_pidns = !s->pidns.initial,
 				     .ctx = s};
 	err = fl_tracker__new(&to, &s->tracker);
 	if (err) {

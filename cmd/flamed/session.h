@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "flamed/fold.h"
+#include "flamed/pidns.h"
 #include "flamed/sampler.h"
 #include "flamed/tracker.h"
 
@@ -32,6 +33,16 @@ enum tag {
 	TAG_SNAPSHOT,
 	TAG_WATCHDOG,
 };
+
+/*
+ * Reads flamed's pid namespace into ns, and makes sure /proc is that
+ * namespace's: in a container whose /proc is the host's, every pid would
+ * name another process. Says why on stderr and returns -errno otherwise.
+ */
+int session_check_pidns(struct fl_pidns *ns);
+
+/* Says that n samples of processes outside flamed's pid namespace were left out, and why. */
+void session_report_other_ns(uint64_t n);
 
 int epoll_add(int ep, int fd, enum tag tag, uint32_t idx);
 /* Arms a timerfd: first expiry after first seconds, then every interval (0: once). */
@@ -62,6 +73,7 @@ struct session_opts {
 
 struct session {
 	struct session_opts o;
+	struct fl_pidns pidns; /* flamed's pid namespace (session_check_pidns()) */
 	struct fl_unwinder *unwinder; /* --call-graph dwarf */
 	struct fl_sampler *sampler;
 	struct fl_tracker *tracker;

@@ -48,6 +48,7 @@ enum fl_counter {
 	FL_CNT_OVERFLOW_SENT, /* samples sent whole through the ring buffer */
 	FL_CNT_OVERFLOW_LOST, /* ... and those the full ring buffer dropped */
 	FL_CNT_DONE,	      /* samples the program finished with (SAMPLES - DONE: inside now) */
+	FL_CNT_OTHER_NS,      /* samples of tasks outside flamed's pid namespace (no targets) */
 	FL_CNT_MAX,
 };
 

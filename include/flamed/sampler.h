@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "flamed/perfbuf.h"
+#include "flamed/pidns.h"
 
 /*
  * Two backends behind one interface. BPF (the default) counts distinct
@@ -83,6 +84,18 @@ struct fl_sampler_opts {
 	 * while the other is read.
 	 */
 	bool snapshots;
+	/*
+	 * The pid namespace whose pids the stacks carry and targets are given
+	 * in (NULL: flamed's own, read when the sampler is made). In a child
+	 * namespace, samples of tasks it does not see (pid 0 in perf records,
+	 * like the idle task) are counted in other_ns and dropped, or in
+	 * filtered when there are targets. The ring backend gets its pids from
+	 * the kernel, always in flamed's namespace: it looks at .initial only,
+	 * and there it leaves idle samples to the kernel (exclude_idle), so
+	 * that a pid 0 is never taken for idle; .idle is refused (-EOPNOTSUPP:
+	 * the two cannot be told apart).
+	 */
+	const struct fl_pidns *pidns;
 };
 
 /*
@@ -118,6 +131,7 @@ struct fl_sampler_stats {
 	uint64_t samples;		   /* every sample taken (kept, idle, filtered) */
 	uint64_t idle;			   /* idle-task samples dropped */
 	uint64_t filtered;		   /* samples of processes not asked for */
+	uint64_t other_ns;		   /* samples of processes outside the pid namespace, dropped */
 	uint64_t kstack_none, ustack_none; /* samples with no kernel/user stack */
 	uint64_t collisions;		   /* BPF: stack-id hash collisions (recovered) */
 	uint64_t map_full;		   /* BPF: a full map (recovered) */

@@ -61,6 +61,11 @@ struct fl_tracker_opts {
 	 * over_max until exited ones are forgotten.
 	 */
 	size_t max_processes;
+	/*
+	 * flamed runs in a child pid namespace (a container): pid 2 there is an
+	 * ordinary process, not kthreadd, and no kernel thread is seen.
+	 */
+	bool child_pidns;
 };
 
 /* One executable mapping of a process. */

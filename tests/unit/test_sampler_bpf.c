@@ -228,9 +228,73 @@ static void test_user_only_and_per_thread(void **state)
 	assert_int_equal(ss.kstack_none, 0);
 }
 
+/*
+ * The pid-namespace path of the program, run in the initial namespace
+ * presented as a child one: every task is found there (by
+ * bpf_get_ns_current_pid_tgid), with the pids the plain path gives.
+ */
+static void test_pidns_translated(void **state)
+{
+	struct fl_sampler_opts o = {.sz = sizeof(o), .freq = 999, .kernel = true, .user = true};
+	struct fl_sampler_stats ss;
+	struct fl_pidns ns;
+	struct tally t;
+
+	(void)state;
+	assert_int_equal(fl_pidns__self(&ns), 0);
+	ns.initial = false;
+	o.pidns = &ns;
+	record_child(&o, &ss, &t);
+	assert_true(t.total > 300);
+	assert_int_equal(t.other_pid, 0);
+	assert_int_equal(ss.other_ns, 0);
+	assert_int_equal(ss.samples, t.total + ss.idle + ss.filtered + ss.lost);
+}
+
+/*
+ * A namespace no task is in (nsfs inodes start at 0xf0000000): every task
+ * but the idle one is outside it, and counted so; with targets, as a
+ * process not asked for.
+ */
+static void test_pidns_outside(void **state)
+{
+	struct fl_pidns ns = {.dev = 0, .ino = 1, .initial = false};
+	struct fl_sampler_opts o = {
+		.sz = sizeof(o), .freq = 999, .kernel = true, .user = true, .pidns = &ns};
+	struct fl_sampler_stats ss;
+	struct fl_sampler *s;
+	struct tally t = {};
+	pid_t child;
+
+	(void)state;
+	record_child(&o, &ss, &t);
+	assert_int_equal(t.total, 0);
+	assert_int_equal(ss.other_ns, 0);
+	assert_true(ss.filtered > 300);
+
+	o.pids = NULL;
+	o.nr_pids = 0;
+	child = busy_child(1.0);
+	s = open_or_skip(&o);
+	assert_int_equal(fl_sampler__start(s), 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(fl_sampler__stop(s), 0);
+	assert_int_equal(fl_sampler__poll(s), 0);
+	assert_int_equal(fl_sampler__drain(s, tally_cb, &t), 0);
+	assert_int_equal(fl_sampler__stats(s, &ss), 0);
+	fl_sampler__free(s);
+	printf("# %llu samples: %llu outside, %llu idle\n", (unsigned long long)ss.samples,
+	       (unsigned long long)ss.other_ns, (unsigned long long)ss.idle);
+	assert_int_equal(t.total, 0);
+	assert_true(ss.other_ns > 200);
+	assert_int_equal(ss.samples, ss.other_ns + ss.idle + ss.lost);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pidns_translated),
+		cmocka_unit_test(test_pidns_outside),
 		cmocka_unit_test(test_counts_one_process),
 		cmocka_unit_test(test_collisions_are_recovered),
 		cmocka_unit_test(test_user_only_and_per_thread),

@@ -484,12 +484,25 @@ static void test_bad_opts(void **state)
 	assert_ptr_equal(s, (struct fl_sampler *)0x1);
 }
 
+/* In a child pid namespace the kernel gives idle and outside tasks pid 0: --idle cannot be kept. */
+static void test_idle_refused_in_child_pidns(void **state)
+{
+	struct fl_sampler *s = (struct fl_sampler *)0x1;
+	struct fl_pidns ns = {.ino = 0xf0000123u, .initial = false};
+	struct fl_sampler_opts opts = {
+		.sz = sizeof(opts), .freq = 99, .user = true, .idle = true, .pidns = &ns};
+
+	(void)state;
+	assert_int_equal(fl_sampler__new(FL_SAMPLER_RING, &opts, &s), -EOPNOTSUPP);
+	assert_ptr_equal(s, (struct fl_sampler *)0x1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_opts), cmocka_unit_test(test_pid_filter),
 		cmocka_unit_test(test_idle),	 cmocka_unit_test(test_follow_children),
-		cmocka_unit_test(test_add_pid),
+		cmocka_unit_test(test_add_pid), cmocka_unit_test(test_idle_refused_in_child_pidns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

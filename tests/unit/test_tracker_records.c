@@ -221,6 +221,36 @@ static void test_pid_reused(void **state)
 	fl_tracker__free(t);
 }
 
+/*
+ * On the host pid 2 is kthreadd, and what it forks is a kernel thread until
+ * it maps code; in a container (kthreadd 0: none) pid 2 is any process.
+ */
+static void test_pid_2_in_a_container(void **state)
+{
+	struct fl_tracker *t = bare_tracker();
+
+	(void)state;
+	t->kthreadd = TR_KTHREADD_PID;
+	feed_task(t, PERF_RECORD_FORK, 30, 2, 10);
+	assert_true(fl_tracker__is_kthread(t, 2));
+	assert_true(fl_tracker__is_kthread(t, 30));
+	fl_tracker__free(t);
+
+	t = bare_tracker();
+	t->kthreadd = 0;
+	feed_mmap2_at(t, 1, 0x500000, 0x1000, 0, "/bin/sh", 1, 1);
+	feed_task(t, PERF_RECORD_FORK, 2, 1, 5);
+	feed_task(t, PERF_RECORD_FORK, 30, 2, 10);
+	assert_false(fl_tracker__is_kthread(t, 2));
+	assert_false(fl_tracker__is_kthread(t, 30));
+	assert_string_equal(path_at(t, 30, 0x500800, 15), "/bin/sh");
+	/* Records of tasks outside the namespace come with pid 0: none is tracked. */
+	feed_mmap2_at(t, 0, 0x700000, 0x1000, 0, "/host/bin", 9, 20);
+	feed_task(t, PERF_RECORD_FORK, 0, 0, 21);
+	assert_null(fl_tracker__find_at(t, 0, 0x700800, 25));
+	fl_tracker__free(t);
+}
+
 /* Exited processes are listed once their exit is older than asked, and forgotten for good. */
 static void test_exited_and_forgotten(void **state)
 {
@@ -279,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_library_replaced_at_same_address),
 		cmocka_unit_test(test_same_code_again_is_no_change),
 		cmocka_unit_test(test_pid_reused),
+		cmocka_unit_test(test_pid_2_in_a_container),
 		cmocka_unit_test(test_exited_and_forgotten),
 		cmocka_unit_test(test_history_is_capped),
 	};

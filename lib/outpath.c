@@ -225,33 +225,17 @@ static int walk_follow(struct walk *w, int fd, const struct stat *st, const char
 	return n >= 0 ? found_fd(w, (int)n) : 0;
 }
 
-/* Creates the missing directory name with exactly the mode asked for. Returns an fd or -errno. */
+/* Creates the missing directory name. Returns an O_PATH fd of what is there then, or -errno. */
 static int walk_mkdir(struct walk *w, const char *name)
 {
-	mode_t mode = w->opts->mkdir_mode;
-	struct stat st;
 	int fd;
 
-	if (mkdirat(w->dfd, name, mode) < 0) {
-		if (errno != EEXIST)
-			return -errno;
-		/* Made by someone else meanwhile: looked at like any other. */
-		fd = openat(w->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		return fd < 0 ? -errno : fd;
-	}
-	fl_pr_debug("outpath: created %s/%s\n", w->shown, name);
-	fd = openat(w->dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	/* Made by someone else meanwhile (EEXIST): looked at like any other. */
+	if (mkdirat(w->dfd, name, w->opts->mkdir_mode) < 0 && errno != EEXIST)
 		return -errno;
-	/* The umask may have taken bits away (or a group-writable one added none). */
-	if (fstat(fd, &st) == 0 && st.st_uid == w->opts->euid && (st.st_mode & 07777) != mode &&
-	    fchmod(fd, mode) < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
+	fl_pr_debug("outpath: created %s/%s\n", w->shown, name);
+	fd = openat(w->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* What is at the last component, name, in the current directory. Returns 0, 1 (a link to follow) or -errno. */

@@ -45,7 +45,7 @@ struct fl_outpath_opts {
 	size_t sz;	   /* sizeof(struct fl_outpath_opts) */
 	uid_t euid;	   /* the writer: whose links and files count as its own */
 	bool dir;	   /* the path names a directory: every component must be one */
-	mode_t mkdir_mode; /* with dir: create what is missing, with exactly this mode; 0: do not */
+	mode_t mkdir_mode; /* with dir: create what is missing with this mode (less the umask); 0: do not */
 };
 
 struct fl_outpath {

@@ -303,21 +303,35 @@ static void test_resolve_mkdir(void **state)
 	assert_int_equal(fl_outpath__resolve(&o, "a/b", &opts), -ENOENT);
 	fl_outpath__fini(&o);
 	opts.mkdir_mode = 0750;
-	umask(077);
+	umask(027);
 	assert_int_equal(fl_outpath__resolve(&o, "a/b", &opts), 0);
 	assert_int_equal(o.kind, FL_OUTPATH_DIR);
 	assert_int_equal(fstat(o.fd, &st), 0);
-	fl_outpath__fini(&o);
-	assert_int_equal(stat("a/b", &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0750);
+	fl_outpath__fini(&o);
 	assert_int_equal(stat("a", &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0750);
-	umask(002);
+	/* The umask takes away, never adds. */
+	umask(077);
 	assert_int_equal(fl_outpath__resolve(&o, "a/c", &opts), 0);
 	fl_outpath__fini(&o);
 	assert_int_equal(stat("a/c", &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0750);
+	assert_int_equal(st.st_mode & 07777, 0700);
 	umask(mask);
+	/* A symlink of the writer's own on the way is followed; a missing name beyond is created. */
+	assert_int_equal(symlink("a", "toa"), 0);
+	assert_int_equal(fl_outpath__resolve(&o, "toa/d", &opts), 0);
+	fl_outpath__fini(&o);
+	assert_int_equal(stat("a/d", &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	/* ... and one of someone else's in a directory others can write is not. */
+	assert_int_equal(chmod(".", 01777), 0);
+	opts.euid = geteuid() + 1;
+	assert_int_equal(fl_outpath__resolve(&o, "toa/e", &opts), -EPERM);
+	assert_int_equal(o.problem, FL_OUTPATH_LINK);
+	fl_outpath__fini(&o);
+	assert_int_equal(access("a/e", F_OK), -1);
+	opts.euid = geteuid();
 	/* The directory asked for is there already: found, not created. */
 	assert_int_equal(fl_outpath__resolve(&o, "a", &opts), 0);
 	fl_outpath__fini(&o);

@@ -117,7 +117,9 @@ static void set_where(struct walk *w, const char *name)
 
 	if (!name)
 		show(w->o->where, sizeof(w->o->where), "%s",
-		     w->shown[0] ? w->shown : w->absolute ? "/" : ".");
+		     w->shown[0]   ? w->shown
+		     : w->absolute ? "/"
+				   : ".");
 	else
 		show(w->o->where, sizeof(w->o->where), "%s%s%s", w->shown, sep, name);
 }

@@ -375,7 +375,8 @@ static int open_output_dir(struct daemon *d, char *why, size_t whylen)
 	err = fl_outpath__resolve(&o, d->cfg.output_dir, &opts);
 	if (err) {
 		if (o.problem == FL_OUTPATH_LINK)
-			snprintf(why, whylen, "%s is a symlink of uid %u in a directory others can write",
+			snprintf(why, whylen,
+				 "%s is a symlink of uid %u in a directory others can write",
 				 o.where, (unsigned)o.owner);
 		else if (strcmp(o.where, d->cfg.output_dir))
 			snprintf(why, whylen, "%s: %s", o.where, strerror(-err));
@@ -383,7 +384,8 @@ static int open_output_dir(struct daemon *d, char *why, size_t whylen)
 		return err;
 	}
 	if (!fl_outpath__dir_private(&o.st, opts.euid)) {
-		snprintf(why, whylen, "it belongs to uid %u with mode %04o: it must be root's (or "
+		snprintf(why, whylen,
+			 "it belongs to uid %u with mode %04o: it must be root's (or "
 			 "flamed's) and writable by no one else",
 			 (unsigned)o.st.st_uid, (unsigned)(o.st.st_mode & 07777));
 		fl_outpath__fini(&o);
@@ -736,7 +738,8 @@ static void snapshot(struct daemon *d, const char *why)
 		 (unsigned long long)fl_profile__total(d->ses.profile), t0 - d->interval_mono,
 		 d->cfg.frequency, why, (unsigned long long)lost,
 		 (unsigned long long)(ss.idle - d->last.idle));
-	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name), dirwhy, sizeof(dirwhy));
+	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name), dirwhy,
+			     sizeof(dirwhy));
 	if (err) {
 		d->failures++;
 		log_error(d,

@@ -69,7 +69,8 @@ static int report_resolve(const struct output *o, int err)
 		if (err == -EISDIR)
 			msg("cannot write %s: it is a directory (give a file name)", o->path);
 		else if (same)
-			msg("cannot write %s: %s (choose a writable path)", o->path, strerror(-err));
+			msg("cannot write %s: %s (choose a writable path)", o->path,
+			    strerror(-err));
 		else
 			msg("cannot write %s: %s: %s (choose a writable path)", o->path, w->where,
 			    strerror(-err));

@@ -412,9 +412,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OUTPUT_FORMAT_UNKNOWN:
 			/* -o x.pb.gz must not quietly get folded text. */
-			msg("cannot tell what to write to %s: flamed writes folded stacks (.folded, "
-			    ".txt, .collapsed, or no extension) and SVG (.svg) (rename it, or give "
-			    "--format folded or --format svg)",
+			msg("cannot tell what to write to %s: flamed writes folded stacks "
+			    "(.folded, .txt, .collapsed, or no extension) and SVG (.svg) (rename "
+			    "it, or give --format folded or --format svg)",
 			    a->output);
 			return 1000 + EXIT_USAGE;
 		default:

@@ -23,11 +23,11 @@
 enum fl_outpath_kind {
 	FL_OUTPATH_NONE,  /* nothing: a new file */
 	FL_OUTPATH_FILE,  /* a regular file: replaced (renamed over), never written into */
-	FL_OUTPATH_DIR,   /* a directory */
+	FL_OUTPATH_DIR,	  /* a directory */
 	FL_OUTPATH_FIFO,  /* a FIFO */
 	FL_OUTPATH_CHAR,  /* a character device */
 	FL_OUTPATH_OTHER, /* a block device or a socket */
-	FL_OUTPATH_FD,    /* a descriptor of ours: /dev/stdout, /dev/fd/N, /proc/self/fd/N */
+	FL_OUTPATH_FD,	  /* a descriptor of ours: /dev/stdout, /dev/fd/N, /proc/self/fd/N */
 };
 
 /* Why fl_outpath__resolve() failed. */
@@ -42,9 +42,9 @@ enum fl_outpath_problem {
 #define FL_OUTPATH_MAX_LINKS 40
 
 struct fl_outpath_opts {
-	size_t sz;	   /* sizeof(struct fl_outpath_opts) */
-	uid_t euid;	   /* the writer: whose links and files count as its own */
-	bool dir;	   /* the path names a directory: every component must be one */
+	size_t sz;  /* sizeof(struct fl_outpath_opts) */
+	uid_t euid; /* the writer: whose links and files count as its own */
+	bool dir;   /* the path names a directory: every component must be one */
 	mode_t mkdir_mode; /* with dir: create what is missing with this mode (less the umask); 0: do not */
 };
 

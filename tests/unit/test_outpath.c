@@ -65,29 +65,36 @@ static void test_predicates(void **state)
 	assert_false(fl_outpath__dir_private(&grp, 0));
 
 	/* Links: any in a private directory; elsewhere only our own, not hard-linked. */
-	struct stat l_root = mkstat(0, S_IFLNK | 0777, 1), l_nobody = mkstat(65534, S_IFLNK | 0777, 1),
-		    l_root_hard = mkstat(0, S_IFLNK | 0777, 2), l_user = mkstat(1000, S_IFLNK | 0777, 1);
+	struct stat l_root = mkstat(0, S_IFLNK | 0777, 1),
+		    l_nobody = mkstat(65534, S_IFLNK | 0777, 1),
+		    l_root_hard = mkstat(0, S_IFLNK | 0777, 2),
+		    l_user = mkstat(1000, S_IFLNK | 0777, 1);
 
 	assert_true(fl_outpath__link_trusted(&l_nobody, &etc, 0));
 	assert_true(fl_outpath__link_trusted(&l_root, &tmp, 0));
 	assert_false(fl_outpath__link_trusted(&l_nobody, &tmp, 0));
 	assert_false(fl_outpath__link_trusted(&l_root_hard, &tmp, 0));
-	assert_false(fl_outpath__link_trusted(&l_root, &tmp, 1000)); /* root's, but not the writer's */
+	assert_false(
+		fl_outpath__link_trusted(&l_root, &tmp, 1000)); /* root's, but not the writer's */
 	assert_true(fl_outpath__link_trusted(&l_user, &tmp, 1000));
 	/* A user's link in the user's home: root does not let the user choose what it replaces. */
 	assert_false(fl_outpath__link_trusted(&l_user, &home, 0));
 	assert_true(fl_outpath__link_trusted(&l_user, &home, 1000));
 
 	/* Final names. */
-	struct stat f_nobody = mkstat(65534, S_IFREG | 0644, 1), f_root = mkstat(0, S_IFREG | 0600, 1),
+	struct stat f_nobody = mkstat(65534, S_IFREG | 0644, 1),
+		    f_root = mkstat(0, S_IFREG | 0600, 1),
 		    f_root_hard = mkstat(0, S_IFREG | 0600, 3),
-		    p_nobody = mkstat(65534, S_IFIFO | 0666, 1), p_root = mkstat(0, S_IFIFO | 0600, 1),
-		    c_root_hard = mkstat(0, S_IFCHR | 0666, 2), f_user = mkstat(1000, S_IFREG | 0644, 1);
+		    p_nobody = mkstat(65534, S_IFIFO | 0666, 1),
+		    p_root = mkstat(0, S_IFIFO | 0600, 1),
+		    c_root_hard = mkstat(0, S_IFCHR | 0666, 2),
+		    f_user = mkstat(1000, S_IFREG | 0644, 1);
 
 	assert_false(fl_outpath__may_write(&f_nobody, &tmp, 0));
 	assert_false(fl_outpath__may_write(&p_nobody, &tmp, 0));
 	assert_true(fl_outpath__may_write(&f_root, &tmp, 0));
-	assert_true(fl_outpath__may_write(&f_root_hard, &tmp, 0)); /* renamed over: the links keep theirs */
+	assert_true(fl_outpath__may_write(&f_root_hard, &tmp,
+					  0)); /* renamed over: the links keep theirs */
 	assert_true(fl_outpath__may_write(&p_root, &tmp, 0));
 	assert_false(fl_outpath__may_write(&c_root_hard, &tmp, 0)); /* a device linked into /tmp */
 	assert_true(fl_outpath__may_write(&c_root_hard, &etc, 0));

@@ -233,14 +233,21 @@ static int walk_mkdir(struct walk *w, const char *name)
 	int fd;
 
 	/* Made by someone else meanwhile (EEXIST): looked at like any other. */
-	if (mkdirat(w->dfd, name, w->opts->mkdir_mode) < 0 && errno != EEXIST)
+	if (mkdirat(w->dfd, name, w->opts->mkdir_mode) == 0) {
+		w->o->created = true;
+		fl_pr_debug("outpath: created %s/%s\n", w->shown, name);
+	} else if (errno != EEXIST) {
 		return -errno;
-	fl_pr_debug("outpath: created %s/%s\n", w->shown, name);
+	}
 	fd = openat(w->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
-/* What is at the last component, name, in the current directory. Returns 0, 1 (a link to follow) or -errno. */
+/*
+ * What is at the last component, name, in the current directory. Returns 0
+ * (found), 1 (a link was followed: walk on), 2 (it led to a descriptor of
+ * ours) or -errno.
+ */
 static int walk_last(struct walk *w, const char *name, const char *tail)
 {
 	struct fl_outpath *o = w->o;

@@ -391,6 +391,8 @@ static int open_output_dir(struct daemon *d, char *why, size_t whylen)
 		fl_outpath__fini(&o);
 		return -EPERM;
 	}
+	if (o.created)
+		msg("created the output directory %s", d->cfg.output_dir);
 	/* O_PATH is not enough to list and fsync it. */
 	fd = openat(o.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	err = -errno;

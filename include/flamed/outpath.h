@@ -60,6 +60,7 @@ struct fl_outpath {
 	int fd;
 	char name[NAME_MAX + 1];
 	struct stat st, dir_st;
+	bool created; /* opts->mkdir_mode made a directory on the way */
 	/* After a failure: why, the path walked up to the component at fault, and its owner. */
 	enum fl_outpath_problem problem;
 	char where[PATH_MAX];

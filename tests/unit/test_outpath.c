@@ -313,6 +313,7 @@ static void test_resolve_mkdir(void **state)
 	umask(027);
 	assert_int_equal(fl_outpath__resolve(&o, "a/b", &opts), 0);
 	assert_int_equal(o.kind, FL_OUTPATH_DIR);
+	assert_true(o.created);
 	assert_int_equal(fstat(o.fd, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0750);
 	fl_outpath__fini(&o);
@@ -341,6 +342,7 @@ static void test_resolve_mkdir(void **state)
 	opts.euid = geteuid();
 	/* The directory asked for is there already: found, not created. */
 	assert_int_equal(fl_outpath__resolve(&o, "a", &opts), 0);
+	assert_false(o.created);
 	fl_outpath__fini(&o);
 	touch("file", "");
 	assert_int_equal(fl_outpath__resolve(&o, "file", &opts), -ENOTDIR);

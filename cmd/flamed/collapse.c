@@ -426,6 +426,8 @@ int cmd_collapse(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (output_check_format(output, OUTPUT_FORMAT_FOLDED, "flamed collapse"))
+		return EXIT_USAGE;
 	nfiles = argc - optind;
 	fds = calloc(nfiles ? (size_t)nfiles : 1, sizeof(*fds));
 	buf = malloc(READ_CHUNK);
@@ -467,8 +469,9 @@ int cmd_collapse(int argc, char **argv)
 		msg("cannot read the input: %s", strerror(-err));
 		goto out;
 	}
-	if (output_open(&out, output))
+	if (output_open(&out, output, 0))
 		goto out;
+	output_remove_on_signal(&out);
 	err = fl_folded__write(c.p, out.f);
 	if (!err)
 		err = output_commit(&out);
@@ -489,6 +492,7 @@ int cmd_collapse(int argc, char **argv)
 		    (unsigned long long)c.other_events, c.first_event);
 	ret = 0;
 out:
+	output_remove_on_signal(NULL);
 	output_abort(&out);
 	for (int i = 0; i < nfiles; i++)
 		if (fds[i] >= 0)

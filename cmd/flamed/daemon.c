@@ -377,31 +377,48 @@ static bool is_snapshot_name(const char *name, char *base, size_t baselen)
 	return true;
 }
 
-/* The output directory, created (with its parents) if missing. Returns an fd or -errno. */
-static int open_output_dir(struct daemon *d)
+/*
+ * The output directory, created (with its parents, 0755) if missing, for
+ * snapshots, latest.* links and retention, all relative to its fd: walked
+ * without following a symlink someone else could have planted, and refused
+ * unless it belongs to us (or root) and neither its group nor others may
+ * write it, so that nobody else can put, swap or read-ahead anything in it.
+ * Returns an fd or -errno; *why says what is wrong with it.
+ */
+static int open_output_dir(struct daemon *d, char *why, size_t whylen)
 {
-	const char *dir = d->cfg.output_dir;
-	char path[FL_CONFIG_PATH_MAX];
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct fl_outpath_opts opts = {
+		.sz = sizeof(opts), .euid = geteuid(), .dir = true, .mkdir_mode = 0755};
+	struct fl_outpath o;
+	int fd, err;
 
-	if (fd >= 0 || errno != ENOENT)
-		return fd >= 0 ? fd : -errno;
-	snprintf(path, sizeof(path), "%s", dir);
-	for (char *p = path + 1;; p++) {
-		if (*p == '/' || !*p) {
-			char c = *p;
-
-			*p = '\0';
-			if (mkdir(path, 0755) < 0 && errno != EEXIST)
-				return -errno;
-			*p = c;
-			if (!c)
-				break;
-		}
+	why[0] = '\0';
+	err = fl_outpath__resolve(&o, d->cfg.output_dir, &opts);
+	if (err) {
+		if (o.problem == FL_OUTPATH_LINK)
+			snprintf(why, whylen,
+				 "%s is a symlink of uid %u in a directory others can write",
+				 o.where, (unsigned)o.owner);
+		else if (strcmp(o.where, d->cfg.output_dir))
+			snprintf(why, whylen, "%s: %s", o.where, strerror(-err));
+		fl_outpath__fini(&o);
+		return err;
 	}
-	msg("created the output directory %s", dir);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
+	if (!fl_outpath__dir_private(&o.st, opts.euid)) {
+		snprintf(why, whylen,
+			 "it belongs to uid %u with mode %04o: it must be root's (or "
+			 "flamed's) and writable by no one else",
+			 (unsigned)o.st.st_uid, (unsigned)(o.st.st_mode & 07777));
+		fl_outpath__fini(&o);
+		return -EPERM;
+	}
+	if (o.created)
+		msg("created the output directory %s", d->cfg.output_dir);
+	/* O_PATH is not enough to list and fsync it. */
+	fd = openat(o.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = -errno;
+	fl_outpath__fini(&o);
+	return fd >= 0 ? fd : err;
 }
 
 /* A listing of the directory dfd (which stays ours), or NULL. */
@@ -431,50 +448,8 @@ static void remove_stale_temps(int dfd)
 			unlinkat(dfd, de->d_name, 0);
 }
 
-struct pending_file {
-	int fd;
-	char tmp[128]; /* the named temp file, or "" for O_TMPFILE */
-	char name[96];
-};
-
-static void pending_abort(int dfd, struct pending_file *pf)
-{
-	if (pf->fd >= 0)
-		close(pf->fd);
-	pf->fd = -1;
-	if (pf->tmp[0])
-		unlinkat(dfd, pf->tmp, 0);
-	pf->tmp[0] = '\0';
-}
-
-/*
- * A file that appears under its final name only once complete: O_TMPFILE
- * (nothing left behind if we die), else a hidden ".tmp-" file.
- */
-static int pending_open(int dfd, struct pending_file *pf, const char *name)
-{
-	snprintf(pf->name, sizeof(pf->name), "%s", name);
-	pf->tmp[0] = '\0';
-	pf->fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-	if (pf->fd >= 0)
-		return 0;
-	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-		return -errno;
-	for (int i = 0; i < 100; i++) {
-		snprintf(pf->tmp, sizeof(pf->tmp), ".tmp-%s-%d-%d", name, (int)getpid(), i);
-		pf->fd = openat(dfd, pf->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (pf->fd >= 0 || errno != EEXIST)
-			break;
-	}
-	if (pf->fd < 0) {
-		pf->tmp[0] = '\0';
-		return -errno;
-	}
-	return 0;
-}
-
-/* Writes what fn writes, then fsyncs. Returns 0 or -errno. */
-static int pending_write(struct pending_file *pf, int (*fn)(void *ctx, FILE *f), void *ctx)
+/* Writes what fn writes into the unfinished file. Returns 0 or -errno. */
+static int pending_write(struct fl_outfile *pf, int (*fn)(void *ctx, FILE *f), void *ctx)
 {
 	int fd = dup(pf->fd);
 	FILE *f;
@@ -498,28 +473,6 @@ static int pending_write(struct pending_file *pf, int (*fn)(void *ctx, FILE *f),
 		err = -EIO;
 	if (fclose(f) && !err)
 		err = -errno;
-	if (!err && fsync(pf->fd) < 0)
-		err = -errno;
-	return err;
-}
-
-/* Puts the file under its final name; never over an existing file. */
-static int pending_commit(int dfd, struct pending_file *pf)
-{
-	int err = 0;
-
-	if (pf->tmp[0]) {
-		if (renameat2(dfd, pf->tmp, dfd, pf->name, RENAME_NOREPLACE) < 0)
-			err = -errno;
-	} else {
-		char proc[64];
-
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pf->fd);
-		if (linkat(AT_FDCWD, proc, dfd, pf->name, AT_SYMLINK_FOLLOW) < 0)
-			err = -errno;
-	}
-	if (!err)
-		pf->tmp[0] = '\0';
 	return err;
 }
 
@@ -693,10 +646,10 @@ static void retention(struct daemon *d, int dfd, const char *newest)
  * next one. Returns 0 or -errno.
  */
 static int write_snapshot(struct daemon *d, const struct fl_profile *p, const char *caveats,
-			  char *name, size_t namelen)
+			  char *name, size_t namelen, char *why, size_t whylen)
 {
 	const struct fl_config *c = &d->cfg;
-	struct pending_file pf[2] = {{.fd = -1}, {.fd = -1}};
+	struct fl_outfile pf[2] = {{.fd = -1}, {.fd = -1}};
 	char stamp[32], title[128];
 	struct snap_ctx sc = {.d = d, .p = p, .caveats = caveats, .title = title};
 	struct tm tm;
@@ -707,7 +660,7 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H-%M-%SZ", &tm);
 	snprintf(title, sizeof(title), "CPU flame graph, %.*s %.2d:%.2d:%.2d UTC", 10, stamp,
 		 tm.tm_hour, tm.tm_min, tm.tm_sec);
-	dfd = open_output_dir(d);
+	dfd = open_output_dir(d, why, whylen);
 	if (dfd < 0)
 		return dfd;
 	/*
@@ -742,7 +695,7 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 		if (svg ? !c->fmt_svg : !c->fmt_folded)
 			continue;
 		snprintf(fname, sizeof(fname), "%s.%s", name, svg ? "svg" : "folded");
-		err = pending_open(dfd, &pf[nf], fname);
+		err = fl_outfile__create(&pf[nf], dfd, fname, 0600, 0);
 		if (!err)
 			err = pending_write(&pf[nf], svg ? write_svg_cb : write_folded_cb, &sc);
 		nf++;
@@ -750,13 +703,13 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 	size_t committed = 0;
 
 	for (; committed < nf && !err; committed++)
-		err = pending_commit(dfd, &pf[committed]);
+		err = fl_outfile__commit(&pf[committed], false);
 	if (err) {
 		/* All or nothing: the samples are written again with the next snapshot. */
 		for (size_t i = 0; i + 1 < committed; i++)
 			unlinkat(dfd, pf[i].name, 0);
 		for (size_t i = 0; i < nf; i++)
-			pending_abort(dfd, &pf[i]);
+			fl_outfile__close(&pf[i]);
 		close(dfd);
 		return err;
 	}
@@ -764,7 +717,7 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 		const char *ext = strrchr(pf[i].name, '.') + 1;
 		int lerr;
 
-		pending_abort(dfd, &pf[i]); /* closes it */
+		fl_outfile__close(&pf[i]);
 		lerr = point_latest(dfd, pf[i].name, ext);
 		if (lerr)
 			log_error(d, "cannot point latest.%s at %s: %s", ext, pf[i].name,
@@ -786,7 +739,7 @@ static void snapshot(struct daemon *d, const char *why)
 	struct fl_sampler_stats ss = {};
 	struct fl_tracker_stats ts;
 	struct fl_profile *p = NULL;
-	char name[64], caveats[512], files[32];
+	char name[64], caveats[512], files[32], dirwhy[PATH_MAX + 160];
 	double t0 = now_s();
 	time_t next_start = time(NULL); /* the next interval starts with this drain */
 	uint64_t lost;
@@ -815,13 +768,14 @@ static void snapshot(struct daemon *d, const char *why)
 		append(caveats, sizeof(caveats),
 		       "; samples outside flamed's pid namespace left out: %llu",
 		       (unsigned long long)(ss.other_ns - d->last.other_ns));
-	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name));
+	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name), dirwhy,
+			     sizeof(dirwhy));
 	if (err) {
 		d->failures++;
 		log_error(d,
 			  "cannot write the snapshot to %s: %s; its %llu samples are kept for the "
 			  "next one, sampling goes on",
-			  d->cfg.output_dir, strerror(-err),
+			  d->cfg.output_dir, dirwhy[0] ? dirwhy : strerror(-err),
 			  (unsigned long long)fl_profile__total(d->ses.profile));
 		notify("STATUS=cannot write snapshots to %s: %s", d->cfg.output_dir,
 		       strerror(-err));
@@ -1146,7 +1100,7 @@ static int parse_daemon_args(int argc, char **argv, struct daemon *d)
 int cmd_daemon(int argc, char **argv)
 {
 	struct daemon d = {.ep = -1, .sfd = -1, .tick_fd = -1, .snap_fd = -1, .wd_fd = -1};
-	char err[600];
+	char err[600], why[PATH_MAX + 160];
 	sigset_t mask;
 	int ret, e, dfd;
 
@@ -1204,10 +1158,10 @@ int cmd_daemon(int argc, char **argv)
 	}
 
 	/* The directory now: a wrong output_dir is a start-up error, not a log line an hour later. */
-	dfd = open_output_dir(&d);
+	dfd = open_output_dir(&d, why, sizeof(why));
 	if (dfd < 0) {
-		msg("cannot use the output directory %s: %s (output_dir in %s)", d.cfg.output_dir,
-		    strerror(-dfd), d.config_path);
+		msg("cannot use the output directory %s: %s (output_dir in %s, or --output-dir)",
+		    d.cfg.output_dir, why[0] ? why : strerror(-dfd), d.config_path);
 		goto out;
 	}
 	remove_stale_temps(dfd);

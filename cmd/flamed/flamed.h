@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "flamed/flametree.h"
+#include "flamed/outpath.h"
 #include "flamed/palette.h"
 #include "flamed/svg.h"
 
@@ -41,29 +42,59 @@ int cmd_svg(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
 /*
- * Where an output goes: a temporary file beside the final path (beside a
- * symlink's target), renamed at the end; or, for a path that exists and is
- * not a regular file (/dev/null, a FIFO), that file itself.
+ * Where an output goes. A path is resolved with fl_outpath__resolve(): a
+ * symlink is followed only when nobody less privileged could have planted
+ * it, and what is found decides: nothing or a regular file -> a new file
+ * (O_TMPFILE) in that directory, named at output_commit() by a rename
+ * relative to the directory fd (a SIGKILL leaves nothing); a FIFO or a
+ * character device -> opened now, without blocking, written in place;
+ * /dev/stdout, /dev/fd/N, /proc/self/fd/N -> that descriptor of ours; a
+ * block device, a socket, a directory, or another user's file in a
+ * directory others can write -> refused.
  */
 struct output {
 	const char *path; /* as given; NULL: stdout */
-	char *final_path; /* what is renamed over: path, or its symlink's target */
-	char *tmp_path;
 	FILE *f;
-	bool direct; /* written in place, no rename */
+	struct fl_outpath where; /* valid while resolved */
+	struct fl_outfile file;	 /* valid while has_file */
+	bool resolved, has_file;
 };
 
-/* Opens o->f for path (NULL or "-": stdout). Prints the error. Returns 0 or -errno. */
-int output_open(struct output *o, const char *path);
-/* Flushes, fsyncs and renames into place. Returns 0 or -errno (the temp file is removed). */
+#define OUTPUT_REGULAR 0x1 /* a regular file (or none yet) only: a file also read (--cp) */
+
+/*
+ * Opens o->f for path (NULL or "-": stdout); o must be zeroed. Prints the
+ * error, and then leaves nothing to release. Returns 0 or -errno.
+ */
+int output_open(struct output *o, const char *path, unsigned int flags);
+/* The regular file o replaces, opened for reading (what was resolved, not the name), or NULL. */
+FILE *output_read(const struct output *o);
+/* Flushes, fsyncs and puts the file under its name. Returns 0 or -errno (nothing is left). */
 int output_commit(struct output *o);
-/* Closes and removes the temporary file, if any; safe after commit. */
+/* Closes and removes the unfinished file, if any; safe after commit, and on a zeroed o. */
 void output_abort(struct output *o);
+/* Removes o's named temporary (only where there is no O_TMPFILE); async-signal-safe. */
+void output_remove_temp(const struct output *o);
 /*
  * Until called again with NULL: SIGINT, SIGTERM, SIGHUP and SIGPIPE remove
  * o's temporary file, then end the process as the signal would have.
  */
 void output_remove_on_signal(struct output *o);
+
+/* The format an output's name says (its last component's extension). */
+enum output_format {
+	OUTPUT_FORMAT_NONE,    /* no extension, or stdout */
+	OUTPUT_FORMAT_FOLDED,  /* .folded, .txt, .collapsed */
+	OUTPUT_FORMAT_SVG,     /* .svg */
+	OUTPUT_FORMAT_UNKNOWN, /* anything else: flamed does not write it */
+};
+
+enum output_format output_format_of(const char *path);
+/*
+ * For who (e.g. "flamed svg"), which writes fmt only: 0 if path's name
+ * says fmt or nothing, else -EINVAL after saying so.
+ */
+int output_check_format(const char *path, enum output_format fmt, const char *who);
 
 /* The flame graph options every SVG-writing subcommand takes (flamegraph.pl's, and ours). */
 struct svg_args {
@@ -71,6 +102,7 @@ struct svg_args {
 	enum fl_palette_kind colors;
 	bool hash;
 	const char *cp_path; /* --cp: the colour map file; NULL: none */
+	struct output *map;  /* cp_path, opened by svg_args_open_map(); shared by copies */
 	bool reverse, flamechart;
 	double factor; /* counts are multiplied by this */
 };
@@ -140,5 +172,12 @@ int svg_args_parse(struct svg_args *a, int c, const char *arg);
  * errors. Returns 0 or -errno.
  */
 int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f);
+/*
+ * Opens the --cp map for writing now (nothing without --cp), so that a path
+ * flamed refuses is an error before any work. Prints its errors. Returns 0
+ * or -errno. svg_args_close_map() releases it (safe when not open).
+ */
+int svg_args_open_map(struct svg_args *a);
+void svg_args_close_map(struct svg_args *a);
 
 #endif

@@ -80,7 +80,7 @@ static const char record_usage[] =
 	"  -d, --duration SECONDS   stop after this long\n"
 	"  -o, --output FILE        output file; '-' or absent: stdout\n"
 	"      --format FMT         folded or svg (default: from the extension of -o:\n"
-	"                           .svg is svg, anything else folded)\n"
+	"                           .svg is svg; .folded, .txt, .collapsed or none folded)\n"
 	"  -g                       accepted for perf compatibility: stacks are always recorded\n"
 	"      --call-graph MODE    fp: frame-pointer stacks (the default, counted in BPF);\n"
 	"                           dwarf[,SIZE]: copy SIZE bytes of each user stack (default\n"
@@ -163,15 +163,6 @@ static int parse_pids(const char *s, struct record_args *a)
 		a->pids[a->nr_pids++] = (int)v;
 	}
 	return a->nr_pids ? 0 : -EINVAL;
-}
-
-static enum format format_of_path(const char *path)
-{
-	const char *dot = path ? strrchr(path, '.') : NULL;
-
-	if (dot && !strcmp(dot, ".svg"))
-		return FORMAT_SVG;
-	return FORMAT_FOLDED;
 }
 
 enum {
@@ -414,8 +405,22 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			    "graph");
 		return 1000 + EXIT_USAGE;
 	}
-	if (a->format == FORMAT_AUTO)
-		a->format = format_of_path(a->output && strcmp(a->output, "-") ? a->output : NULL);
+	if (a->format == FORMAT_AUTO) {
+		switch (output_format_of(a->output)) {
+		case OUTPUT_FORMAT_SVG:
+			a->format = FORMAT_SVG;
+			break;
+		case OUTPUT_FORMAT_UNKNOWN:
+			/* -o x.pb.gz must not quietly get folded text. */
+			msg("cannot tell what to write to %s: flamed writes folded stacks "
+			    "(.folded, .txt, .collapsed, or no extension) and SVG (.svg) (rename "
+			    "it, or give --format folded or --format svg)",
+			    a->output);
+			return 1000 + EXIT_USAGE;
+		default:
+			a->format = FORMAT_FOLDED;
+		}
+	}
 	return 0;
 }
 
@@ -891,13 +896,15 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 	return write_profile_svg(p, &a->svg, "flamed record", caveats, f);
 }
 
-/* The temporary output, for a signal handler to remove. */
-static const char *volatile abort_unlink;
+/* The unfinished output, for a signal handler to remove. */
+static const struct output *volatile abort_output;
 
 static void on_second_signal(int sig)
 {
-	if (abort_unlink)
-		unlink(abort_unlink);
+	const struct output *o = abort_output;
+
+	if (o)
+		output_remove_temp(o);
 	_exit(128 + sig);
 }
 
@@ -942,8 +949,12 @@ static int record(struct record_args *a)
 		return 1;
 	if (check_nofile())
 		return 1;
-	if (output_open(&out, a->output))
+	if (output_open(&out, a->output, 0))
 		return 1;
+	if (a->format == FORMAT_SVG && svg_args_open_map(&a->svg)) {
+		output_abort(&out);
+		return 1;
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -1064,7 +1075,7 @@ static int record(struct record_args *a)
 	/* Not profiled any more: the command should not run on while we write. */
 	child_stop(&r.child);
 	/* A second Ctrl-C while the profile is written ends flamed, leaving no temp file. */
-	abort_unlink = out.tmp_path;
+	abort_output = &out;
 	arm_second_signal(sfd, &mask);
 	if (r.status_line)
 		fputs("\r\033[K", stderr);
@@ -1090,7 +1101,7 @@ static int record(struct record_args *a)
 		err = fl_folded__write(r.ses.profile, out.f);
 	if (!err)
 		err = output_commit(&out);
-	abort_unlink = NULL;
+	abort_output = NULL;
 	phase_done("write", &phase);
 	if (err) {
 		msg("cannot write %s: %s", out.path ? out.path : "standard output", strerror(-err));
@@ -1101,6 +1112,7 @@ static int record(struct record_args *a)
 
 out:
 	output_abort(&out);
+	svg_args_close_map(&a->svg);
 	child_stop(&r.child);
 	session_close(&r.ses);
 	if (r.pidfds)

@@ -182,7 +182,7 @@ static int write_output(const char *path, struct svg_args *sa, struct fl_flametr
 	struct output out = {};
 	int err;
 
-	err = output_open(&out, path);
+	err = output_open(&out, path, 0);
 	if (err)
 		return err;
 	output_remove_on_signal(&out);
@@ -234,6 +234,8 @@ int cmd_svg(int argc, char **argv)
 				return EXIT_USAGE;
 		}
 	}
+	if (output_check_format(output, OUTPUT_FORMAT_SVG, "flamed svg"))
+		return EXIT_USAGE;
 	{
 		struct fl_flametree_opts to = {
 			.sz = sizeof(to), .flamechart = sa.flamechart, .reverse = sa.reverse};
@@ -408,6 +410,9 @@ int cmd_diff(int argc, char **argv)
 			    "--flamechart has no meaning for a diff: the stacks are merged");
 		return EXIT_USAGE;
 	}
+	if (output_check_format(output, folded ? OUTPUT_FORMAT_FOLDED : OUTPUT_FORMAT_SVG,
+				folded ? "flamed diff --folded" : "flamed diff"))
+		return EXIT_USAGE;
 	to.reverse = sa.reverse;
 	if (fl_flametree__new(&to, &t)) {
 		msg("out of memory");

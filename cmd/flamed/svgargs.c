@@ -178,66 +178,58 @@ int svg_args_parse(struct svg_args *a, int c, const char *arg)
 
 DEFINE_FREE_FUNC(struct fl_palette, fl_palette__free)
 
-/* Loads the --cp map; a missing file is an empty map (the first run). */
-static int load_map(struct fl_palette *p, const char *path)
+/* Loads the --cp map: the file it replaces, or, the first time, none: an empty map. */
+static int load_map(struct fl_palette *p, const struct output *map)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	size_t nr_bad = 0;
-	int fd, err;
+	int err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT) {
-		/* The first run: an empty map, filled and saved at the end. */
-		f = fopen("/dev/null", "re");
-		if (!f)
-			return -errno;
-		return fl_palette__load_map(p, f, NULL);
-	}
-	if (fd >= 0) {
-		struct stat st;
-
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			msg("cannot use colour map %s: not a regular file (give --cp=FILE)", path);
-			return -EINVAL;
-		}
-		f = fdopen(fd, "r");
-		if (!f)
-			close(fd);
-	}
+	if (map->where.kind == FL_OUTPATH_NONE)
+		f = fopen("/dev/null", "re"); /* an empty map, filled and saved at the end */
+	else
+		f = output_read(map);
 	if (!f) {
 		err = -errno;
-		msg("cannot read colour map %s: %s", path, strerror(-err));
+		msg("cannot read colour map %s: %s", map->path, strerror(-err));
 		return err;
 	}
 	err = fl_palette__load_map(p, f, &nr_bad);
 	if (err) {
-		msg("cannot read colour map %s: %s", path, strerror(-err));
+		msg("cannot read colour map %s: %s", map->path, strerror(-err));
 		return err;
 	}
 	if (nr_bad)
-		msg("%s: skipped %zu malformed lines", path, nr_bad);
+		msg("%s: skipped %zu malformed lines", map->path, nr_bad);
 	return 0;
 }
 
-static int save_map(struct fl_palette *p, const char *path)
+int svg_args_open_map(struct svg_args *a)
 {
-	struct output out = {};
 	int err;
 
-	err = output_open(&out, path);
+	if (!a->cp_path || a->map)
+		return 0;
+	a->map = calloc(1, sizeof(*a->map));
+	if (!a->map) {
+		msg("out of memory");
+		return -ENOMEM;
+	}
+	err = output_open(a->map, a->cp_path, OUTPUT_REGULAR);
 	if (err)
-		return err;
-	err = fl_palette__save_map(p, out.f);
-	if (!err)
-		err = output_commit(&out);
-	output_abort(&out);
-	if (err)
-		msg("cannot write colour map %s: %s", path, strerror(-err));
+		svg_args_close_map(a);
 	return err;
 }
 
-int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
+void svg_args_close_map(struct svg_args *a)
+{
+	if (a->map)
+		output_abort(a->map);
+	free(a->map);
+	a->map = NULL;
+}
+
+static int render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 {
 	struct fl_palette_opts po = {.kind = a->colors, .hash = a->hash};
 	_cleanup_(fl_palette__freep) struct fl_palette *p = NULL;
@@ -248,8 +240,8 @@ int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 		msg("cannot set up colours: %s", strerror(-err));
 		return err;
 	}
-	if (a->cp_path) {
-		err = load_map(p, a->cp_path);
+	if (a->map) {
+		err = load_map(p, a->map);
 		if (err)
 			return err;
 	}
@@ -260,7 +252,25 @@ int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 		msg("cannot write the flame graph: %s", strerror(-err));
 		return err;
 	}
-	if (a->cp_path)
-		return save_map(p, a->cp_path);
-	return 0;
+	if (a->map) {
+		err = fl_palette__save_map(p, a->map->f);
+		if (!err)
+			err = output_commit(a->map);
+		if (err)
+			msg("cannot write colour map %s: %s", a->cp_path, strerror(-err));
+	}
+	return err;
+}
+
+int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
+{
+	bool opened_here = a->cp_path && !a->map;
+	int err;
+
+	err = svg_args_open_map(a);
+	if (!err)
+		err = render(a, t, f);
+	if (opened_here)
+		svg_args_close_map(a);
+	return err;
 }

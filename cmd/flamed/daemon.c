@@ -266,7 +266,7 @@ static int scan_names(struct daemon *d)
 		if (*end || pid <= 0 || pid > INT_MAX)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			continue;
 		n = read(fd, comm, sizeof(comm) - 1);

@@ -11,6 +11,8 @@
 # daemon refuses an output directory someone else controls and creates a
 # missing one.
 # shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib_restore.sh"
+# shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 # shellcheck source-path=SCRIPTDIR
@@ -23,20 +25,11 @@ id nobody >/dev/null 2>&1 || skip "no user nobody to play the attacker"
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 
 # The kernel's own symlink protection off, as on the machines of the issue;
-# the old value comes back however the test ends: the EXIT trap after a
-# signal, and, after a SIGKILL, a watcher outside our process group.
+# the old value comes back however the test ends (lib_restore.sh).
 OLD_PS=$(cat /proc/sys/fs/protected_symlinks)
-# shellcheck disable=SC2317 # called by the EXIT trap
-restore_sysctl() {
-	echo "$OLD_PS" >/proc/sys/fs/protected_symlinks
-}
-trap 'restore_sysctl; cleanup' EXIT
+restore_on_exit "echo $OLD_PS >/proc/sys/fs/protected_symlinks"
 trap 'exit 130' INT
 trap 'exit 143' TERM
-trap 'exit 129' HUP
-# shellcheck disable=SC2016 # expanded by the inner shell
-(setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; echo "$2" >/proc/sys/fs/protected_symlinks' \
-	_ $$ "$OLD_PS" </dev/null >/dev/null 2>&1 &)
 echo 0 >/proc/sys/fs/protected_symlinks
 
 chmod 711 "$T" # nobody may go through to the shared directory, nothing more

@@ -84,6 +84,7 @@ struct daemon {
 	uint64_t snapshots, failures;
 	uint64_t over_max;	 /* the tracker's, at the last snapshot */
 	uint64_t files_not_read; /* the symbolizer's, at the last snapshot */
+	uint64_t maps_over_budget; /* perf maps not read in full, at the last snapshot */
 	bool dir_missing_logged;
 	/* Error rate limit. */
 	double err_window;
@@ -316,7 +317,10 @@ static int open_session(struct daemon *d)
 		err = session_start(&d->ses);
 	if (!err && fl_sampler__stats(d->ses.sampler, &d->last))
 		memset(&d->last, 0, sizeof(d->last));
-	d->over_max = 0; /* a new tracker counts from 0 */
+	/* A new tracker and symbolizer count from 0. */
+	d->over_max = 0;
+	d->files_not_read = 0;
+	d->maps_over_budget = 0;
 	return err;
 }
 
@@ -829,6 +833,19 @@ static void snapshot(struct daemon *d, const char *why)
 			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
 			    (unsigned long long)(cs.files_not_read - d->files_not_read));
 		d->files_not_read = cs.files_not_read;
+	}
+	{
+		struct fl_symbolizer_jit_stats js;
+
+		fl_symbolizer__jit_stats(d->ses.symbolizer, &js);
+		if (js.over_budget > d->maps_over_budget)
+			msg("max_symbol_cache (%llu MiB) reached: %llu perf maps not read in full this "
+			    "interval, %.1f MiB of perf maps unread in all (their JIT code shows as "
+			    "[anon])",
+			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
+			    (unsigned long long)(js.over_budget - d->maps_over_budget),
+			    (double)js.bytes_over_budget / 1048576.0);
+		d->maps_over_budget = js.over_budget;
 	}
 	notify("STATUS=last snapshot %s: %llu samples", name,
 	       (unsigned long long)fl_profile__total(d->ses.profile));

@@ -814,9 +814,22 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 			    (unsigned long long)js.maps, (unsigned long long)js.malformed,
 			    (unsigned long long)js.too_long, FL_PERFMAP_MAX_LINE,
 			    (unsigned long long)js.over_max, FL_PERFMAP_MAX_ENTRIES);
-		else if (verbose && js.maps)
-			msg("perf maps (JIT): %llu maps, %llu entries", (unsigned long long)js.maps,
-			    (unsigned long long)js.entries);
+		if (js.over_budget)
+			msg("perf maps (JIT): %llu maps not read in full, %.1f MiB of them left "
+			    "unread: the memory for symbols and perf maps reached its cap of %llu MiB "
+			    "(raise --max-symbol-cache); their code past it shows as [anon]",
+			    (unsigned long long)js.over_budget,
+			    (double)js.bytes_over_budget / 1048576.0,
+			    (unsigned long long)(r->ses.o.max_cache_bytes
+							 ? r->ses.o.max_cache_bytes >> 20
+							 : FL_SYM_DEFAULT_CACHE >> 20));
+		if (verbose && js.processes)
+			msg("perf maps (JIT): %llu processes with JIT code, %llu maps opened, %llu "
+			    "read (%llu opened a file already open for another process: read once "
+			    "for all), %llu entries, %.1f MiB at most",
+			    (unsigned long long)js.processes, (unsigned long long)js.opened,
+			    (unsigned long long)js.maps, (unsigned long long)js.shared,
+			    (unsigned long long)js.entries, (double)js.peak_bytes / 1048576.0);
 	}
 	if (fl_profile__nr_sanitized(p))
 		msg("%llu process or function names held ';' or control characters: replaced by "

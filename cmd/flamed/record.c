@@ -38,6 +38,8 @@
 #include "session.h"
 
 #define DEFAULT_FREQ 99
+/* A set-up this long (seconds) is said in the summary: the recording started that late. */
+#define SLOW_SETUP_S 1.0
 #define DEFAULT_DWARF_STACK 16384
 
 enum format { FORMAT_AUTO, FORMAT_FOLDED, FORMAT_SVG };
@@ -607,7 +609,8 @@ struct recording {
 	size_t pids_alive;
 	int tick_fd;
 	bool status_line;
-	double started;
+	double begun;	/* when flamed record began (set-up, then sampling) */
+	double started; /* when sampling started */
 	const char *stop_reason;
 };
 
@@ -711,7 +714,11 @@ static void print_accounting(const struct fl_profile *p, const struct fl_sampler
 		    (long long)(taken - known));
 }
 
-/* flamed's own cost: CPU (post-processing included) and peak memory. */
+/*
+ * flamed's own cost: CPU (set-up and post-processing included) and peak
+ * memory, the CPU as a share of what the machine had over flamed's whole
+ * run, which is what it was spent in.
+ */
 static void print_own_cost(double elapsed)
 {
 	struct rusage ru;
@@ -857,7 +864,11 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	msg("unsymbolized frames: %.1f%% (%llu of %llu frames in all samples)",
 	    fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
-	print_own_cost(elapsed);
+	if (r->started - r->begun >= SLOW_SETUP_S)
+		msg("sampling started %.1f s after flamed did (BPF, perf events, the scan of "
+		    "/proc): that time is not in the recording",
+		    r->started - r->begun);
+	print_own_cost(now_s() - r->begun);
 }
 
 /*
@@ -933,6 +944,7 @@ static int record(struct record_args *a)
 	int child_pid, err, ret = 1;
 	double elapsed, phase;
 
+	r.begun = now_s();
 	if (session_check_freq(a->freq) || check_pids(a))
 		return 1;
 	if (check_nofile())
@@ -1004,8 +1016,6 @@ static int record(struct record_args *a)
 	if (!err && a->duration > 0) {
 		dfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		err = dfd < 0 ? -errno : epoll_add(ep, dfd, TAG_DURATION, 0);
-		if (!err)
-			err = timer_arm(dfd, a->duration, 0);
 	}
 	if (!err)
 		err = session_watch(&r.ses, ep);
@@ -1040,6 +1050,12 @@ static int record(struct record_args *a)
 	if (err)
 		goto out;
 	r.started = now_s();
+	/* -d counts from here: however long the set-up took, the recording lasts that long. */
+	err = dfd >= 0 ? timer_arm(dfd, a->duration, 0) : 0;
+	if (err) {
+		msg("cannot set up the event loop: %s", strerror(-err));
+		goto out;
+	}
 	r.status_line = isatty(STDERR_FILENO);
 	if (a->cmd) {
 		err = child_release(&r.child);

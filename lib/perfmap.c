@@ -994,7 +994,7 @@ int fl_perfmap__refresh(struct fl_perfmap *m)
 	bool replaced = false;
 	struct pm_file *f;
 	struct stat st;
-	int err;
+	int err = 0;
 
 	if (!m)
 		return -EINVAL;
@@ -1012,18 +1012,18 @@ int fl_perfmap__refresh(struct fl_perfmap *m)
 			if (fstat(f->fd, &st) < 0)
 				return -errno;
 		}
+		err = 0;
 	}
 	if (f->cache)
 		f->used = f->cache->gen;
 	if (!f->read || (uint64_t)st.st_size < f->c.size_seen) {
-		if (f->read) {
-			f->nr_reloads++;
-			fl_pr_debug("perfmap: tmp/perf-%d.map shrank: read again\n", m->nspid);
-		}
+		bool shrank = f->read;
+
 		err = file_read_all(f, (uint64_t)st.st_size, m->nspid);
-	} else {
-		err = file_behind(f, (uint64_t)st.st_size) ? file_read_more(f, (uint64_t)st.st_size)
-							    : 0;
+		if (!err && shrank)
+			f->nr_reloads++;
+	} else if (file_behind(f, (uint64_t)st.st_size)) {
+		err = file_read_more(f, (uint64_t)st.st_size);
 	}
 	if (err)
 		return err;

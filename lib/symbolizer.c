@@ -96,7 +96,7 @@ struct fl_symbolizer {
 	size_t nr_jits, cap_jits;
 	uint32_t *jit_pending; /* pids noted but not tried yet, oldest first */
 	size_t nr_pending, cap_pending;
-	uint64_t jit_noted;		  /* processes noted, forgotten ones included */
+	uint64_t jit_noted;		/* processes noted, forgotten ones included */
 	struct fl_perfmap_cache *pmaps; /* the perf maps' files, shared by processes */
 	struct fl_src_frame src[FL_SYM_MAX_INLINE + 1]; /* scratch: the last address's frames */
 };

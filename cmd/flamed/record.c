@@ -101,8 +101,9 @@ static const char record_usage[] =
 	"      --max-stacks N       BPF counts-map entries (default 65536)\n"
 	"      --max-processes N    processes tracked at once (default 32768); frames of\n"
 	"                           others stay unnamed, and the summary says how many\n"
-	"      --max-symbol-cache SIZE  memory for the files read for symbols (default 1G;\n"
-	"                           K, M, G); frames of files met past it are named by file\n"
+	"      --max-symbol-cache SIZE  memory for the files read for symbols and the JIT\n"
+	"                           perf maps (default 1G; K, M, G); frames of files met\n"
+	"                           past it are named by file, JIT code past it is [anon]\n"
 	"  -v, --verbose            debug messages\n"
 	"  -h, --help               this text\n";
 
@@ -823,8 +824,9 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 			    (unsigned long long)js.over_max, FL_PERFMAP_MAX_ENTRIES);
 		if (js.over_budget)
 			msg("perf maps (JIT): %llu maps not read in full, %.1f MiB of them left "
-			    "unread: the memory for symbols and perf maps reached its cap of %llu MiB "
-			    "(raise --max-symbol-cache); their code past it shows as [anon]",
+			    "unread: the memory for symbols and perf maps reached its cap of "
+			    "%llu MiB (raise --max-symbol-cache); their code past it shows as "
+			    "[anon]",
 			    (unsigned long long)js.over_budget,
 			    (double)js.bytes_over_budget / 1048576.0,
 			    (unsigned long long)(r->ses.o.max_cache_bytes

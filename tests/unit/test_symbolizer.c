@@ -190,8 +190,8 @@ static void jit_child_start(struct jit_child *c, int nr)
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (c->pid == 0) {
-		void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			       0);
+		void *p =
+			mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		/* Apart from the other children's, which may have the same mapping. */
 		uint64_t a = (uint64_t)(uintptr_t)p + 64 * (uint64_t)nr;
 

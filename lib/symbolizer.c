@@ -88,6 +88,7 @@ struct fl_symbolizer {
 	uint64_t mods_trimmed;
 	struct fl_symbolizer_cache_stats cache; /* its bytes: the budget's */
 	struct fl_budget budget;		/* symbol tables, DWARF and perf maps */
+	struct fl_budget jit_budget;		/* perf maps: a part of budget */
 	struct fl_elfsyms *vdso;
 	bool vdso_tried;
 	bool inlines, srclines;
@@ -152,7 +153,10 @@ int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symboliz
 		if (opts->max_cache_bytes)
 			s->budget.max = opts->max_cache_bytes;
 	}
-	po.budget = &s->budget;
+	/* Hostile perf maps must not keep the binaries' symbols from being read. */
+	s->jit_budget =
+		(struct fl_budget){.max = s->budget.max / FL_SYM_JIT_SHARE, .parent = &s->budget};
+	po.budget = &s->jit_budget;
 	if (fl_perfmap_cache__new(&po, &s->pmaps)) {
 		free(s);
 		return -ENOMEM;
@@ -709,6 +713,7 @@ void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolize
 		.bytes_ignored = cs.lines.bytes_ignored,
 		.bytes = cs.bytes,
 		.peak_bytes = cs.peak_bytes,
+		.max_bytes = s->jit_budget.max,
 		.over_budget = cs.over_budget,
 		.bytes_over_budget = cs.bytes_over_budget,
 	};

@@ -839,10 +839,10 @@ static void snapshot(struct daemon *d, const char *why)
 
 		fl_symbolizer__jit_stats(d->ses.symbolizer, &js);
 		if (js.over_budget > d->maps_over_budget)
-			msg("max_symbol_cache (%llu MiB) reached: %llu perf maps not read in "
-			    "full this interval, %.1f MiB of perf maps unread in all (their JIT "
-			    "code shows as [anon])",
-			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
+			msg("perf maps reached their cap, %llu MiB (1/%d of max_symbol_cache): "
+			    "%llu not read in full this interval, %.1f MiB of perf maps unread "
+			    "in all (their JIT code shows as [anon])",
+			    (unsigned long long)(js.max_bytes >> 20), FL_SYM_JIT_SHARE,
 			    (unsigned long long)(js.over_budget - d->maps_over_budget),
 			    (double)js.bytes_over_budget / 1048576.0);
 		d->maps_over_budget = js.over_budget;

@@ -824,14 +824,11 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 			    (unsigned long long)js.over_max, FL_PERFMAP_MAX_ENTRIES);
 		if (js.over_budget)
 			msg("perf maps (JIT): %llu maps not read in full, %.1f MiB of them left "
-			    "unread: the memory for symbols and perf maps reached its cap of "
-			    "%llu MiB (raise --max-symbol-cache); their code past it shows as "
-			    "[anon]",
+			    "unread: perf maps reached their cap of %llu MiB, 1/%d of "
+			    "--max-symbol-cache (raise it); their code past it shows as [anon]",
 			    (unsigned long long)js.over_budget,
 			    (double)js.bytes_over_budget / 1048576.0,
-			    (unsigned long long)(r->ses.o.max_cache_bytes
-							 ? r->ses.o.max_cache_bytes >> 20
-							 : FL_SYM_DEFAULT_CACHE >> 20));
+			    (unsigned long long)(js.max_bytes >> 20), FL_SYM_JIT_SHARE);
 		if (verbose && js.processes)
 			msg("perf maps (JIT): %llu processes with JIT code, %llu maps opened, %llu "
 			    "read (%llu opened a file already open for another process: read once "

@@ -36,13 +36,16 @@ struct fl_symbolizer_opts {
 	 * sections kept for inlines and source lines, and the entries of
 	 * perf maps), in bytes; 0: FL_SYM_DEFAULT_CACHE. A file met past it
 	 * is not read: its frames are named by the file, and
-	 * fl_symbolizer__cache_stats() counts it. A perf map is read up to
-	 * the first entry with no room (fl_symbolizer__jit_stats()).
+	 * fl_symbolizer__cache_stats() counts it. Perf maps may take
+	 * 1 / FL_SYM_JIT_SHARE of it, so that the binaries' symbols keep the
+	 * rest whatever the maps hold; a map is read up to the first entry
+	 * with no room (fl_symbolizer__jit_stats()).
 	 */
 	uint64_t max_cache_bytes;
 };
 
 #define FL_SYM_DEFAULT_CACHE (1024ull << 20)
+#define FL_SYM_JIT_SHARE 2
 
 enum fl_sym_reason {
 	FL_SYM_OK,	      /* name is the function */
@@ -135,8 +138,9 @@ struct fl_symbolizer_jit_stats {
 	uint64_t too_long;	/* lines over FL_PERFMAP_MAX_LINE */
 	uint64_t over_max;	/* entries past FL_PERFMAP_MAX_ENTRIES */
 	uint64_t bytes_ignored; /* past FL_PERFMAP_MAX_FILE_SIZE */
-	uint64_t bytes, peak_bytes; /* memory their entries take (part of the cache's budget) */
-	/* Maps whose reading stopped at the cache's cap, and their bytes left unread. */
+	/* Memory their entries take now and at most, and may take (a part of the cache's). */
+	uint64_t bytes, peak_bytes, max_bytes;
+	/* Maps whose reading stopped at max_bytes (or the cache's cap), and their bytes left unread. */
 	uint64_t over_budget, bytes_over_budget;
 };
 void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolizer_jit_stats *st);

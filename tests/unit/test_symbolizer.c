@@ -229,7 +229,9 @@ static struct fl_sym sym_of(struct fl_symbolizer *s, pid_t pid, uint64_t ip)
  * reads nothing, opening them reads nothing either; the first name asked
  * for reads the file, once for both, charged to the symbol cache's budget.
  * The file is still read when the processes are gone and removed it. With
- * a budget too small, nothing is read, and that is counted.
+ * a budget too small, nothing is read, and that is counted. Perf maps take
+ * at most their share of the budget: a big one leaves room for the
+ * binaries' symbols.
  */
 static void test_jit_maps(void **state)
 {
@@ -237,7 +239,10 @@ static void test_jit_maps(void **state)
 	int pids[2];
 	struct fl_tracker_opts to = {.sz = sizeof(to), .pids = pids, .nr_pids = 2};
 	struct fl_symbolizer_opts so = {.sz = sizeof(so), .no_kernel = true};
-	struct fl_symbolizer *s = NULL, *small = NULL;
+	struct fl_symbolizer *s = NULL, *small = NULL, *half = NULL;
+	const int junk = 40000; /* entries of about 280 bytes each, as charged: 11 MB */
+	uint64_t own = (uint64_t)(uintptr_t)&symbolizer_probe_function,
+		 libc = (uint64_t)(uintptr_t)&getppid + 1;
 	struct fl_symbolizer_jit_stats js;
 	struct fl_symbolizer_cache_stats cs;
 	struct fl_tracker *t = NULL;
@@ -256,17 +261,22 @@ static void test_jit_maps(void **state)
 	assert_int_equal(fl_symbolizer__new(&so, &s), 0);
 	so.max_cache_bytes = 1;
 	assert_int_equal(fl_symbolizer__new(&so, &small), 0);
+	so.max_cache_bytes = 4 << 20;
+	assert_int_equal(fl_symbolizer__new(&so, &half), 0);
 
 	f = fopen(kids[0].map, "we");
 	assert_non_null(f);
 	for (int i = 0; i < 2; i++)
 		fprintf(f, "%llx 40 jit_code_of_%d\n", (unsigned long long)kids[i].code, i);
+	for (int i = 0; i < junk; i++)
+		fprintf(f, "%x 10 unique_junk_name_%d\n", 0x10000000 + 16 * i, i);
 	fclose(f);
 	assert_int_equal(link(kids[0].map, kids[1].map), 0);
 
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(fl_symbolizer__jit_process(s, (uint32_t)pids[i]), 0);
 		assert_int_equal(fl_symbolizer__jit_process(small, (uint32_t)pids[i]), 0);
+		assert_int_equal(fl_symbolizer__jit_process(half, (uint32_t)pids[i]), 0);
 	}
 	assert_int_equal(fl_symbolizer__jit_process(s, (uint32_t)pids[0]), 0); /* once */
 	fl_symbolizer__jit_stats(s, &js);
@@ -274,6 +284,7 @@ static void test_jit_maps(void **state)
 	assert_int_equal(js.opened, 0);
 	fl_symbolizer__jit_open_new(s);
 	fl_symbolizer__jit_open_new(small);
+	fl_symbolizer__jit_open_new(half);
 	fl_symbolizer__jit_stats(s, &js);
 	assert_int_equal(js.opened, 2);
 	assert_int_equal(js.shared, 1);
@@ -292,7 +303,7 @@ static void test_jit_maps(void **state)
 	}
 	fl_symbolizer__jit_stats(s, &js);
 	assert_int_equal(js.maps, 1);
-	assert_int_equal(js.entries, 2);
+	assert_int_equal(js.entries, 2 + junk);
 	assert_int_equal(js.over_budget, 0);
 	assert_true(js.bytes > 0);
 	fl_symbolizer__cache_stats(s, &cs);
@@ -305,6 +316,27 @@ static void test_jit_maps(void **state)
 	assert_true(js.bytes_over_budget > 40);
 	assert_int_equal(js.bytes, 0);
 
+	/* The map fills the perf maps' share, not the cache: the binary is read after it. */
+	out = sym_of(half, pids[1], kids[1].code + 8);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_string_equal(out.name, "jit_code_of_1");
+	fl_symbolizer__jit_stats(half, &js);
+	printf("# perf maps: %llu of %llu bytes, %llu entries; %llu bytes left unread\n",
+	       (unsigned long long)js.bytes, (unsigned long long)js.max_bytes,
+	       (unsigned long long)js.entries, (unsigned long long)js.bytes_over_budget);
+	assert_int_equal(js.max_bytes, 2 << 20);
+	assert_true(js.bytes > 0 && js.bytes <= js.max_bytes);
+	assert_int_equal(js.over_budget, 1);
+	out = sym_of(half, pids[0], own);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_string_equal(out.name, "symbolizer_probe_function");
+	out = sym_of(half, pids[0], libc);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_non_null(strstr(out.name, "getppid"));
+	fl_symbolizer__cache_stats(half, &cs);
+	assert_int_equal(cs.files_not_read, 0);
+	assert_true(cs.bytes > js.bytes);
+
 	/* Forgotten: the file and its memory go with the last process. */
 	fl_symbolizer__forget(s, (const uint32_t *)pids, 1);
 	fl_symbolizer__cache_stats(s, &cs);
@@ -314,7 +346,8 @@ static void test_jit_maps(void **state)
 	assert_int_equal(cs.bytes, 0);
 	fl_symbolizer__jit_stats(s, &js);
 	assert_int_equal(js.maps, 1);
-	assert_int_equal(js.entries, 2);
+	assert_int_equal(js.entries, 2 + junk);
+	fl_symbolizer__free(half);
 	fl_symbolizer__free(small);
 	fl_symbolizer__free(s);
 	fl_tracker__free(t);

@@ -40,6 +40,7 @@ struct pm_content {
 	bool skipping;	    /* inside a too-long line: drop bytes up to the next newline */
 	bool index_stale;   /* entries added but the index could not be rebuilt (ENOMEM) */
 	bool over_budget;   /* reading stopped at a line the budget had no room for */
+	uint64_t need;	    /* ... which needs this much room */
 	struct fl_perfmap_cache *cache; /* charged (its budget, its bytes); NULL: nothing */
 	uint64_t charged;		/* what this content took */
 	struct fl_strpool *names;
@@ -429,8 +430,10 @@ static int add_entry(struct pm_content *f, uint64_t start, uint64_t end, const c
 		f->st.nr_over_max++;
 		return 0;
 	}
-	if (f->cache && !fl_budget__fits(f->cache->budget, cost))
+	if (f->cache && !fl_budget__fits(f->cache->budget, cost)) {
+		f->need = cost;
 		return -ENOSPC;
+	}
 	if (f->nr_ents == f->cap_ents) {
 		size_t cap = f->cap_ents ? f->cap_ents * 2 : 64;
 		struct pm_entry *ents = reallocarray(f->ents, cap, sizeof(*ents));
@@ -880,13 +883,12 @@ static int file_read_more(struct pm_file *f, uint64_t size)
 	return err;
 }
 
-/* Whether f has unread bytes to read now: grown, an index to finish, room in the budget again. */
+/* Whether f has more to read now: it grew, an index to finish, room for the line that did not fit. */
 static bool file_behind(const struct pm_file *f, uint64_t size)
 {
 	if (size != f->c.size_seen || f->c.index_stale)
 		return true;
-	return f->c.over_budget &&
-	       fl_budget__fits(f->cache ? f->cache->budget : NULL, entry_bytes(0));
+	return f->c.over_budget && fl_budget__fits(f->cache ? f->cache->budget : NULL, f->c.need);
 }
 
 /* Makes f (held by m, which takes it; fd taken too) m's file; the file it had goes. */

@@ -82,8 +82,8 @@ struct daemon {
 	struct fl_sampler_stats last; /* the sampler's counters at the last snapshot */
 	char last_name[64];
 	uint64_t snapshots, failures;
-	uint64_t over_max;	 /* the tracker's, at the last snapshot */
-	uint64_t files_not_read; /* the symbolizer's, at the last snapshot */
+	uint64_t over_max;	   /* the tracker's, at the last snapshot */
+	uint64_t files_not_read;   /* the symbolizer's, at the last snapshot */
 	uint64_t maps_over_budget; /* perf maps not read in full, at the last snapshot */
 	bool dir_missing_logged;
 	/* Error rate limit. */
@@ -839,9 +839,9 @@ static void snapshot(struct daemon *d, const char *why)
 
 		fl_symbolizer__jit_stats(d->ses.symbolizer, &js);
 		if (js.over_budget > d->maps_over_budget)
-			msg("perf maps reached their cap, %llu MiB (1/%d of max_symbol_cache): "
-			    "%llu not read in full this interval, %.1f MiB of perf maps unread "
-			    "in all (their JIT code shows as [anon])",
+			msg("perf maps reached their cap, %llu MiB (1/%d of max_symbol_cache: "
+			    "raise it): %llu not read in full this interval, %.1f MiB of perf "
+			    "maps unread in all (their JIT code shows as [anon])",
 			    (unsigned long long)(js.max_bytes >> 20), FL_SYM_JIT_SHARE,
 			    (unsigned long long)(js.over_budget - d->maps_over_budget),
 			    (double)js.bytes_over_budget / 1048576.0);

@@ -71,7 +71,7 @@ check_recording() {
 	# cpu-clock samples every online CPU, busy or idle (idle ones are counted
 	# apart): F x seconds x CPUs, loosely (the kernel may throttle, a loaded
 	# machine delays the timers).
-	cpus=$(nproc)
+	cpus=$(getconf _NPROCESSORS_ONLN)
 	low=$((FREQ * DURATION * cpus / 2))
 	high=$(awk -v f=$FREQ -v s="$secs" -v c="$cpus" 'BEGIN { printf "%d", 1.5 * f * s * c + 10 }')
 	note "$1: $taken samples taken in $secs s on $cpus CPUs at $FREQ Hz (expected $low to $high)"

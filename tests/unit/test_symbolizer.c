@@ -210,9 +210,23 @@ static void jit_child_start(struct jit_child *c, int nr)
 
 static void jit_child_stop(struct jit_child *c)
 {
+	if (c->pid <= 0)
+		return;
 	kill(c->pid, SIGKILL);
 	waitpid(c->pid, NULL, 0);
 	unlink(c->map);
+	c->pid = 0;
+}
+
+/* test_jit_maps's children: stopped and their maps removed even when it fails. */
+static struct jit_child kids[2];
+
+static int jit_teardown(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < 2; i++)
+		jit_child_stop(&kids[i]);
+	return 0;
 }
 
 /* The symbolizer's answer for one address of pid. */
@@ -235,7 +249,6 @@ static struct fl_sym sym_of(struct fl_symbolizer *s, pid_t pid, uint64_t ip)
  */
 static void test_jit_maps(void **state)
 {
-	struct jit_child kids[2];
 	int pids[2];
 	struct fl_tracker_opts to = {.sz = sizeof(to), .pids = pids, .nr_pids = 2};
 	struct fl_symbolizer_opts so = {.sz = sizeof(so), .no_kernel = true};
@@ -362,7 +375,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_and_unknown_pid),
 		cmocka_unit_test(test_anonymous_exec),
 		cmocka_unit_test(test_cache_cap),
-		cmocka_unit_test(test_jit_maps),
+		cmocka_unit_test_teardown(test_jit_maps, jit_teardown),
 	};
 
 	if (geteuid() != 0) {

@@ -9,10 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flamed/budget.h"
 #include "flamed/cleanup.h"
 #include "flamed/log.h"
 #include "flamed/perfmap.h"
 #include "flamed/strpool.h"
+#include "hash.h"
 #include "parse.h"
 #include "in_root.h"
 
@@ -31,15 +33,16 @@ struct pm_seg {
 	const char *name;
 };
 
-/* Everything that belongs to one file (one inode) and goes when it is re-read from the start. */
-struct pm_file {
-	int fd;
-	dev_t dev;
-	ino_t ino;
+/* What is read from a file; goes as a whole when the file is re-read from the start. */
+struct pm_content {
 	uint64_t size_seen; /* st_size at the last read */
 	uint64_t parsed;    /* bytes consumed: complete lines, or a too-long line being skipped */
 	bool skipping;	    /* inside a too-long line: drop bytes up to the next newline */
 	bool index_stale;   /* entries added but the index could not be rebuilt (ENOMEM) */
+	bool over_budget;   /* reading stopped at a line the budget had no room for */
+	uint64_t need;	    /* ... which needs this much room */
+	struct fl_perfmap_cache *cache; /* charged (its budget, its bytes); NULL: nothing */
+	uint64_t charged;		/* what this content took */
 	struct fl_strpool *names;
 	struct pm_entry *ents;
 	size_t nr_ents, cap_ents;
@@ -48,14 +51,61 @@ struct pm_file {
 	struct fl_perfmap_stats st;
 };
 
+/* One file (one inode), shared by the maps of a cache that opened it. */
+struct pm_file {
+	struct pm_file *next;		/* in the cache's bucket */
+	struct fl_perfmap_cache *cache; /* NULL: private to one map */
+	unsigned int refs;		/* maps using it */
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	bool read;	     /* read at least once since it was (re)started */
+	uint64_t version;    /* changes with the entries */
+	uint64_t nr_reloads; /* re-read from the start (it shrank) */
+	uint64_t used;	     /* the cache's generation at the last refresh */
+	struct pm_content c;
+};
+
+struct fl_perfmap_cache {
+	struct pm_file **buckets; /* chained by (dev, ino); power-of-two count */
+	size_t nr_buckets, nr_files;
+	struct fl_budget *budget;
+	uint64_t bytes, peak_bytes; /* charged by the contents held */
+	uint64_t gen;		    /* fl_perfmap_cache__trim() calls */
+	/* The counters that only grow, and those of the files (or contents) no longer held. */
+	struct fl_perfmap_cache_stats gone;
+};
+
 struct fl_perfmap {
 	int root_fd;
 	int nspid;
 	uint32_t uid;	   /* the process's real uid */
 	uint64_t start_ns; /* when the process started, CLOCK_REALTIME */
-	uint64_t nr_reloads;
-	struct pm_file f;
+	uint64_t nr_reloads;   /* files replaced, and the re-reads of the file seen */
+	uint64_t file_reloads; /* f->nr_reloads when last counted */
+	uint64_t version;      /* f->version at the last refresh */
+	struct fl_perfmap_cache *cache;
+	struct pm_file *f;
 };
+
+/*
+ * What one entry may hold at most, its name aside, so that the budget is
+ * never an underestimate: its pm_entry (24 bytes, in an array up to twice
+ * as big as its use), two index segments (24 bytes each) allocated per
+ * entry and, while the index is rebuilt, the old ones and the sort and heap
+ * arrays (20 bytes); in the string pool, an entry (16 bytes, doubled) and a
+ * hash slot (8 bytes at a load of 3/8 to 3/4). Checked against malloc in
+ * the unit tests.
+ */
+#define PM_ENTRY_BYTES 224u
+/* What a file read holds before any entry: its structures, a read buffer, the pool's first chunk. */
+#define PM_FILE_BYTES (sizeof(struct pm_file) + READ_CHUNK + (64u << 10))
+
+/* A name of len bytes: its copy in the pool, whose 64 KiB chunks may waste a quarter of themselves. */
+static uint64_t entry_bytes(size_t len)
+{
+	return PM_ENTRY_BYTES + (uint64_t)len + 1 + ((uint64_t)len + 1) / 3;
+}
 
 enum pm_line {
 	PM_OK,
@@ -68,15 +118,38 @@ enum pm_line {
 
 DEFINE_FREE_FUNC(struct fl_perfmap, fl_perfmap__free)
 
-static void file_fini(struct pm_file *f)
+/* Charges n bytes to c's cache and its budget if they fit; false when not. */
+static bool content_charge(struct pm_content *c, uint64_t n)
 {
-	if (f->fd >= 0)
-		close(f->fd);
-	fl_strpool__free(f->names);
-	free(f->ents);
-	free(f->segs);
-	memset(f, 0, sizeof(*f));
-	f->fd = -1;
+	struct fl_perfmap_cache *k = c->cache;
+
+	if (!k) {
+		c->charged += n;
+		return true;
+	}
+	if (!fl_budget__take(k->budget, n))
+		return false;
+	c->charged += n;
+	k->bytes += n;
+	if (k->bytes > k->peak_bytes)
+		k->peak_bytes = k->bytes;
+	return true;
+}
+
+/* Frees what was read and gives its memory back; c is empty (same cache) after. */
+static void content_fini(struct pm_content *c)
+{
+	struct fl_perfmap_cache *k = c->cache;
+
+	if (k) {
+		fl_budget__give(k->budget, c->charged);
+		k->bytes -= c->charged;
+	}
+	fl_strpool__free(c->names);
+	free(c->ents);
+	free(c->segs);
+	memset(c, 0, sizeof(*c));
+	c->cache = k;
 }
 
 /* /proc readers */
@@ -345,14 +418,21 @@ static enum pm_line parse_line(const char *line, size_t len, uint64_t *start, ui
 	return PM_OK;
 }
 
-static int add_entry(struct pm_file *f, uint64_t start, uint64_t end, const char *name, size_t len)
+/* Returns 0, -ENOMEM, or -ENOSPC when the budget has no room for the entry. */
+static int add_entry(struct pm_content *f, uint64_t start, uint64_t end, const char *name,
+		     size_t len)
 {
+	uint64_t cost = entry_bytes(len) + (f->charged ? 0 : PM_FILE_BYTES);
 	uint32_t id;
 	int err;
 
 	if (f->nr_ents >= FL_PERFMAP_MAX_ENTRIES) {
 		f->st.nr_over_max++;
 		return 0;
+	}
+	if (f->cache && !fl_budget__fits(f->cache->budget, cost)) {
+		f->need = cost;
+		return -ENOSPC;
 	}
 	if (f->nr_ents == f->cap_ents) {
 		size_t cap = f->cap_ents ? f->cap_ents * 2 : 64;
@@ -366,17 +446,22 @@ static int add_entry(struct pm_file *f, uint64_t start, uint64_t end, const char
 	err = fl_strpool__intern(f->names, name, len, &id);
 	if (err)
 		return err;
+	content_charge(f, cost); /* fits: checked above */
 	f->ents[f->nr_ents++] = (struct pm_entry){
 		.start = start,
 		.end = end,
 		.name = fl_strpool__str(f->names, id),
 	};
 	f->st.nr_entries = f->nr_ents;
+	f->st.bytes = f->charged;
 	return 0;
 }
 
-/* One complete line without its newline. Returns 1 when it added an entry, 0, or -ENOMEM. */
-static int take_line(struct pm_file *f, const char *line, size_t len)
+/*
+ * One complete line without its newline. Returns 1 when it added an entry,
+ * 0, -ENOMEM or -ENOSPC (no room in the budget).
+ */
+static int take_line(struct pm_content *f, const char *line, size_t len)
 {
 	uint64_t start = 0, end = 0;
 	const char *name = NULL;
@@ -418,12 +503,14 @@ static int take_line(struct pm_file *f, const char *line, size_t len)
 }
 
 /*
- * Parses the complete lines in [f->parsed, min(size, cap)). A partial last
- * line is left unconsumed unless it is already too long, in which case it is
- * counted and its remaining bytes are skipped up to the next newline, in
- * this read or a later one. Sets *added when entries were added.
+ * Parses the complete lines of fd in [f->parsed, min(size, cap)). A partial
+ * last line is left unconsumed unless it is already too long, in which case
+ * it is counted and its remaining bytes are skipped up to the next newline,
+ * in this read or a later one. A line the budget has no room for stops the
+ * read there (f->over_budget), to go on from it later. Sets *added when
+ * entries were added.
  */
-static int read_lines(struct pm_file *f, uint64_t size, bool *added)
+static int read_lines(int fd, struct pm_content *f, uint64_t size, bool *added)
 {
 	uint64_t lim = size < FL_PERFMAP_MAX_FILE_SIZE ? size : FL_PERFMAP_MAX_FILE_SIZE;
 	uint64_t off = f->parsed; /* file offset of buf[0] */
@@ -433,6 +520,8 @@ static int read_lines(struct pm_file *f, uint64_t size, bool *added)
 
 	f->st.bytes_ignored = size - lim;
 	f->size_seen = size;
+	f->over_budget = false;
+	f->st.bytes_over_budget = 0;
 	if (off >= lim)
 		return 0;
 	f->size_seen = off; /* until the read succeeds: a failed one is retried */
@@ -442,7 +531,7 @@ static int read_lines(struct pm_file *f, uint64_t size, bool *added)
 	while (off + have < lim) {
 		uint64_t left = lim - off - have;
 		size_t want = READ_CHUNK - have < left ? READ_CHUNK - have : (size_t)left;
-		ssize_t n = pread(f->fd, buf + have, want, (off_t)(off + have));
+		ssize_t n = pread(fd, buf + have, want, (off_t)(off + have));
 		char *p = buf, *end, *nl;
 
 		if (n < 0 && errno == EINTR)
@@ -489,6 +578,11 @@ static int read_lines(struct pm_file *f, uint64_t size, bool *added)
 	}
 	f->parsed = off;
 	f->st.bytes_parsed = off;
+	if (err == -ENOSPC) {
+		f->over_budget = true;
+		f->st.bytes_over_budget = lim - off;
+		err = 0;
+	}
 	if (!err)
 		f->size_seen = size;
 	return err;
@@ -544,7 +638,7 @@ static void heap_pop(uint32_t *h, size_t *n)
  * consecutive starts or ends, the latest live entry names the range. At most
  * 2n - 1 segments.
  */
-static int build_index(struct pm_file *f)
+static int build_index(struct pm_content *f)
 {
 	_cleanup_free_ struct pm_start *order = NULL;
 	_cleanup_free_ uint32_t *heap = NULL;
@@ -600,42 +694,217 @@ static int build_index(struct pm_file *f)
 	return 0;
 }
 
-/* Reading a file from the start */
+/* The cache of files */
 
-/* Takes fd (closed on failure too) and reads it whole into a new pm_file. */
-static int file_load(int fd, const struct stat *st, struct pm_file *out)
+static size_t bucket_of(const struct fl_perfmap_cache *c, dev_t dev, ino_t ino)
 {
-	struct pm_file f = {.fd = fd, .dev = st->st_dev, .ino = st->st_ino};
-	bool added = false;
-	int err;
+	return fl_hash_u64_pair((uint64_t)ino, (uint64_t)dev) & (c->nr_buckets - 1);
+}
 
-	err = fl_strpool__new(&f.names);
-	if (!err)
-		err = read_lines(&f, (uint64_t)st->st_size, &added);
-	if (!err)
-		err = build_index(&f);
-	if (err) {
-		file_fini(&f);
-		return err;
+static struct pm_file *cache_find(const struct fl_perfmap_cache *c, dev_t dev, ino_t ino)
+{
+	if (!c->nr_buckets)
+		return NULL;
+	for (struct pm_file *f = c->buckets[bucket_of(c, dev, ino)]; f; f = f->next)
+		if (f->ino == ino && f->dev == dev)
+			return f;
+	return NULL;
+}
+
+/* Room for one more file at a load of at most 1. */
+static int cache_reserve(struct fl_perfmap_cache *c)
+{
+	size_t n = c->nr_buckets ? c->nr_buckets * 2 : 64;
+	struct pm_file **old = c->buckets, **b;
+	size_t nr_old = c->nr_buckets;
+
+	if (c->nr_files < c->nr_buckets)
+		return 0;
+	b = calloc(n, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	c->buckets = b;
+	c->nr_buckets = n;
+	for (size_t i = 0; i < nr_old; i++) {
+		for (struct pm_file *f = old[i], *next; f; f = next) {
+			size_t j = bucket_of(c, f->dev, f->ino);
+
+			next = f->next;
+			f->next = b[j];
+			b[j] = f;
+		}
 	}
-	*out = f;
+	free(old);
 	return 0;
 }
 
-/* Replaces the current file by fd (taken), read from the start. */
-static int reload(struct fl_perfmap *m, int fd, const struct stat *st)
+static void cache_remove(struct fl_perfmap_cache *c, struct pm_file *f)
 {
-	struct pm_file f;
-	int err = file_load(fd, st, &f);
+	struct pm_file **pp = &c->buckets[bucket_of(c, f->dev, f->ino)];
+
+	while (*pp && *pp != f)
+		pp = &(*pp)->next;
+	if (*pp) {
+		*pp = f->next;
+		c->nr_files--;
+	}
+}
+
+/* Adds the line counters of a content that goes away to the cache's. */
+static void add_lines(struct fl_perfmap_stats *to, const struct fl_perfmap_stats *st)
+{
+	to->nr_lines += st->nr_lines;
+	to->nr_entries += st->nr_entries;
+	to->nr_malformed += st->nr_malformed;
+	to->nr_bad_hex += st->nr_bad_hex;
+	to->nr_zero_size += st->nr_zero_size;
+	to->nr_overflow += st->nr_overflow;
+	to->nr_no_name += st->nr_no_name;
+	to->nr_bad_char += st->nr_bad_char;
+	to->nr_too_long += st->nr_too_long;
+	to->nr_over_max += st->nr_over_max;
+	to->bytes_parsed += st->bytes_parsed;
+	to->bytes_ignored += st->bytes_ignored;
+}
+
+/*
+ * The file held for (dev, ino) in the cache, with one more user; else a new
+ * one that takes *fd. Without a cache, always a new one of its own.
+ */
+static int file_get(struct fl_perfmap_cache *c, int *fd, const struct stat *st,
+		    struct pm_file **ret)
+{
+	struct pm_file *f = c ? cache_find(c, st->st_dev, st->st_ino) : NULL;
+
+	if (f) {
+		f->refs++;
+		c->gone.shared++;
+		*ret = f;
+		return 0;
+	}
+	if (c && cache_reserve(c))
+		return -ENOMEM;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->fd = TAKE_FD(*fd);
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->refs = 1;
+	f->cache = c;
+	f->c.cache = c;
+	if (c) {
+		size_t j = bucket_of(c, f->dev, f->ino);
+
+		f->used = c->gen;
+		f->next = c->buckets[j];
+		c->buckets[j] = f;
+		c->nr_files++;
+	}
+	*ret = f;
+	return 0;
+}
+
+/* One user less; the last frees the file. Accepts NULL. */
+static void file_put(struct pm_file *f)
+{
+	struct fl_perfmap_cache *c;
+
+	if (!f || --f->refs)
+		return;
+	c = f->cache;
+	if (c) {
+		cache_remove(c, f);
+		add_lines(&c->gone.lines, &f->c.st);
+		c->gone.bytes_over_budget += f->c.st.bytes_over_budget;
+	}
+	content_fini(&f->c);
+	close(f->fd);
+	free(f);
+}
+
+/* Reading a file */
+
+/* Counts a read that stopped at the budget, once per stop. */
+static void note_budget(struct pm_file *f, bool was_over)
+{
+	if (f->cache && f->c.over_budget && !was_over)
+		f->cache->gone.over_budget++;
+}
+
+/*
+ * Reads f from the start into a new content that takes the place of its
+ * current one (whose names go) once read; on failure the old one stays.
+ * nspid names the file in debug messages.
+ */
+static int file_read_all(struct pm_file *f, uint64_t size, int nspid)
+{
+	struct pm_content c = {.cache = f->cache};
+	bool added = false;
+	int err = fl_strpool__new(&c.names);
+
+	if (!err)
+		err = read_lines(f->fd, &c, size, &added);
+	if (!err)
+		err = build_index(&c);
+	if (err) {
+		content_fini(&c);
+		return err;
+	}
+	content_fini(&f->c);
+	f->c = c;
+	f->read = true;
+	f->version++;
+	note_budget(f, false);
+	if (f->cache)
+		f->cache->gone.files_read++;
+	fl_pr_debug("perfmap: read tmp/perf-%d.map (inode %llu) from the start: %zu entries, "
+		    "%llu bytes held%s\n",
+		    nspid, (unsigned long long)f->ino, c.nr_ents, (unsigned long long)c.charged,
+		    c.over_budget ? ", reading stopped at the memory budget" : "");
+	return 0;
+}
+
+/* Reads what was appended to f since, or what the budget left unread. */
+static int file_read_more(struct pm_file *f, uint64_t size)
+{
+	bool added = false, was_over = f->c.over_budget;
+	int err = read_lines(f->fd, &f->c, size, &added);
+
+	if (added || f->c.index_stale) {
+		int e = build_index(&f->c);
+
+		if (e && !err)
+			err = e;
+	}
+	if (added)
+		f->version++;
+	note_budget(f, was_over);
+	return err;
+}
+
+/* Whether f has more to read now: it grew, an index to finish, room for the line that did not fit. */
+static bool file_behind(const struct pm_file *f, uint64_t size)
+{
+	if (size != f->c.size_seen || f->c.index_stale)
+		return true;
+	return f->c.over_budget && fl_budget__fits(f->cache ? f->cache->budget : NULL, f->c.need);
+}
+
+/* Makes f (held by m, which takes it; fd taken too) m's file; the file it had goes. */
+static int switch_file(struct fl_perfmap *m, int *fd, const struct stat *st)
+{
+	struct pm_file *old = m->f, *f;
+	int err = file_get(m->cache, fd, st, &f);
 
 	if (err)
 		return err;
-	file_fini(&m->f);
+	if (old)
+		m->nr_reloads += old->nr_reloads - m->file_reloads + 1;
+	file_put(old);
 	m->f = f;
-	m->nr_reloads++;
-	fl_pr_debug("perfmap: re-read tmp/perf-%d.map from the start: %zu entries\n", m->nspid,
-		    f.nr_ents);
-	return 1;
+	m->file_reloads = f->nr_reloads;
+	return 0;
 }
 
 int fl_perfmap__open(const struct fl_perfmap_opts *opts, struct fl_perfmap **ret)
@@ -651,8 +920,8 @@ int fl_perfmap__open(const struct fl_perfmap_opts *opts, struct fl_perfmap **ret
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->f.fd = -1;
 	m->root_fd = -1;
+	m->cache = opts->cache;
 	if (opts->root_fd >= 0) {
 		m->root_fd = fcntl(opts->root_fd, F_DUPFD_CLOEXEC, 3);
 	} else {
@@ -685,14 +954,26 @@ int fl_perfmap__open(const struct fl_perfmap_opts *opts, struct fl_perfmap **ret
 			    strerror(-err));
 		return err;
 	}
-	err = file_load(TAKE_FD(fd), &st, &m->f);
+	err = switch_file(m, &fd, &st);
 	if (err)
 		return err;
+	if (m->cache)
+		m->cache->gone.opened++;
+	if (m->f->refs > 1)
+		fl_pr_debug("perfmap: pid %d: tmp/perf-%d.map is a file already open for another "
+			    "process (inode %llu): read once for both\n",
+			    opts->pid, m->nspid, (unsigned long long)st.st_ino);
+	if (!opts->defer_read) {
+		err = fl_perfmap__refresh(m);
+		if (err < 0)
+			return err;
+	}
+	m->version = m->f->version;
 	*ret = TAKE_PTR(m);
 	return 0;
 }
 
-/* The file we hold was unlinked: look the path up again. */
+/* The file we hold was unlinked: look the path up again. 1: m has another file now. */
 static int reopen(struct fl_perfmap *m)
 {
 	_cleanup_close_ int fd = open_map_file(m->root_fd, m->nspid);
@@ -704,66 +985,77 @@ static int reopen(struct fl_perfmap *m)
 	err = check_file(m, fd, &st);
 	if (err)
 		return err;
-	if (st.st_dev == m->f.dev && st.st_ino == m->f.ino)
+	if (st.st_dev == m->f->dev && st.st_ino == m->f->ino)
 		return 0; /* raced with a link(): still the same file */
-	return reload(m, TAKE_FD(fd), &st);
+	err = switch_file(m, &fd, &st);
+	return err ? err : 1;
 }
 
 int fl_perfmap__refresh(struct fl_perfmap *m)
 {
+	bool replaced = false;
+	struct pm_file *f;
 	struct stat st;
-	bool added = false;
-	int fd, err;
+	int err = 0;
 
 	if (!m)
 		return -EINVAL;
-	if (fstat(m->f.fd, &st) < 0)
+	f = m->f;
+	if (fstat(f->fd, &st) < 0)
 		return -errno;
 	if (st.st_nlink == 0) {
 		/* Gone from the path: the process may still append to what it holds open, as we do. */
 		err = reopen(m);
-		if (err && err != -ENOENT)
-			return err; /* 1: replaced and read from the start; or a refusal */
+		if (err < 0 && err != -ENOENT)
+			return err; /* a refusal */
+		if (err == 1) {
+			replaced = true;
+			f = m->f;
+			if (fstat(f->fd, &st) < 0)
+				return -errno;
+		}
+		err = 0;
 	}
-	if ((uint64_t)st.st_size < m->f.size_seen) {
-		fd = fcntl(m->f.fd, F_DUPFD_CLOEXEC, 3);
-		if (fd < 0)
-			return -errno;
-		return reload(m, fd, &st);
-	}
-	if ((uint64_t)st.st_size == m->f.size_seen && !m->f.index_stale)
-		return 0;
-	err = read_lines(&m->f, (uint64_t)st.st_size, &added);
-	if (added || m->f.index_stale) {
-		int e = build_index(&m->f);
+	if (f->cache)
+		f->used = f->cache->gen;
+	if (!f->read || (uint64_t)st.st_size < f->c.size_seen) {
+		bool shrank = f->read;
 
-		if (e && !err)
-			err = e;
+		err = file_read_all(f, (uint64_t)st.st_size, m->nspid);
+		if (!err && shrank)
+			f->nr_reloads++;
+	} else if (file_behind(f, (uint64_t)st.st_size)) {
+		err = file_read_more(f, (uint64_t)st.st_size);
 	}
 	if (err)
 		return err;
-	return added;
+	if (!replaced && m->version == f->version)
+		return 0;
+	m->version = f->version;
+	return 1;
 }
 
 const char *fl_perfmap__find(const struct fl_perfmap *m, uint64_t addr)
 {
+	const struct pm_content *c;
 	size_t lo = 0, hi;
 
 	if (!m)
 		return NULL;
-	hi = m->f.nr_segs;
+	c = &m->f->c;
+	hi = c->nr_segs;
 	/* The first segment starting after addr. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (m->f.segs[mid].start <= addr)
+		if (c->segs[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || addr >= m->f.segs[lo - 1].end)
+	if (!lo || addr >= c->segs[lo - 1].end)
 		return NULL;
-	return m->f.segs[lo - 1].name;
+	return c->segs[lo - 1].name;
 }
 
 void fl_perfmap__stats(const struct fl_perfmap *m, struct fl_perfmap_stats *stats)
@@ -773,16 +1065,78 @@ void fl_perfmap__stats(const struct fl_perfmap *m, struct fl_perfmap_stats *stat
 	memset(stats, 0, sizeof(*stats));
 	if (!m)
 		return;
-	*stats = m->f.st;
-	stats->nr_reloads = m->nr_reloads;
+	*stats = m->f->c.st;
+	stats->nr_reloads = m->nr_reloads + (m->f->nr_reloads - m->file_reloads);
 }
 
 void fl_perfmap__free(struct fl_perfmap *m)
 {
 	if (!m)
 		return;
-	file_fini(&m->f);
+	file_put(m->f);
 	if (m->root_fd >= 0)
 		close(m->root_fd);
 	free(m);
+}
+
+int fl_perfmap_cache__new(const struct fl_perfmap_cache_opts *opts, struct fl_perfmap_cache **ret)
+{
+	struct fl_perfmap_cache *c;
+
+	if (!opts || opts->sz < sizeof(*opts) || !ret)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->budget = opts->budget;
+	*ret = c;
+	return 0;
+}
+
+void fl_perfmap_cache__free(struct fl_perfmap_cache *c)
+{
+	if (!c)
+		return;
+	/* Files still held would point here: their maps were not freed (a caller's bug). */
+	for (size_t i = 0; i < c->nr_buckets; i++)
+		for (struct pm_file *f = c->buckets[i]; f; f = f->next)
+			f->cache = f->c.cache = NULL;
+	free(c->buckets);
+	free(c);
+}
+
+void fl_perfmap_cache__trim(struct fl_perfmap_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr_buckets; i++) {
+		for (struct pm_file *f = c->buckets[i]; f; f = f->next) {
+			if (!f->read || f->used + 1 >= c->gen)
+				continue;
+			add_lines(&c->gone.lines, &f->c.st);
+			content_fini(&f->c);
+			f->read = false;
+			f->version++;
+		}
+	}
+	c->gen++;
+}
+
+void fl_perfmap_cache__stats(const struct fl_perfmap_cache *c, struct fl_perfmap_cache_stats *st)
+{
+	if (!st)
+		return;
+	memset(st, 0, sizeof(*st));
+	if (!c)
+		return;
+	*st = c->gone;
+	st->files = c->nr_files;
+	st->bytes = c->bytes;
+	st->peak_bytes = c->peak_bytes;
+	for (size_t i = 0; i < c->nr_buckets; i++) {
+		for (const struct pm_file *f = c->buckets[i]; f; f = f->next) {
+			add_lines(&st->lines, &f->c.st);
+			st->bytes_over_budget += f->c.st.bytes_over_budget;
+		}
+	}
 }

@@ -11,6 +11,7 @@
 #include <gelf.h>
 #include <link.h>
 
+#include "flamed/budget.h"
 #include "flamed/cleanup.h"
 #include "flamed/debuginfo.h"
 #include "flamed/elfsyms.h"
@@ -51,6 +52,7 @@ struct jitproc {
 	uint32_t pid;
 	struct fl_perfmap *map; /* NULL while not found */
 	unsigned int tries;
+	bool tried; /* opened once at least (else still in the pending list) */
 };
 
 /* How many ticks a JIT process has to write its perf map. */
@@ -84,14 +86,19 @@ struct fl_symbolizer {
 	size_t nr_mods, cap_mods;
 	uint64_t gen; /* fl_symbolizer__trim() calls */
 	uint64_t mods_trimmed;
-	struct fl_symbolizer_cache_stats cache;
+	struct fl_symbolizer_cache_stats cache; /* its bytes: the budget's */
+	struct fl_budget budget;		/* symbol tables, DWARF and perf maps */
+	struct fl_budget jit_budget;		/* perf maps: a part of budget */
 	struct fl_elfsyms *vdso;
 	bool vdso_tried;
 	bool inlines, srclines;
 	struct fl_u32map jit_idx; /* pid -> index into jits */
 	struct jitproc *jits;
 	size_t nr_jits, cap_jits;
-	struct fl_symbolizer_jit_stats jit_gone;	/* of perf maps dropped */
+	uint32_t *jit_pending; /* pids noted but not tried yet, oldest first */
+	size_t nr_pending, cap_pending;
+	uint64_t jit_noted;		/* processes noted, forgotten ones included */
+	struct fl_perfmap_cache *pmaps; /* the perf maps' files, shared by processes */
 	struct fl_src_frame src[FL_SYM_MAX_INLINE + 1]; /* scratch: the last address's frames */
 };
 
@@ -121,7 +128,9 @@ void fl_symbolizer__free(struct fl_symbolizer *s)
 	fl_elfsyms__free(s->vdso);
 	for (size_t i = 0; i < s->nr_jits; i++)
 		fl_perfmap__free(s->jits[i].map);
+	fl_perfmap_cache__free(s->pmaps); /* after its maps */
 	free(s->jits);
+	free(s->jit_pending);
 	fl_u32map__fini(&s->jit_idx);
 	free(s);
 }
@@ -129,6 +138,7 @@ void fl_symbolizer__free(struct fl_symbolizer *s)
 int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symbolizer **ret)
 {
 	struct fl_symbolizer *s = calloc(1, sizeof(*s));
+	struct fl_perfmap_cache_opts po = {.sz = sizeof(po)};
 
 	if (!s)
 		return -ENOMEM;
@@ -136,12 +146,20 @@ int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symboliz
 	s->kallsyms_path = opts->kallsyms_path;
 	s->no_kernel = opts->no_kernel;
 	s->no_bpf = opts->no_bpf;
-	s->cache.max_bytes = FL_SYM_DEFAULT_CACHE;
+	s->budget.max = FL_SYM_DEFAULT_CACHE;
 	if (opts->sz >= sizeof(*opts)) {
 		s->inlines = opts->inlines;
 		s->srclines = opts->srclines;
 		if (opts->max_cache_bytes)
-			s->cache.max_bytes = opts->max_cache_bytes;
+			s->budget.max = opts->max_cache_bytes;
+	}
+	/* Hostile perf maps must not keep the binaries' symbols from being read. */
+	s->jit_budget =
+		(struct fl_budget){.max = s->budget.max / FL_SYM_JIT_SHARE, .parent = &s->budget};
+	po.budget = &s->jit_budget;
+	if (fl_perfmap_cache__new(&po, &s->pmaps)) {
+		free(s);
+		return -ENOMEM;
 	}
 	*ret = s;
 	return 0;
@@ -389,13 +407,14 @@ void fl_symbolizer__trim(struct fl_symbolizer *s)
 		struct module *m = s->mods[i];
 
 		if (m && (m->used + 1 < s->gen || m->not_read)) {
-			s->cache.bytes -= m->bytes;
+			fl_budget__give(&s->budget, m->bytes);
 			module_free(m);
 			s->mods[i] = NULL;
 			freed++;
 		}
 	}
 	s->gen++;
+	fl_perfmap_cache__trim(s->pmaps);
 	if (!freed)
 		return;
 	s->nr_mods -= freed;
@@ -490,6 +509,9 @@ static uint64_t module_bytes(const struct module *m)
 void fl_symbolizer__cache_stats(const struct fl_symbolizer *s, struct fl_symbolizer_cache_stats *st)
 {
 	*st = s->cache;
+	st->bytes = s->budget.used;
+	st->peak_bytes = s->budget.peak;
+	st->max_bytes = s->budget.max;
 }
 
 static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *tm, uint32_t pid)
@@ -518,18 +540,17 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		free(m);
 		return NULL;
 	}
-	if (s->cache.bytes >= s->cache.max_bytes) {
+	if (!fl_budget__fits(&s->budget, 1)) {
 		/* Its frames are named by the file; tried again after a trim (the daemon). */
 		m->not_read = true;
 		s->cache.files_not_read++;
 		fl_pr_debug("symbolizer: %s not read: the cache holds %llu bytes, its cap\n",
-			    tm->path, (unsigned long long)s->cache.bytes);
+			    tm->path, (unsigned long long)s->budget.used);
 	} else {
 		open_mapped_file(s, m, tm, pid);
 		m->bytes = module_bytes(m);
-		s->cache.bytes += m->bytes;
-		if (s->cache.bytes > s->cache.peak_bytes)
-			s->cache.peak_bytes = s->cache.bytes;
+		/* Its size is known once read: charged even past the cap, which then stops the next. */
+		fl_budget__force(&s->budget, m->bytes);
 		fl_pr_debug("symbolizer: read %s: %zu symbols, %llu bytes\n", tm->path,
 			    m->syms ? fl_elfsyms__count(m->syms) : 0, (unsigned long long)m->bytes);
 	}
@@ -593,12 +614,20 @@ static void add_srcinfo(struct fl_symbolizer *s, struct module *m, uint64_t vadd
 	}
 }
 
-/* Opens pid's perf map; false while there is none to use (yet). */
-static bool jit_open(struct jitproc *j)
+/*
+ * Opens pid's perf map, checks it and keeps it open, without reading it:
+ * false while there is none to use (yet).
+ */
+static bool jit_open(struct fl_symbolizer *s, struct jitproc *j)
 {
-	struct fl_perfmap_opts o = {.sz = sizeof(o), .pid = (int)j->pid, .root_fd = -1};
+	struct fl_perfmap_opts o = {.sz = sizeof(o),
+				    .pid = (int)j->pid,
+				    .root_fd = -1,
+				    .cache = s->pmaps,
+				    .defer_read = true};
 	int err = fl_perfmap__open(&o, &j->map);
 
+	j->tried = true;
 	if (err) {
 		j->map = NULL;
 		if (err != -ENOENT)
@@ -611,61 +640,83 @@ static bool jit_open(struct jitproc *j)
 
 int fl_symbolizer__jit_process(struct fl_symbolizer *s, uint32_t pid)
 {
-	struct jitproc *j;
 	int err;
 
 	if (!pid || fl_u32map__get(&s->jit_idx, pid, NULL))
 		return 0;
 	if (s->nr_jits == s->cap_jits) {
 		size_t ncap = s->cap_jits ? s->cap_jits * 2 : 16;
-		struct jitproc *nj = realloc(s->jits, ncap * sizeof(*nj));
+		struct jitproc *nj = reallocarray(s->jits, ncap, sizeof(*nj));
 
 		if (!nj)
 			return -ENOMEM;
 		s->jits = nj;
 		s->cap_jits = ncap;
 	}
+	if (s->nr_pending == s->cap_pending) {
+		size_t ncap = s->cap_pending ? s->cap_pending * 2 : 16;
+		uint32_t *np = reallocarray(s->jit_pending, ncap, sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		s->jit_pending = np;
+		s->cap_pending = ncap;
+	}
 	err = fl_u32map__put(&s->jit_idx, pid, (uint32_t)s->nr_jits);
 	if (err)
 		return err;
-	j = &s->jits[s->nr_jits++];
-	*j = (struct jitproc){.pid = pid, .tries = JIT_MAP_TRIES};
-	jit_open(j);
+	s->jits[s->nr_jits++] = (struct jitproc){.pid = pid, .tries = JIT_MAP_TRIES};
+	s->jit_pending[s->nr_pending++] = pid;
+	s->jit_noted++;
 	return 0;
+}
+
+void fl_symbolizer__jit_open_new(struct fl_symbolizer *s)
+{
+	for (size_t i = 0; i < s->nr_pending; i++) {
+		uint32_t idx;
+
+		/* Forgotten meanwhile, or tried already by a lookup. */
+		if (fl_u32map__get(&s->jit_idx, s->jit_pending[i], &idx) && !s->jits[idx].tried)
+			jit_open(s, &s->jits[idx]);
+	}
+	s->nr_pending = 0;
 }
 
 void fl_symbolizer__jit_retry(struct fl_symbolizer *s)
 {
+	fl_symbolizer__jit_open_new(s);
 	for (size_t i = 0; i < s->nr_jits; i++) {
 		struct jitproc *j = &s->jits[i];
 
 		if (!j->map && j->tries) {
 			j->tries--;
-			jit_open(j);
+			jit_open(s, j);
 		}
 	}
 }
 
-static void jit_add_stats(const struct fl_perfmap *m, struct fl_symbolizer_jit_stats *st)
-{
-	struct fl_perfmap_stats ps;
-
-	if (!m)
-		return;
-	fl_perfmap__stats(m, &ps);
-	st->maps++;
-	st->entries += ps.nr_entries;
-	st->malformed += ps.nr_malformed;
-	st->too_long += ps.nr_too_long;
-	st->over_max += ps.nr_over_max;
-	st->bytes_ignored += ps.bytes_ignored;
-}
-
 void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolizer_jit_stats *st)
 {
-	*st = s->jit_gone;
-	for (size_t i = 0; i < s->nr_jits; i++)
-		jit_add_stats(s->jits[i].map, st);
+	struct fl_perfmap_cache_stats cs;
+
+	fl_perfmap_cache__stats(s->pmaps, &cs);
+	*st = (struct fl_symbolizer_jit_stats){
+		.processes = s->jit_noted,
+		.opened = cs.opened,
+		.shared = cs.shared,
+		.maps = cs.files_read,
+		.entries = cs.lines.nr_entries,
+		.malformed = cs.lines.nr_malformed,
+		.too_long = cs.lines.nr_too_long,
+		.over_max = cs.lines.nr_over_max,
+		.bytes_ignored = cs.lines.bytes_ignored,
+		.bytes = cs.bytes,
+		.peak_bytes = cs.peak_bytes,
+		.max_bytes = s->jit_budget.max,
+		.over_budget = cs.over_budget,
+		.bytes_over_budget = cs.bytes_over_budget,
+	};
 }
 
 void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t n)
@@ -675,7 +726,6 @@ void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t
 
 		if (!fl_u32map__get(&s->jit_idx, pids[k], &idx))
 			continue;
-		jit_add_stats(s->jits[idx].map, &s->jit_gone);
 		fl_perfmap__free(s->jits[idx].map);
 		fl_u32map__del(&s->jit_idx, pids[k]);
 		last = (uint32_t)s->nr_jits - 1;
@@ -687,7 +737,11 @@ void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t
 	}
 }
 
-/* A name for JIT code from pid's perf map, re-read first if it grew. */
+/*
+ * A name for JIT code from pid's perf map: the map is read here, on the
+ * first lookup (most processes with JIT code never need theirs), and read
+ * again if it grew.
+ */
 static const char *jit_name(struct fl_symbolizer *s, uint32_t pid, uint64_t ip)
 {
 	uint32_t idx;
@@ -696,7 +750,7 @@ static const char *jit_name(struct fl_symbolizer *s, uint32_t pid, uint64_t ip)
 	if (!fl_u32map__get(&s->jit_idx, pid, &idx))
 		return NULL;
 	j = &s->jits[idx];
-	if (!j->map && !(j->tries && jit_open(j)))
+	if (!j->map && !((!j->tried || j->tries) && jit_open(s, j)))
 		return NULL;
 	fl_perfmap__refresh(j->map);
 	return fl_perfmap__find(j->map, ip);

@@ -83,6 +83,8 @@ for name in "${tests[@]}"; do
 	# It bounds the daemon's RSS, which ASan's quarantine of freed memory
 	# (256 MB by default) would fill: keep that smaller than the daemon.
 	integration/daemon_churn) asan+=:quarantine_size_mb=8 ;;
+	# It bounds flamed's peak RSS reading perf maps under --max-symbol-cache.
+	integration/record_jit_hostile) asan+=:quarantine_size_mb=8 ;;
 	esac
 	rc=0
 	ASAN_OPTIONS="$asan:$common" \

@@ -86,8 +86,9 @@ struct daemon {
 	struct fl_sampler_stats last; /* the sampler's counters at the last snapshot */
 	char last_name[64];
 	uint64_t snapshots, failures;
-	uint64_t over_max;	 /* the tracker's, at the last snapshot */
-	uint64_t files_not_read; /* the symbolizer's, at the last snapshot */
+	uint64_t over_max;	   /* the tracker's, at the last snapshot */
+	uint64_t files_not_read;   /* the symbolizer's, at the last snapshot */
+	uint64_t maps_over_budget; /* perf maps not read in full, at the last snapshot */
 	bool dir_missing_logged;
 	bool other_ns_logged; /* samples outside flamed's pid namespace: said once */
 	/* Error rate limit. */
@@ -337,7 +338,10 @@ static int open_session(struct daemon *d)
 		err = session_start(&d->ses);
 	if (!err && fl_sampler__stats(d->ses.sampler, &d->last))
 		memset(&d->last, 0, sizeof(d->last));
-	d->over_max = 0; /* a new tracker counts from 0 */
+	/* A new tracker and symbolizer count from 0. */
+	d->over_max = 0;
+	d->files_not_read = 0;
+	d->maps_over_budget = 0;
 	return err;
 }
 
@@ -820,6 +824,19 @@ static void snapshot(struct daemon *d, const char *why)
 			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
 			    (unsigned long long)(cs.files_not_read - d->files_not_read));
 		d->files_not_read = cs.files_not_read;
+	}
+	{
+		struct fl_symbolizer_jit_stats js;
+
+		fl_symbolizer__jit_stats(d->ses.symbolizer, &js);
+		if (js.over_budget > d->maps_over_budget)
+			msg("perf maps reached their cap, %llu MiB (1/%d of max_symbol_cache: "
+			    "raise it): %llu not read in full this interval, %.1f MiB of perf "
+			    "maps unread in all (their JIT code shows as [anon])",
+			    (unsigned long long)(js.max_bytes >> 20), FL_SYM_JIT_SHARE,
+			    (unsigned long long)(js.over_budget - d->maps_over_budget),
+			    (double)js.bytes_over_budget / 1048576.0);
+		d->maps_over_budget = js.over_budget;
 	}
 	notify("STATUS=last snapshot %s: %llu samples", name,
 	       (unsigned long long)fl_profile__total(d->ses.profile));

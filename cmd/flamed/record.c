@@ -38,6 +38,8 @@
 #include "session.h"
 
 #define DEFAULT_FREQ 99
+/* A set-up this long (seconds) is said in the summary: the recording started that late. */
+#define SLOW_SETUP_S 1.0
 #define DEFAULT_DWARF_STACK 16384
 
 enum format { FORMAT_AUTO, FORMAT_FOLDED, FORMAT_SVG };
@@ -99,8 +101,9 @@ static const char record_usage[] =
 	"      --max-stacks N       BPF counts-map entries (default 65536)\n"
 	"      --max-processes N    processes tracked at once (default 32768); frames of\n"
 	"                           others stay unnamed, and the summary says how many\n"
-	"      --max-symbol-cache SIZE  memory for the files read for symbols (default 1G;\n"
-	"                           K, M, G); frames of files met past it are named by file\n"
+	"      --max-symbol-cache SIZE  memory for the files read for symbols and the JIT\n"
+	"                           perf maps (default 1G; K, M, G); frames of files met\n"
+	"                           past it are named by file, JIT code past it is [anon]\n"
 	"  -v, --verbose            debug messages\n"
 	"  -h, --help               this text\n";
 
@@ -612,7 +615,8 @@ struct recording {
 	size_t pids_alive;
 	int tick_fd;
 	bool status_line;
-	double started;
+	double begun;	/* when flamed record began (set-up, then sampling) */
+	double started; /* when sampling started */
 	const char *stop_reason;
 };
 
@@ -722,7 +726,11 @@ static void print_accounting(const struct session *ses, const struct fl_profile 
 		    (long long)(taken - known));
 }
 
-/* flamed's own cost: CPU (post-processing included) and peak memory. */
+/*
+ * flamed's own cost: CPU (set-up and post-processing included) and peak
+ * memory, the CPU as a share of what the machine had over flamed's whole
+ * run, which is what it was spent in.
+ */
 static void print_own_cost(double elapsed)
 {
 	struct rusage ru;
@@ -828,9 +836,20 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 			    (unsigned long long)js.maps, (unsigned long long)js.malformed,
 			    (unsigned long long)js.too_long, FL_PERFMAP_MAX_LINE,
 			    (unsigned long long)js.over_max, FL_PERFMAP_MAX_ENTRIES);
-		else if (verbose && js.maps)
-			msg("perf maps (JIT): %llu maps, %llu entries", (unsigned long long)js.maps,
-			    (unsigned long long)js.entries);
+		if (js.over_budget)
+			msg("perf maps (JIT): %llu maps not read in full, %.1f MiB of them left "
+			    "unread: perf maps reached their cap of %llu MiB, 1/%d of "
+			    "--max-symbol-cache (raise it); their code past it shows as [anon]",
+			    (unsigned long long)js.over_budget,
+			    (double)js.bytes_over_budget / 1048576.0,
+			    (unsigned long long)(js.max_bytes >> 20), FL_SYM_JIT_SHARE);
+		if (verbose && js.processes)
+			msg("perf maps (JIT): %llu processes with JIT code, %llu maps opened, %llu "
+			    "read (%llu opened a file already open for another process: read once "
+			    "for all), %llu entries, %.1f MiB at most",
+			    (unsigned long long)js.processes, (unsigned long long)js.opened,
+			    (unsigned long long)js.maps, (unsigned long long)js.shared,
+			    (unsigned long long)js.entries, (double)js.peak_bytes / 1048576.0);
 	}
 	if (fl_profile__nr_sanitized(p))
 		msg("%llu process or function names held ';' or control characters: replaced by "
@@ -858,7 +877,11 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	msg("unsymbolized frames: %.1f%% (%llu of %llu frames in all samples)",
 	    fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
-	print_own_cost(elapsed);
+	if (r->started - r->begun >= SLOW_SETUP_S)
+		msg("sampling started %.1f s after flamed did (BPF, perf events, the scan of "
+		    "/proc): that time is not in the recording",
+		    r->started - r->begun);
+	print_own_cost(now_s() - r->begun);
 }
 
 /*
@@ -945,6 +968,7 @@ static int record(struct record_args *a)
 	int child_pid, err, ret = 1;
 	double elapsed, phase;
 
+	r.begun = now_s();
 	if (session_check_freq(a->freq) || session_check_pidns(&ns) || check_pids(a))
 		return 1;
 	if (check_nofile())
@@ -1020,8 +1044,6 @@ static int record(struct record_args *a)
 	if (!err && a->duration > 0) {
 		dfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		err = dfd < 0 ? -errno : epoll_add(ep, dfd, TAG_DURATION, 0);
-		if (!err)
-			err = timer_arm(dfd, a->duration, 0);
 	}
 	if (!err)
 		err = session_watch(&r.ses, ep);
@@ -1056,6 +1078,12 @@ static int record(struct record_args *a)
 	if (err)
 		goto out;
 	r.started = now_s();
+	/* -d counts from here: however long the set-up took, the recording lasts that long. */
+	err = dfd >= 0 ? timer_arm(dfd, a->duration, 0) : 0;
+	if (err) {
+		msg("cannot set up the event loop: %s", strerror(-err));
+		goto out;
+	}
 	r.status_line = isatty(STDERR_FILENO);
 	if (a->cmd) {
 		err = child_release(&r.child);

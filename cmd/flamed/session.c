@@ -234,7 +234,11 @@ static uint64_t era_of(void *ctx, uint32_t pid, uint64_t time)
 	return s->tracker ? fl_tracker__era(s->tracker, pid, time) : 0;
 }
 
-/* A process with JIT code: its perf map is opened while it lives. */
+/*
+ * A process with JIT code: noted only. Its perf map is opened (not read)
+ * at the next event once sampling runs, and read only if its JIT code has
+ * samples: the start-up scan, before sampling starts, must stay quick.
+ */
 static void on_jit(void *ctx, uint32_t pid)
 {
 	struct session *s = ctx;
@@ -652,6 +656,8 @@ void session_event(struct session *s, enum tag tag)
 	fl_tracker__poll(s->tracker);
 	if (tag == TAG_SAMPLER)
 		fl_sampler__poll(s->sampler);
+	/* While the JIT processes just seen live (a map they remove at exit stays readable). */
+	fl_symbolizer__jit_open_new(s->symbolizer);
 }
 
 void session_tick(struct session *s)

@@ -65,7 +65,7 @@ struct session_opts {
 	bool snapshots;		  /* session_snapshot() will be called */
 	bool quiet;		  /* no notices (BPF fallback) on stderr */
 	size_t max_processes;	  /* tracked at once (0: no limit) */
-	uint64_t max_cache_bytes; /* files read for symbols (0: the symbolizer's default) */
+	uint64_t max_cache_bytes; /* symbols and perf maps read (0: the symbolizer's default) */
 	/* A process exec'd a program named comm (the daemon's targets by name). */
 	void (*on_exec)(void *ctx, uint32_t pid, const char *comm);
 	void *on_exec_ctx;

@@ -32,15 +32,20 @@ struct fl_symbolizer_opts {
 	bool inlines;
 	bool srclines;
 	/*
-	 * The most memory the files read may hold (symbol tables, and the
-	 * DWARF sections kept for inlines and source lines), in bytes; 0:
-	 * FL_SYM_DEFAULT_CACHE. A file met past it is not read: its frames
-	 * are named by the file, and fl_symbolizer__cache_stats() counts it.
+	 * The most memory the files read may hold (symbol tables, the DWARF
+	 * sections kept for inlines and source lines, and the entries of
+	 * perf maps), in bytes; 0: FL_SYM_DEFAULT_CACHE. A file met past it
+	 * is not read: its frames are named by the file, and
+	 * fl_symbolizer__cache_stats() counts it. Perf maps may take
+	 * 1 / FL_SYM_JIT_SHARE of it, so that the binaries' symbols keep the
+	 * rest whatever the maps hold; a map is read up to the first entry
+	 * with no room (fl_symbolizer__jit_stats()).
 	 */
 	uint64_t max_cache_bytes;
 };
 
 #define FL_SYM_DEFAULT_CACHE (1024ull << 20)
+#define FL_SYM_JIT_SHARE 2
 
 enum fl_sym_reason {
 	FL_SYM_OK,	      /* name is the function */
@@ -106,22 +111,37 @@ int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl
 /*
  * Process pid runs JIT code: its perf map (/tmp/perf-PID.map as the process
  * sees it: under its root, with its namespace's pid) names the addresses
- * of its anonymous executable memory. Opened now, while the process lives,
- * and tried again by fl_symbolizer__jit_retry() while the JIT has not
- * written it yet; kept (and re-read as it grows) until forgotten. Returns 0
+ * of its anonymous executable memory. Only noted here, which is cheap
+ * enough for every process of the start-up scan: the file is opened and
+ * checked by fl_symbolizer__jit_open_new() (to be called soon, while the
+ * process lives: the checks need /proc/PID), tried again by
+ * fl_symbolizer__jit_retry() while the JIT has not written it yet, and
+ * read only when one of the process's JIT addresses is to be named, then
+ * re-read as it grows, until forgotten. Processes whose maps are one file
+ * (hard links, a shared file) share one copy of it, read once. Returns 0
  * or -ENOMEM; a map that cannot be used is not an error (debug message).
  */
 int fl_symbolizer__jit_process(struct fl_symbolizer *s, uint32_t pid);
-/* Tries again to open the perf maps of JIT processes that had none yet. */
+/* Opens (without reading) the perf maps of the processes noted since the last call. */
+void fl_symbolizer__jit_open_new(struct fl_symbolizer *s);
+/* The same, then tries again to open the perf maps of JIT processes that had none yet. */
 void fl_symbolizer__jit_retry(struct fl_symbolizer *s);
-/* Perf maps read so far (forgotten processes' included), and their lines skipped. */
+/* JIT processes and their perf maps so far, forgotten processes' included. */
 struct fl_symbolizer_jit_stats {
+	uint64_t processes; /* noted by fl_symbolizer__jit_process() */
+	uint64_t opened;    /* perf maps found and opened (not yet read) */
+	uint64_t shared;    /* ... that were a file another process's map had open */
+	/* Perf map files read (each once however many processes share it), and their lines. */
 	uint64_t maps;
 	uint64_t entries;
 	uint64_t malformed;	/* bad hex, zero size, overflow, no name, control characters */
 	uint64_t too_long;	/* lines over FL_PERFMAP_MAX_LINE */
 	uint64_t over_max;	/* entries past FL_PERFMAP_MAX_ENTRIES */
 	uint64_t bytes_ignored; /* past FL_PERFMAP_MAX_FILE_SIZE */
+	/* Memory their entries take now and at most, and may take (a part of the cache's). */
+	uint64_t bytes, peak_bytes, max_bytes;
+	/* Maps whose reading stopped at max_bytes (or the cache's cap), and their bytes left unread. */
+	uint64_t over_budget, bytes_over_budget;
 };
 void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolizer_jit_stats *st);
 
@@ -129,16 +149,19 @@ void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolize
 void fl_symbolizer__forget(struct fl_symbolizer *s, const uint32_t *pids, size_t n);
 
 /*
- * Frees the files (symbols, debug info) not looked up since the call
- * before the last one, and those left unread at the cache's cap (to be
- * tried again): a long run keeps what its processes use, not every file
- * the machine ever ran. Names given out before are freed with their
+ * Frees the files (symbols, debug info, the entries of perf maps) not
+ * looked up since the call before the last one, and those left unread at
+ * the cache's cap (to be tried again): a long run keeps what its processes
+ * use, not every file the machine ever ran. Names given out before are freed with their
  * file: call it when no name from before the last call is still held (the
  * daemon: after each snapshot, with a new fold).
  */
 void fl_symbolizer__trim(struct fl_symbolizer *s);
 
-/* The files read for symbols: their memory now and at most, and those left unread at the cap. */
+/*
+ * The files read for symbols: their memory now and at most (perf maps'
+ * included: one budget), and those left unread at the cap.
+ */
 struct fl_symbolizer_cache_stats {
 	uint64_t bytes, peak_bytes, max_bytes;
 	uint64_t files;		 /* held now */

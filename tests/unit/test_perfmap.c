@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flamed/budget.h"
 #include "flamed/perfmap.h"
 
 #define NSPID 4242 /* names the file in the fake roots: tmp/perf-4242.map */
@@ -95,6 +97,45 @@ static int open_map(const struct fx *fx, struct fl_perfmap **m)
 	};
 
 	return fl_perfmap__open(&o, m);
+}
+
+/* A map opened with a cache, named by nspid under the fake root (tmp/perf-NSPID.map). */
+static int open_cached(const struct fx *fx, int nspid, struct fl_perfmap_cache *c, bool defer,
+		       struct fl_perfmap **m)
+{
+	struct fl_perfmap_opts o = {
+		.sz = sizeof(o),
+		.pid = getpid(),
+		.root_fd = fx->root_fd,
+		.nspid = nspid,
+		.cache = c,
+		.defer_read = defer,
+	};
+
+	return fl_perfmap__open(&o, m);
+}
+
+static struct fl_perfmap_cache *new_cache(struct fl_budget *b)
+{
+	struct fl_perfmap_cache_opts o = {.sz = sizeof(o), .budget = b};
+	struct fl_perfmap_cache *c = NULL;
+
+	assert_int_equal(fl_perfmap_cache__new(&o, &c), 0);
+	return c;
+}
+
+static struct fl_perfmap_cache_stats cache_stats(const struct fl_perfmap_cache *c)
+{
+	struct fl_perfmap_cache_stats st;
+
+	fl_perfmap_cache__stats(c, &st);
+	return st;
+}
+
+/* The path of tmp/perf-NSPID.map under the fake root. */
+static void map_path(const struct fx *fx, int nspid, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/tmp/perf-%d.map", fx->dir, nspid);
 }
 
 static struct fl_perfmap_stats stats_of(const struct fl_perfmap *m)
@@ -692,6 +733,318 @@ static void test_real_path(void **state)
 	fl_perfmap__free(m);
 }
 
+/*
+ * Two processes whose maps are one file (hard links): one copy, read once,
+ * charged once, refreshed for both by whichever looks first; a third with
+ * a file of its own is not mixed in. The file goes with its last map.
+ */
+static void test_shared(void **state)
+{
+	struct fx *fx = *state;
+	struct fl_budget b = {.max = 1ull << 30};
+	struct fl_perfmap_cache *c = new_cache(&b);
+	struct fl_perfmap *m1 = NULL, *m2 = NULL, *m3 = NULL;
+	struct fl_perfmap_cache_stats cs;
+	char lnk[PATH_MAX], own[PATH_MAX];
+	uint64_t used;
+
+	put_str(fx->map, "1000 10 alpha\n2000 10 beta\n", false);
+	map_path(fx, NSPID + 1, lnk, sizeof(lnk));
+	assert_int_equal(link(fx->map, lnk), 0);
+	map_path(fx, NSPID + 2, own, sizeof(own));
+	put_str(own, "1000 10 mine\n", false);
+
+	assert_int_equal(open_cached(fx, NSPID, c, true, &m1), 0);
+	assert_int_equal(open_cached(fx, NSPID + 1, c, true, &m2), 0);
+	assert_int_equal(open_cached(fx, NSPID + 2, c, true, &m3), 0);
+	cs = cache_stats(c);
+	assert_int_equal(cs.opened, 3);
+	assert_int_equal(cs.shared, 1);
+	assert_int_equal(cs.files, 2);
+	/* Deferred: opened and checked, nothing read, nothing charged. */
+	assert_int_equal(cs.files_read, 0);
+	assert_int_equal(cs.bytes, 0);
+	assert_int_equal(b.used, 0);
+	expect_name(m1, 0x1000, NULL);
+	assert_int_equal(stats_of(m1).nr_lines, 0);
+
+	/* The first refresh of either reads the file; the other finds it read. */
+	assert_int_equal(fl_perfmap__refresh(m2), 1);
+	used = b.used;
+	assert_true(used > 0);
+	assert_int_equal(fl_perfmap__refresh(m1), 1);
+	assert_int_equal(fl_perfmap__refresh(m1), 0);
+	assert_int_equal(cache_stats(c).files_read, 1);
+	assert_int_equal(b.used, used);
+	assert_ptr_equal(fl_perfmap__find(m1, 0x1000), fl_perfmap__find(m2, 0x1000));
+	expect_name(m1, 0x2000, "beta");
+	assert_int_equal(fl_perfmap__refresh(m3), 1);
+	expect_name(m3, 0x1000, "mine");
+	expect_name(m1, 0x1000, "alpha");
+	assert_int_equal(cache_stats(c).files_read, 2);
+	assert_int_equal(cache_stats(c).bytes, b.used);
+
+	/* Appended once: read by one refresh, seen as a change by the other's. */
+	put_str(lnk, "3000 10 gamma\n", true);
+	assert_int_equal(fl_perfmap__refresh(m1), 1);
+	assert_int_equal(fl_perfmap__refresh(m2), 1);
+	assert_int_equal(fl_perfmap__refresh(m2), 0);
+	expect_name(m2, 0x3000, "gamma");
+	assert_int_equal(stats_of(m2).bytes_parsed, stats_of(m1).bytes_parsed);
+	assert_int_equal(stats_of(m2).nr_entries, 3);
+
+	/* Shrunk: re-read once, for both. */
+	put_str(fx->map, "1000 10 uno\n", false);
+	assert_int_equal(fl_perfmap__refresh(m2), 1);
+	assert_int_equal(fl_perfmap__refresh(m1), 1);
+	expect_name(m1, 0x1000, "uno");
+	expect_name(m1, 0x2000, NULL);
+	assert_int_equal(stats_of(m1).nr_reloads, 1);
+	assert_int_equal(stats_of(m2).nr_reloads, 1);
+	cs = cache_stats(c);
+	assert_int_equal(cs.files_read, 3);
+	assert_int_equal(cs.lines.nr_entries, 2); /* uno, mine */
+
+	/* The file stays while one map uses it, and its memory with it. */
+	fl_perfmap__free(m1);
+	assert_int_equal(cache_stats(c).files, 2);
+	expect_name(m2, 0x1000, "uno");
+	fl_perfmap__free(m2);
+	fl_perfmap__free(m3);
+	cs = cache_stats(c);
+	assert_int_equal(cs.files, 0);
+	assert_int_equal(cs.bytes, 0);
+	assert_int_equal(b.used, 0);
+	assert_true(b.peak >= used);
+	/* What was read stays counted. */
+	assert_int_equal(cs.lines.nr_entries, 2);
+	fl_perfmap_cache__free(c);
+}
+
+/* A deferred map of a process that is gone and took its file along is still read. */
+static void test_deferred_removed(void **state)
+{
+	struct fx *fx = *state;
+	struct fl_perfmap_cache *c = new_cache(NULL);
+	struct fl_perfmap *m = NULL;
+
+	put_str(fx->map, "1000 10 before exit\n", false);
+	assert_int_equal(open_cached(fx, NSPID, c, true, &m), 0);
+	assert_int_equal(unlink(fx->map), 0);
+	assert_int_equal(fl_perfmap__refresh(m), 1);
+	expect_name(m, 0x1000, "before exit");
+	fl_perfmap__free(m);
+	fl_perfmap_cache__free(c);
+}
+
+/* A map of n lines "ADDR 1 name_ADDR" (as a JIT with unique names writes). */
+static size_t put_unique(const char *path, size_t n)
+{
+	size_t cap = n * 32, len = 0;
+	char *buf = malloc(cap);
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%zx 1 name_%zx\n", 0x10000 + i,
+					0x10000 + i);
+	put(path, buf, len, false);
+	free(buf);
+	return len;
+}
+
+/* Line i of put_unique() is named. */
+static void expect_unique(const struct fl_perfmap *m, size_t i)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "name_%zx", 0x10000 + i);
+	expect_name(m, 0x10000 + i, name);
+}
+
+/*
+ * The budget: reading stops at the first entry with no room, counted with
+ * the bytes left; once there is room it goes on from there; a file met
+ * with the budget full keeps none. The budget is never exceeded.
+ */
+static void test_budget(void **state)
+{
+	struct fx *fx = *state;
+	struct fl_budget b = {.max = 256u << 10};
+	struct fl_perfmap_cache *c = new_cache(&b);
+	struct fl_perfmap *m = NULL, *m2 = NULL;
+	struct fl_perfmap_cache_stats cs;
+	struct fl_perfmap_stats st;
+	const size_t n = 20000;
+	char other[PATH_MAX];
+	size_t len = put_unique(fx->map, n), kept;
+
+	assert_int_equal(open_cached(fx, NSPID, c, false, &m), 0);
+	st = stats_of(m);
+	kept = st.nr_entries;
+	printf("# %zu of %zu entries in a budget of %llu bytes\n", kept, n,
+	       (unsigned long long)b.max);
+	assert_true(kept > 0 && kept < n);
+	assert_true(b.used <= b.max);
+	assert_int_equal(st.bytes, b.used);
+	assert_int_equal(st.bytes_over_budget, len - st.bytes_parsed);
+	assert_int_equal(st.nr_lines, kept); /* the line that did not fit is not counted yet */
+	expect_unique(m, 0);
+	expect_unique(m, kept - 1);
+	expect_name(m, 0x10000 + kept, NULL);
+	cs = cache_stats(c);
+	assert_int_equal(cs.over_budget, 1);
+	assert_int_equal(cs.bytes_over_budget, st.bytes_over_budget);
+
+	/* Nothing more fits: a refresh reads nothing and counts nothing new. */
+	assert_int_equal(fl_perfmap__refresh(m), 0);
+	assert_int_equal(stats_of(m).nr_entries, kept);
+	assert_int_equal(cache_stats(c).over_budget, 1);
+
+	/* Another file, the budget full: opened, nothing kept, all its bytes unread. */
+	map_path(fx, NSPID + 1, other, sizeof(other));
+	put_str(other, "1000 10 late\n", false);
+	assert_int_equal(open_cached(fx, NSPID + 1, c, false, &m2), 0);
+	expect_name(m2, 0x1000, NULL);
+	assert_int_equal(stats_of(m2).bytes_over_budget, 13);
+	cs = cache_stats(c);
+	assert_int_equal(cs.over_budget, 2);
+	assert_int_equal(cs.bytes_over_budget, stats_of(m).bytes_over_budget + 13);
+
+	/* Room again: the rest is read, from where it stopped. */
+	b.max = 64u << 20;
+	assert_int_equal(fl_perfmap__refresh(m), 1);
+	st = stats_of(m);
+	assert_int_equal(st.nr_entries, n);
+	assert_int_equal(st.nr_lines, n);
+	assert_int_equal(st.bytes_over_budget, 0);
+	assert_int_equal(st.bytes_parsed, len);
+	expect_unique(m, kept);
+	expect_unique(m, n - 1);
+	assert_int_equal(fl_perfmap__refresh(m2), 1);
+	expect_name(m2, 0x1000, "late");
+	assert_int_equal(cache_stats(c).bytes_over_budget, 0);
+	assert_int_equal(cache_stats(c).bytes, b.used);
+	fl_perfmap__free(m);
+	fl_perfmap__free(m2);
+	assert_int_equal(b.used, 0);
+	fl_perfmap_cache__free(c);
+}
+
+/* Trims drop what no refresh asked for since the one before; a refresh reads it again. */
+static void test_trim(void **state)
+{
+	struct fx *fx = *state;
+	struct fl_budget b = {.max = 1ull << 30};
+	struct fl_perfmap_cache *c = new_cache(&b);
+	struct fl_perfmap *m = NULL;
+
+	put_str(fx->map, "1000 10 alpha\n", false);
+	assert_int_equal(open_cached(fx, NSPID, c, false, &m), 0);
+	fl_perfmap_cache__trim(c);
+	assert_int_equal(fl_perfmap__refresh(m), 0); /* looked up: kept */
+	fl_perfmap_cache__trim(c);
+	fl_perfmap_cache__trim(c);
+	expect_name(m, 0x1000, "alpha");
+	fl_perfmap_cache__trim(c);
+	expect_name(m, 0x1000, NULL);
+	assert_int_equal(b.used, 0);
+	assert_int_equal(cache_stats(c).files, 1);
+	assert_int_equal(fl_perfmap__refresh(m), 1);
+	expect_name(m, 0x1000, "alpha");
+	assert_true(b.used > 0);
+	assert_int_equal(cache_stats(c).files_read, 2);
+	fl_perfmap__free(m);
+	fl_perfmap_cache__free(c);
+	fl_perfmap_cache__trim(NULL);
+	fl_perfmap_cache__free(NULL);
+}
+
+/* Bytes malloc gives out now (small blocks and mmapped ones). */
+static uint64_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+}
+
+/* A "Vm...:" line of /proc/self/status, in bytes (0: not there). */
+static uint64_t vm_status(const char *key)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long long kb = 0;
+	size_t klen = strlen(key);
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			sscanf(line + klen + 1, "%llu", &kb);
+	fclose(f);
+	return kb << 10;
+}
+
+/* Starts the peak resident size (VmHWM) again from the current one; false if the kernel cannot. */
+static bool reset_peak_rss(void)
+{
+	int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && write(fd, "5", 1) == 1;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/*
+ * What a map is charged is never less than what reading it takes: from
+ * malloc once read, and resident at the peak, while the index is rebuilt
+ * with the old one still there (read in two parts for that). Without
+ * malloc statistics (a sanitizer's allocator, which also keeps freed memory
+ * for a while), only said.
+ */
+static void test_budget_covers_memory(void **state)
+{
+	struct fx *fx = *state;
+	struct fl_budget b = {.max = 1ull << 30};
+	struct fl_perfmap_cache *c = new_cache(&b);
+	struct fl_perfmap *m = NULL;
+	const size_t n = 300000;
+	uint64_t before, after, rss0 = 0, peak = 0;
+	size_t len = put_unique(fx->map, n);
+	bool hwm;
+	int fd;
+
+	/* The first half, then all of it. */
+	fd = open(fx->map, O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)(len / 2)), 0);
+	close(fd);
+	before = heap_in_use();
+	hwm = reset_peak_rss();
+	rss0 = vm_status("VmRSS");
+	assert_int_equal(open_cached(fx, NSPID, c, false, &m), 0);
+	put_unique(fx->map, n);
+	assert_int_equal(fl_perfmap__refresh(m), 1);
+	assert_int_equal(stats_of(m).nr_entries, n);
+	after = heap_in_use();
+	peak = vm_status("VmHWM");
+	if (after <= before) {
+		printf("# no malloc statistics here: the charge (%llu bytes) is not checked\n",
+		       (unsigned long long)b.used);
+	} else {
+		printf("# %zu entries: %llu bytes charged, %llu taken from malloc, %llu more "
+		       "resident at the peak\n",
+		       n, (unsigned long long)b.used, (unsigned long long)(after - before),
+		       hwm ? (unsigned long long)(peak - rss0) : 0ull);
+		assert_true(b.used >= after - before);
+		if (hwm && peak > rss0)
+			assert_true(b.used >= peak - rss0);
+		/* Not wildly more either: the budget is worth its number. */
+		assert_true(b.used < 4 * (after - before));
+	}
+	fl_perfmap__free(m);
+	fl_perfmap_cache__free(c);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -709,6 +1062,11 @@ int main(void)
 		T(test_refuse_stale),
 		T(test_caps),
 		T(test_bad_opts),
+		T(test_shared),
+		T(test_deferred_removed),
+		T(test_budget),
+		T(test_trim),
+		T(test_budget_covers_memory),
 		cmocka_unit_test(test_proc),
 		cmocka_unit_test(test_real_path),
 	};

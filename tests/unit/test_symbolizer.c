@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -171,6 +175,197 @@ static void test_cache_cap(void **state)
 	fl_symbolizer__free(s);
 }
 
+/* A process with anonymous executable memory ("JIT code"), waiting to be killed. */
+struct jit_child {
+	pid_t pid;
+	uint64_t code; /* the address of its code */
+	char map[64];  /* its /tmp/perf-PID.map */
+};
+
+static void jit_child_start(struct jit_child *c, int nr)
+{
+	int fds[2];
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (c->pid == 0) {
+		void *p =
+			mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* Apart from the other children's, which may have the same mapping. */
+		uint64_t a = (uint64_t)(uintptr_t)p + 64 * (uint64_t)nr;
+
+		/* Not left behind by a test that fails before it kills us. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (p == MAP_FAILED || write(fds[1], &a, sizeof(a)) != sizeof(a))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c->code, sizeof(c->code)), sizeof(c->code));
+	close(fds[0]);
+	snprintf(c->map, sizeof(c->map), "/tmp/perf-%d.map", (int)c->pid);
+}
+
+static void jit_child_stop(struct jit_child *c)
+{
+	if (c->pid <= 0)
+		return;
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, NULL, 0);
+	unlink(c->map);
+	c->pid = 0;
+}
+
+/* test_jit_maps's children: stopped and their maps removed even when it fails. */
+static struct jit_child kids[2];
+
+static int jit_teardown(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < 2; i++)
+		jit_child_stop(&kids[i]);
+	return 0;
+}
+
+/* The symbolizer's answer for one address of pid. */
+static struct fl_sym sym_of(struct fl_symbolizer *s, pid_t pid, uint64_t ip)
+{
+	struct fl_sym out;
+
+	assert_int_equal(fl_symbolizer__user(s, (uint32_t)pid, &ip, 1, &out), 0);
+	return out;
+}
+
+/*
+ * Two JIT processes whose perf maps are one file (a hard link): noting them
+ * reads nothing, opening them reads nothing either; the first name asked
+ * for reads the file, once for both, charged to the symbol cache's budget.
+ * The file is still read when the processes are gone and removed it. With
+ * a budget too small, nothing is read, and that is counted. Perf maps take
+ * at most their share of the budget: a big one leaves room for the
+ * binaries' symbols.
+ */
+static void test_jit_maps(void **state)
+{
+	int pids[2];
+	struct fl_tracker_opts to = {.sz = sizeof(to), .pids = pids, .nr_pids = 2};
+	struct fl_symbolizer_opts so = {.sz = sizeof(so), .no_kernel = true};
+	struct fl_symbolizer *s = NULL, *small = NULL, *half = NULL;
+	const int junk = 40000; /* entries of about 280 bytes each, as charged: 11 MB */
+	uint64_t own = (uint64_t)(uintptr_t)&symbolizer_probe_function,
+		 libc = (uint64_t)(uintptr_t)&getppid + 1;
+	struct fl_symbolizer_jit_stats js;
+	struct fl_symbolizer_cache_stats cs;
+	struct fl_tracker *t = NULL;
+	struct fl_sym out;
+	char line[128];
+	FILE *f;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		jit_child_start(&kids[i], i);
+		pids[i] = kids[i].pid;
+	}
+	assert_int_equal(fl_tracker__new(&to, &t), 0);
+	assert_int_equal(fl_tracker__start(t), 0);
+	so.tracker = t;
+	assert_int_equal(fl_symbolizer__new(&so, &s), 0);
+	so.max_cache_bytes = 1;
+	assert_int_equal(fl_symbolizer__new(&so, &small), 0);
+	so.max_cache_bytes = 4 << 20;
+	assert_int_equal(fl_symbolizer__new(&so, &half), 0);
+
+	f = fopen(kids[0].map, "we");
+	assert_non_null(f);
+	for (int i = 0; i < 2; i++)
+		fprintf(f, "%llx 40 jit_code_of_%d\n", (unsigned long long)kids[i].code, i);
+	for (int i = 0; i < junk; i++)
+		fprintf(f, "%x 10 unique_junk_name_%d\n", 0x10000000 + 16 * i, i);
+	fclose(f);
+	assert_int_equal(link(kids[0].map, kids[1].map), 0);
+
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(fl_symbolizer__jit_process(s, (uint32_t)pids[i]), 0);
+		assert_int_equal(fl_symbolizer__jit_process(small, (uint32_t)pids[i]), 0);
+		assert_int_equal(fl_symbolizer__jit_process(half, (uint32_t)pids[i]), 0);
+	}
+	assert_int_equal(fl_symbolizer__jit_process(s, (uint32_t)pids[0]), 0); /* once */
+	fl_symbolizer__jit_stats(s, &js);
+	assert_int_equal(js.processes, 2);
+	assert_int_equal(js.opened, 0);
+	fl_symbolizer__jit_open_new(s);
+	fl_symbolizer__jit_open_new(small);
+	fl_symbolizer__jit_open_new(half);
+	fl_symbolizer__jit_stats(s, &js);
+	assert_int_equal(js.opened, 2);
+	assert_int_equal(js.shared, 1);
+	assert_int_equal(js.maps, 0);
+	assert_int_equal(js.bytes, 0);
+
+	/* Gone, and their map with them: what was opened is read all the same. */
+	for (int i = 0; i < 2; i++)
+		jit_child_stop(&kids[i]);
+	for (int i = 0; i < 2; i++) {
+		snprintf(line, sizeof(line), "jit_code_of_%d", i);
+		out = sym_of(s, pids[i], kids[i].code + 8);
+		assert_int_equal(out.reason, FL_SYM_OK);
+		assert_true(out.jit);
+		assert_string_equal(out.name, line);
+	}
+	fl_symbolizer__jit_stats(s, &js);
+	assert_int_equal(js.maps, 1);
+	assert_int_equal(js.entries, 2 + junk);
+	assert_int_equal(js.over_budget, 0);
+	assert_true(js.bytes > 0);
+	fl_symbolizer__cache_stats(s, &cs);
+	assert_int_equal(cs.bytes, js.bytes); /* one budget: no ELF file read here */
+
+	out = sym_of(small, pids[0], kids[0].code + 8);
+	assert_int_equal(out.reason, FL_SYM_ANON);
+	fl_symbolizer__jit_stats(small, &js);
+	assert_int_equal(js.over_budget, 1);
+	assert_true(js.bytes_over_budget > 40);
+	assert_int_equal(js.bytes, 0);
+
+	/* The map fills the perf maps' share, not the cache: the binary is read after it. */
+	out = sym_of(half, pids[1], kids[1].code + 8);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_string_equal(out.name, "jit_code_of_1");
+	fl_symbolizer__jit_stats(half, &js);
+	printf("# perf maps: %llu of %llu bytes, %llu entries; %llu bytes left unread\n",
+	       (unsigned long long)js.bytes, (unsigned long long)js.max_bytes,
+	       (unsigned long long)js.entries, (unsigned long long)js.bytes_over_budget);
+	assert_int_equal(js.max_bytes, 2 << 20);
+	assert_true(js.bytes > 0 && js.bytes <= js.max_bytes);
+	assert_int_equal(js.over_budget, 1);
+	out = sym_of(half, pids[0], own);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_string_equal(out.name, "symbolizer_probe_function");
+	out = sym_of(half, pids[0], libc);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_non_null(strstr(out.name, "getppid"));
+	fl_symbolizer__cache_stats(half, &cs);
+	assert_int_equal(cs.files_not_read, 0);
+	assert_true(cs.bytes > js.bytes);
+
+	/* Forgotten: the file and its memory go with the last process. */
+	fl_symbolizer__forget(s, (const uint32_t *)pids, 1);
+	fl_symbolizer__cache_stats(s, &cs);
+	assert_true(cs.bytes > 0);
+	fl_symbolizer__forget(s, (const uint32_t *)pids + 1, 1);
+	fl_symbolizer__cache_stats(s, &cs);
+	assert_int_equal(cs.bytes, 0);
+	fl_symbolizer__jit_stats(s, &js);
+	assert_int_equal(js.maps, 1);
+	assert_int_equal(js.entries, 2 + junk);
+	fl_symbolizer__free(half);
+	fl_symbolizer__free(small);
+	fl_symbolizer__free(s);
+	fl_tracker__free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_and_unknown_pid),
 		cmocka_unit_test(test_anonymous_exec),
 		cmocka_unit_test(test_cache_cap),
+		cmocka_unit_test_teardown(test_jit_maps, jit_teardown),
 	};
 
 	if (geteuid() != 0) {

@@ -21,7 +21,7 @@
 #include "flamed/cleanup.h"
 #include "flamed/debuginfo.h"
 #include "flamed/log.h"
-#include "in_root.h"
+#include "flamed/regfile.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 /* Build-ids are 16 (md5, uuid) or 20 (sha1) bytes; anything longer is garbage. */
@@ -331,49 +331,19 @@ static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
 /* --- opening files under the root ------------------------------------------------ */
 
 /*
- * openat2 under root_fd with RESOLVE_IN_ROOT ("/" and ".." stop at it,
- * absolute symlinks start from it) and never through /proc magic links.
- * Without openat2 (Linux < 5.6) only the real root can be searched.
- */
-static int open_under_root(int root_fd, const char *path, int flags)
-{
-	int fd;
-
-	/* openat2 refuses O_PATH with any flag it ignores. */
-	flags |= O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY);
-	fd = fl_open_in_root(root_fd > 0 ? root_fd : -1, path, flags);
-	if (fd == -ENOSYS && root_fd <= 0) {
-		fd = openat(AT_FDCWD, path, flags);
-		return fd < 0 ? -errno : fd;
-	}
-	return fd;
-}
-
-/*
- * A regular file at path, read-only. Its type is checked through an O_PATH
- * fd first, so a FIFO or a device is never opened for reading at all, then
- * again on the fd that is returned (the path may have changed between).
+ * A regular file at path, read-only, resolved under root_fd when there is
+ * one (RESOLVE_IN_ROOT: "/", ".." and absolute symlinks stop at it; build-id
+ * links are symlinks, so they are followed, inside that root). Its type is
+ * checked on an O_PATH fd first, so a FIFO or a device is never opened for
+ * reading at all, and only that fd is reopened (regfile.h). Without openat2
+ * (Linux < 5.6) only the real root can be searched.
  */
 static int open_regular(const struct search *s, const char *path)
 {
-	_cleanup_close_ int pfd = open_under_root(s->o.root_fd, path, O_PATH);
-	struct stat a, b;
-	int fd;
+	bool in_root = s->o.root_fd > 0;
 
-	if (pfd < 0)
-		return pfd;
-	if (fstat(pfd, &a))
-		return -errno;
-	if (!S_ISREG(a.st_mode))
-		return S_ISDIR(a.st_mode) ? -EISDIR : -EINVAL;
-	fd = open_under_root(s->o.root_fd, path, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &b) || !S_ISREG(b.st_mode) || b.st_dev != a.st_dev || b.st_ino != a.st_ino) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
+	return fl_regfile__open(in_root ? s->o.root_fd : AT_FDCWD, path,
+				in_root ? FL_REGFILE_IN_ROOT : 0, NULL);
 }
 
 /* --- candidates ------------------------------------------------------------------ */
@@ -401,8 +371,7 @@ static bool try_candidate(struct search *s, const char *path, enum fl_debuginfo_
 	}
 	if (fstat(fd, &st) || (st.st_dev == s->bin_st.st_dev && st.st_ino == s->bin_st.st_ino))
 		return false; /* a debuglink naming the binary itself */
-	elf = elf_check(elf_begin(fd, s->o.no_mmap ? ELF_C_READ : ELF_C_READ_MMAP, NULL),
-			&s->bin_eh);
+	elf = elf_check(elf_begin(fd, ELF_C_READ, NULL), &s->bin_eh);
 	if (!elf) {
 		fl_pr_debug("debuginfo: %s: not an ELF file like the binary\n", path);
 		return false;
@@ -653,8 +622,7 @@ int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts 
 	di->bin_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (di->bin_fd < 0)
 		return -errno;
-	di->bin = elf_check(elf_begin(di->bin_fd, s.o.no_mmap ? ELF_C_READ : ELF_C_READ_MMAP, NULL),
-			    NULL);
+	di->bin = elf_check(elf_begin(di->bin_fd, ELF_C_READ, NULL), NULL);
 	if (!di->bin || !gelf_getehdr(di->bin, &s.bin_eh))
 		return -EINVAL;
 	s.di = di;

@@ -429,7 +429,7 @@ static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 		held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 3) : fl_open_mapped_file(tm, pid);
 	_cleanup_close_ int root_fd = -1;
 	/* Read, not mapped: a debug file truncated under us must not raise SIGBUS. */
-	struct fl_debuginfo_opts dio = {.sz = sizeof(dio), .no_mmap = true};
+	struct fl_debuginfo_opts dio = {.sz = sizeof(dio)};
 	struct fl_debuginfo *di = NULL;
 	Elf *dwarf_elf;
 	int err;

@@ -661,8 +661,11 @@ int fl_config__check(const struct fl_config *c, char *err, size_t errlen)
 /* The file, whole, NUL-terminated, at most FL_CONFIG_MAX_FILE bytes. */
 static int read_file(const char *path, char **ret, size_t *retlen, char *err, size_t errlen)
 {
-	/* A FIFO would block the daemon, a tty become its terminal: only a regular file is opened. */
-	_cleanup_close_ int fd = fl_regfile__open(AT_FDCWD, path, 0, NULL);
+	/*
+	 * A FIFO would block the daemon, a tty become its terminal: only a
+	 * regular file is opened. The path is root's: /proc/self/fd/N will do.
+	 */
+	_cleanup_close_ int fd = fl_regfile__open(AT_FDCWD, path, FL_REGFILE_MAGICLINKS, NULL);
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 

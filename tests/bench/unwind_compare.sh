@@ -29,7 +29,7 @@ if [[ ! -f $BUILD/libflamed.a || ! -x $BUILD/tests/fixtures/nofp_chain ]]; then
 	cmake --build "$BUILD" -j2 >/dev/null
 fi
 TOOL=$BUILD/unwind_compare
-PKGS="libbpf libelf libdw libunwind-generic"
+PKGS="libbpf libelf libdw libunwind-generic liblzma"
 # shellcheck disable=SC2046
 "$CC" -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -I"$SRCDIR/include" \
 	$(pkg-config --cflags $PKGS) "$SRCDIR/tests/bench/unwind_compare.c" \

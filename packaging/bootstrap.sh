@@ -76,8 +76,9 @@ debian | ubuntu)
 		REQUIRED+=(libxml2-utils chromium systemd groff-base man-db)
 		# The packages: dpkg-buildpackage and dh build the .deb, rpmbuild the .rpm.
 		REQUIRED+=(dpkg-dev debhelper rpm)
-		# strace shows that flamed runs no program (hostile.sh).
-		REQUIRED+=(strace)
+		# strace shows that flamed runs no program (hostile.sh) and opens no
+		# FIFO or tty (hostile_files.sh); dwz makes test_srcinfo's fixtures.
+		REQUIRED+=(strace dwz)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
@@ -88,7 +89,7 @@ fedora)
 		elfutils-devel libunwind-devel libcmocka-devel xz-devel binutils-devel bpftool)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
-		REQUIRED+=(libxml2 chromium rpm-build systemd-rpm-macros strace)
+		REQUIRED+=(libxml2 chromium rpm-build systemd-rpm-macros strace dwz)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }

@@ -134,7 +134,7 @@ static struct module *module_get(struct inline_lookup *il, const char *path, siz
 	if (gelf_getehdr(fl_debuginfo__binary_elf(m->di), &eh))
 		m->exec = eh.e_type == ET_EXEC;
 	dwarf = fl_debuginfo__dwarf_elf(m->di);
-	if (!dwarf || fl_srcinfo__open(dwarf, &m->si))
+	if (!dwarf || fl_srcinfo__open(dwarf, fl_debuginfo__alt_elf(m->di), &m->si))
 		return m;
 	if (!fl_elfsyms__from_debuginfo(m->di, &syms)) {
 		index_names(m, syms);

@@ -96,6 +96,13 @@ Elf *fl_debuginfo__mini_elf(const struct fl_debuginfo *di);
  * are the binary's ELF virtual addresses.
  */
 Elf *fl_debuginfo__dwarf_elf(const struct fl_debuginfo *di);
+/*
+ * The alternate DWARF of that ELF (the dwz file its .gnu_debugaltlink
+ * names, carrying the build-id it names), or NULL: for fl_srcinfo__open().
+ * Found under root_fd in <debugdir>/.build-id/, else at the path the
+ * section gives (relative to the file holding the DWARF).
+ */
+Elf *fl_debuginfo__alt_elf(const struct fl_debuginfo *di);
 
 /* The binary's build-id (*id points into di), or 0 when it has none. */
 size_t fl_debuginfo__build_id(const struct fl_debuginfo *di, const uint8_t **id);

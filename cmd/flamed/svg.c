@@ -137,7 +137,7 @@ static int read_input(struct input *in, const char *path)
 
 	in->name = strcmp(path, "-") ? path : "standard input";
 	in->nr_too_deep = 0;
-	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+	fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
 	if (fd < 0) {
 		err = -errno;
 		msg("cannot read %s: %s", path, strerror(-err));

@@ -6,11 +6,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "flamed.h"
 #include "flamed/cleanup.h"
+#include "flamed/regfile.h"
 
 const char svg_options_help[] =
 	"flame graph options (as flamegraph.pl's):\n"
@@ -185,28 +185,26 @@ static int load_map(struct fl_palette *p, const char *path)
 	size_t nr_bad = 0;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT) {
+	/* palette.map may sit in a directory others write (/tmp): a FIFO there is not even opened. */
+	fd = fl_regfile__open(AT_FDCWD, path, FL_REGFILE_NOFOLLOW, NULL);
+	if (fd == -ENOENT) {
 		/* The first run: an empty map, filled and saved at the end. */
 		f = fopen("/dev/null", "re");
 		if (!f)
 			return -errno;
 		return fl_palette__load_map(p, f, NULL);
 	}
+	if (fd == -EINVAL || fd == -EISDIR) {
+		msg("cannot use colour map %s: not a regular file (give --cp=FILE)", path);
+		return -EINVAL;
+	}
 	if (fd >= 0) {
-		struct stat st;
-
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			msg("cannot use colour map %s: not a regular file (give --cp=FILE)", path);
-			return -EINVAL;
-		}
 		f = fdopen(fd, "r");
 		if (!f)
 			close(fd);
 	}
 	if (!f) {
-		err = -errno;
+		err = fd < 0 ? fd : -errno;
 		msg("cannot read colour map %s: %s", path, strerror(-err));
 		return err;
 	}

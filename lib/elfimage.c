@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* An ELF image in memory with one section, built for libdw (elfimage.h). */
+#include <errno.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,8 +16,8 @@
 #define HOST_CLASS (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)
 #define MAX_NAME 64
 
-char *fl_elfimage__one_section(const GElf_Ehdr *like, const char *name, size_t size, uint64_t flags,
-			       uint64_t align, char **data, size_t *image_size)
+int fl_elfimage__one_section(struct fl_elfimage *im, const GElf_Ehdr *like, const char *name,
+			     size_t size, uint64_t flags, uint64_t align, char **data)
 {
 	static const char shstrtab[] = ".shstrtab";
 	const size_t data_off = sizeof(ElfW(Ehdr));
@@ -25,9 +26,12 @@ char *fl_elfimage__one_section(const GElf_Ehdr *like, const char *name, size_t s
 	ElfW(Shdr) * sh;
 	char *img;
 
-	if (like->e_ident[EI_CLASS] != HOST_CLASS || like->e_ident[EI_DATA] != HOST_DATA ||
-	    name_len > MAX_NAME || size > SIZE_MAX / 2)
-		return NULL;
+	if ((like &&
+	     (like->e_ident[EI_CLASS] != HOST_CLASS || like->e_ident[EI_DATA] != HOST_DATA)) ||
+	    name_len > MAX_NAME)
+		return -ENOTSUP;
+	if (size > SIZE_MAX / 2)
+		return -ENOMEM;
 	/* "\0NAME\0.shstrtab\0" */
 	names_off = data_off + size;
 	names_size = 1 + name_len + 1 + sizeof(shstrtab);
@@ -35,11 +39,19 @@ char *fl_elfimage__one_section(const GElf_Ehdr *like, const char *name, size_t s
 	total = sh_off + 3 * sizeof(*sh);
 	img = calloc(1, total);
 	if (!img)
-		return NULL;
+		return -ENOMEM;
 	eh = (ElfW(Ehdr) *)img;
-	memcpy(eh->e_ident, like->e_ident, EI_NIDENT);
-	eh->e_type = like->e_type;
-	eh->e_machine = like->e_machine;
+	if (like) {
+		memcpy(eh->e_ident, like->e_ident, EI_NIDENT);
+		eh->e_type = like->e_type;
+		eh->e_machine = like->e_machine;
+	} else {
+		memcpy(eh->e_ident, ELFMAG, SELFMAG);
+		eh->e_ident[EI_CLASS] = HOST_CLASS;
+		eh->e_ident[EI_DATA] = HOST_DATA;
+		eh->e_ident[EI_VERSION] = EV_CURRENT;
+		eh->e_type = ET_REL;
+	}
 	eh->e_version = EV_CURRENT;
 	eh->e_shoff = sh_off;
 	eh->e_ehsize = sizeof(*eh);
@@ -60,7 +72,29 @@ char *fl_elfimage__one_section(const GElf_Ehdr *like, const char *name, size_t s
 			     .sh_offset = names_off,
 			     .sh_size = names_size,
 			     .sh_addralign = 1};
+	fl_elfimage__fini(im);
+	im->image = img;
+	im->size = total;
 	*data = img + data_off;
-	*image_size = total;
-	return img;
+	return 0;
+}
+
+Dwarf *fl_elfimage__dwarf(struct fl_elfimage *im)
+{
+	if (im->dw || !im->image || im->elf)
+		return im->dw;
+	im->elf = elf_memory(im->image, im->size);
+	if (im->elf)
+		im->dw = dwarf_begin_elf(im->elf, DWARF_C_READ, NULL);
+	return im->dw;
+}
+
+void fl_elfimage__fini(struct fl_elfimage *im)
+{
+	if (im->dw)
+		dwarf_end(im->dw);
+	if (im->elf)
+		elf_end(im->elf);
+	free(im->image);
+	*im = (struct fl_elfimage){0};
 }

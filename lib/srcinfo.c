@@ -59,10 +59,8 @@ struct fl_srcinfo {
 	Dwarf *dw;
 	/* dw's alternate (dwz) DWARF, and the alt's own: given, never looked for by libdw. */
 	Dwarf *alt_dw;
-	Dwarf *none_dw; /* an empty stand-in */
-	Elf *none_elf;
-	char *none_image;
-	struct sunit *units; /* open addressing by offset, power-of-two capacity */
+	struct fl_elfimage none; /* an empty stand-in */
+	struct sunit *units;	 /* open addressing by offset, power-of-two capacity */
 	size_t nr_units, cap_units;
 };
 
@@ -86,11 +84,7 @@ void fl_srcinfo__free(struct fl_srcinfo *si)
 		dwarf_end(si->dw);
 	if (si->alt_dw)
 		dwarf_end(si->alt_dw);
-	if (si->none_dw)
-		dwarf_end(si->none_dw);
-	if (si->none_elf)
-		elf_end(si->none_elf);
-	free(si->none_image);
+	fl_elfimage__fini(&si->none);
 	free(si);
 }
 
@@ -120,26 +114,14 @@ static bool has_split_units(Dwarf *dw)
  * meets, libdw would otherwise open the path .gnu_debugaltlink names, as
  * above. Alternate forms then read nothing.
  */
-static Dwarf *none_dwarf(struct fl_srcinfo *si, Elf *like)
+static Dwarf *none_dwarf(struct fl_srcinfo *si)
 {
-	GElf_Ehdr eh;
-	size_t size;
 	char *data;
 
-	if (si->none_dw)
-		return si->none_dw;
-	if (!gelf_getehdr(like, &eh))
+	if (!si->none.image &&
+	    fl_elfimage__one_section(&si->none, NULL, ".debug_frame", 4, 0, 4, &data))
 		return NULL;
-	/* Another class than the host's: the host's will do for an empty stand-in. */
-	eh.e_ident[EI_CLASS] = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
-	eh.e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
-	si->none_image = fl_elfimage__one_section(&eh, ".debug_frame", 4, 0, 4, &data, &size);
-	if (!si->none_image)
-		return NULL;
-	si->none_elf = elf_memory(si->none_image, size);
-	if (si->none_elf)
-		si->none_dw = dwarf_begin_elf(si->none_elf, DWARF_C_READ, NULL);
-	return si->none_dw;
+	return fl_elfimage__dwarf(&si->none);
 }
 
 int fl_srcinfo__open(Elf *elf, Elf *alt, struct fl_srcinfo **ret)
@@ -157,7 +139,7 @@ int fl_srcinfo__open(Elf *elf, Elf *alt, struct fl_srcinfo **ret)
 		return -ENOENT;
 	if (has_split_units(si->dw))
 		return -ENOTSUP;
-	none = none_dwarf(si, elf);
+	none = none_dwarf(si);
 	if (!none)
 		return -ENOMEM; /* libdw would be free to look for files itself */
 	if (alt) {

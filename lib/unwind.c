@@ -56,12 +56,9 @@ struct uw_file {
 	int fd;
 	Elf *elf;
 	Dwarf_CFI *eh;
-	/* .debug_frame alone, in an ELF image of its own (debug_frame_image()), or NULL. */
-	char *dbg_image;
-	size_t dbg_image_size;
-	Elf *dbg_elf;
-	Dwarf *dw;
-	Dwarf_CFI *dbg; /* borrowed from dw */
+	/* .debug_frame alone, in an ELF image of its own (debug_frame_image()), or empty. */
+	struct fl_elfimage dbg_image;
+	Dwarf_CFI *dbg; /* borrowed from dbg_image's Dwarf */
 	bool dbg_tried;
 	struct uw_seg *segs;
 	size_t nr_segs;
@@ -136,11 +133,7 @@ static void file_free(struct uw_file *f)
 		return;
 	if (f->eh)
 		dwarf_cfi_end(f->eh);
-	if (f->dw)
-		dwarf_end(f->dw);
-	if (f->dbg_elf)
-		elf_end(f->dbg_elf);
-	free(f->dbg_image);
+	fl_elfimage__fini(&f->dbg_image);
 	if (f->elf)
 		elf_end(f->elf);
 	if (f->fd >= 0)
@@ -254,7 +247,6 @@ static bool read_full(int fd, void *buf, size_t size, uint64_t off)
  */
 static void debug_frame_image(struct uw_file *f, int fd)
 {
-	_cleanup_free_ char *img = NULL;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	char *data;
@@ -262,10 +254,10 @@ static void debug_frame_image(struct uw_file *f, int fd)
 	if (!gelf_getehdr(f->elf, &eh) || !section_by_name(f->elf, ".debug_frame", &sh) ||
 	    sh.sh_size > UW_MAX_CFI_BYTES)
 		return;
-	img = fl_elfimage__one_section(&eh, ".debug_frame", (size_t)sh.sh_size, sh.sh_flags,
-				       sh.sh_addralign, &data, &f->dbg_image_size);
-	if (img && read_full(fd, data, (size_t)sh.sh_size, sh.sh_offset))
-		f->dbg_image = TAKE_PTR(img);
+	if (fl_elfimage__one_section(&f->dbg_image, &eh, ".debug_frame", (size_t)sh.sh_size,
+				     sh.sh_flags, sh.sh_addralign, &data) == 0 &&
+	    !read_full(fd, data, (size_t)sh.sh_size, sh.sh_offset))
+		fl_elfimage__fini(&f->dbg_image);
 }
 
 static bool is_code_start(const struct uw_file *f, uint64_t vaddr)
@@ -415,12 +407,12 @@ static Dwarf_Frame *file_frame(struct uw_file *f, uint64_t vaddr)
 
 	if (f->eh && dwarf_cfi_addrframe(f->eh, vaddr, &frame) == 0)
 		return frame;
-	if (!f->dbg_tried && f->dbg_image) {
+	if (!f->dbg_tried && f->dbg_image.image) {
+		Dwarf *dw = fl_elfimage__dwarf(&f->dbg_image);
+
 		f->dbg_tried = true;
-		f->dbg_elf = elf_memory(f->dbg_image, f->dbg_image_size);
-		f->dw = f->dbg_elf ? dwarf_begin_elf(f->dbg_elf, DWARF_C_READ, NULL) : NULL;
-		if (f->dw)
-			f->dbg = dwarf_getcfi(f->dw);
+		if (dw)
+			f->dbg = dwarf_getcfi(dw);
 	}
 	if (f->dbg && dwarf_cfi_addrframe(f->dbg, vaddr, &frame) == 0)
 		return frame;

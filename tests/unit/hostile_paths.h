@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * For the unit tests of code that opens paths other users choose: whether a
- * FIFO was opened for reading, and whether a tty became the controlling
- * terminal. Included by the test files that need them.
+ * For the unit tests of code that opens paths other users choose: scratch
+ * directories to put hostile files in, whether a FIFO was opened for
+ * reading, and whether a tty became the controlling terminal. Included by
+ * the test files that need them.
  */
 #ifndef FLAMED_TEST_HOSTILE_PATHS_H
 #define FLAMED_TEST_HOSTILE_PATHS_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +21,28 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Makes dir ($TMPDIR or /tmp, then name.XXXXXX); false when it cannot. */
+static inline bool scratch_dir_make(char *dir, size_t size, const char *name)
+{
+	snprintf(dir, size, "%s/%s.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+	return mkdtemp(dir) != NULL;
+}
+
+static inline int scratch_rm_one(const char *path, const struct stat *st, int flag,
+				 struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Removes dir and all in it, symlinks not followed. */
+static inline void scratch_dir_remove(const char *dir)
+{
+	nftw(dir, scratch_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /*
  * A FIFO at path with a writer blocked in open(O_WRONLY): that open returns

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -33,26 +32,16 @@ static int setup(void **state)
 	struct fx *fx = calloc(1, sizeof(*fx));
 
 	assert_non_null(fx);
-	snprintf(fx->dir, sizeof(fx->dir), "%s/test_mapped_file.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	assert_non_null(mkdtemp(fx->dir));
+	assert_true(scratch_dir_make(fx->dir, sizeof(fx->dir), "test_mapped_file"));
 	*state = fx;
 	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 static int teardown(void **state)
 {
 	struct fx *fx = *state;
 
-	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_dir_remove(fx->dir);
 	free(fx);
 	return 0;
 }

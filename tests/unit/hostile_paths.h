@@ -29,8 +29,7 @@ static inline bool scratch_dir_make(char *dir, size_t size, const char *name)
 	return mkdtemp(dir) != NULL;
 }
 
-static inline int scratch_rm_one(const char *path, const struct stat *st, int flag,
-				 struct FTW *ftw)
+static inline int scratch_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;

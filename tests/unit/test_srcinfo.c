@@ -66,8 +66,8 @@ static const char *frame_name(struct fl_debuginfo *di, uint64_t vaddr, struct fl
 	struct fl_src_frame out[8];
 	size_t n;
 
-	assert_int_equal(fl_srcinfo__open(fl_debuginfo__dwarf_elf(di), fl_debuginfo__alt_elf(di), si),
-			 0);
+	assert_int_equal(
+		fl_srcinfo__open(fl_debuginfo__dwarf_elf(di), fl_debuginfo__alt_elf(di), si), 0);
 	n = fl_srcinfo__frames(*si, vaddr, out, 8);
 	assert_true(n >= 1);
 	return out[0].name;

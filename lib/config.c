@@ -12,6 +12,7 @@
 
 #include "flamed/cleanup.h"
 #include "flamed/config.h"
+#include "flamed/regfile.h"
 #include "parse.h"
 
 #define NS_PER_SEC 1000000000ull
@@ -663,15 +664,21 @@ int fl_config__check(const struct fl_config *c, char *err, size_t errlen)
 /* The file, whole, NUL-terminated, at most FL_CONFIG_MAX_FILE bytes. */
 static int read_file(const char *path, char **ret, size_t *retlen, char *err, size_t errlen)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/*
+	 * A FIFO would block the daemon, a tty become its terminal: only a
+	 * regular file is opened. The path is root's: /proc/self/fd/N will do.
+	 */
+	_cleanup_close_ int fd = fl_regfile__open(AT_FDCWD, path, FL_REGFILE_MAGICLINKS, NULL);
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 
+	if (fd == -EINVAL) {
+		seterr(err, errlen, "%s is not a regular file (give a configuration file)", path);
+		return fd;
+	}
 	if (fd < 0) {
-		int e = errno;
-
-		seterr(err, errlen, "cannot open %s: %s", path, strerror(e));
-		return -e;
+		seterr(err, errlen, "cannot open %s: %s", path, strerror(-fd));
+		return fd;
 	}
 	buf = malloc(FL_CONFIG_MAX_FILE + 2);
 	if (!buf) {

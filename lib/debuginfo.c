@@ -21,7 +21,7 @@
 #include "flamed/cleanup.h"
 #include "flamed/debuginfo.h"
 #include "flamed/log.h"
-#include "in_root.h"
+#include "flamed/regfile.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 /* Build-ids are 16 (md5, uuid) or 20 (sha1) bytes; anything longer is garbage. */
@@ -30,6 +30,8 @@
 #define NOTE_SECTION_MAX (1u << 20)
 /* A file name, padding and a CRC. */
 #define DEBUGLINK_SECTION_MAX (NAME_MAX + 1 + 3 + 4)
+/* A path, a NUL and a build-id. */
+#define ALTLINK_SECTION_MAX (PATH_MAX + BUILD_ID_MAX)
 #define MINI_DEFAULT_MAX ((size_t)64 << 20)
 /* What the xz decoder may allocate (its dictionary, mostly): xz -9 needs 65 MiB. */
 #define MINI_MEMLIMIT ((uint64_t)80 << 20)
@@ -47,6 +49,8 @@ struct fl_debuginfo {
 	void *mini_image;
 	Elf *mini;
 	Elf *dwarf; /* bin or dbg, or NULL */
+	int alt_fd;
+	Elf *alt; /* the dwz file dwarf's .gnu_debugaltlink names, or NULL */
 };
 
 /* What one search needs besides the object it fills. */
@@ -331,49 +335,19 @@ static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
 /* --- opening files under the root ------------------------------------------------ */
 
 /*
- * openat2 under root_fd with RESOLVE_IN_ROOT ("/" and ".." stop at it,
- * absolute symlinks start from it) and never through /proc magic links.
- * Without openat2 (Linux < 5.6) only the real root can be searched.
- */
-static int open_under_root(int root_fd, const char *path, int flags)
-{
-	int fd;
-
-	/* openat2 refuses O_PATH with any flag it ignores. */
-	flags |= O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY);
-	fd = fl_open_in_root(root_fd > 0 ? root_fd : -1, path, flags);
-	if (fd == -ENOSYS && root_fd <= 0) {
-		fd = openat(AT_FDCWD, path, flags);
-		return fd < 0 ? -errno : fd;
-	}
-	return fd;
-}
-
-/*
- * A regular file at path, read-only. Its type is checked through an O_PATH
- * fd first, so a FIFO or a device is never opened for reading at all, then
- * again on the fd that is returned (the path may have changed between).
+ * A regular file at path, read-only, resolved under root_fd when there is
+ * one (RESOLVE_IN_ROOT: "/", ".." and absolute symlinks stop at it; build-id
+ * links are symlinks, so they are followed, inside that root). Its type is
+ * checked on an O_PATH fd first, so a FIFO or a device is never opened for
+ * reading at all, and only that fd is reopened (regfile.h). Without openat2
+ * (Linux < 5.6) only the real root can be searched.
  */
 static int open_regular(const struct search *s, const char *path)
 {
-	_cleanup_close_ int pfd = open_under_root(s->o.root_fd, path, O_PATH);
-	struct stat a, b;
-	int fd;
+	bool in_root = s->o.root_fd > 0;
 
-	if (pfd < 0)
-		return pfd;
-	if (fstat(pfd, &a))
-		return -errno;
-	if (!S_ISREG(a.st_mode))
-		return S_ISDIR(a.st_mode) ? -EISDIR : -EINVAL;
-	fd = open_under_root(s->o.root_fd, path, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &b) || !S_ISREG(b.st_mode) || b.st_dev != a.st_dev || b.st_ino != a.st_ino) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
+	return fl_regfile__open(in_root ? s->o.root_fd : AT_FDCWD, path,
+				in_root ? FL_REGFILE_IN_ROOT : 0, NULL);
 }
 
 /* --- candidates ------------------------------------------------------------------ */
@@ -401,8 +375,7 @@ static bool try_candidate(struct search *s, const char *path, enum fl_debuginfo_
 	}
 	if (fstat(fd, &st) || (st.st_dev == s->bin_st.st_dev && st.st_ino == s->bin_st.st_ino))
 		return false; /* a debuglink naming the binary itself */
-	elf = elf_check(elf_begin(fd, s->o.no_mmap ? ELF_C_READ : ELF_C_READ_MMAP, NULL),
-			&s->bin_eh);
+	elf = elf_check(elf_begin(fd, ELF_C_READ, NULL), &s->bin_eh);
 	if (!elf) {
 		fl_pr_debug("debuginfo: %s: not an ELF file like the binary\n", path);
 		return false;
@@ -436,24 +409,29 @@ static bool try_candidate(struct search *s, const char *path, enum fl_debuginfo_
 	return true;
 }
 
+/* <dir>/.build-id/xx/rest.debug of a build-id; false when it does not fit or dir is not absolute. */
+static bool build_id_path(const char *dir, const uint8_t *id, size_t len, char *path, size_t size)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
+	int n;
+
+	if (len < 2 || len > BUILD_ID_MAX || dir[0] != '/')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	n = snprintf(path, size, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+	return n > 0 && (size_t)n < size;
+}
+
 static bool try_build_id(struct search *s)
 {
 	const struct fl_debuginfo *di = s->di;
-	char hex[2 * BUILD_ID_MAX + 1], path[PATH_MAX];
+	char path[PATH_MAX];
 
-	if (di->build_id_len < 2)
-		return false;
-	for (size_t i = 0; i < di->build_id_len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", di->build_id[i]);
-	for (const char *const *d = s->dirs; *d; d++) {
-		int n = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", *d, hex,
-				 hex + 2);
-
-		if (**d != '/' || n < 0 || (size_t)n >= sizeof(path))
-			continue;
-		if (try_candidate(s, path, FL_DEBUGINFO_BUILD_ID, false, 0))
+	for (const char *const *d = s->dirs; *d; d++)
+		if (build_id_path(*d, di->build_id, di->build_id_len, path, sizeof(path)) &&
+		    try_candidate(s, path, FL_DEBUGINFO_BUILD_ID, false, 0))
 			return true;
-	}
 	return false;
 }
 
@@ -491,6 +469,71 @@ static bool try_debuglink(struct search *s, const char *bin_path)
 			return true;
 	}
 	return false;
+}
+
+/* Keeps path as the alternate DWARF if it is an ELF file like the binary with build-id id. */
+static bool try_alt_candidate(struct search *s, const char *path, const uint8_t *id, size_t len)
+{
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	_cleanup_close_ int fd = open_regular(s, path);
+	uint8_t got[BUILD_ID_MAX];
+
+	if (fd < 0)
+		return false;
+	elf = elf_check(elf_begin(fd, ELF_C_READ, NULL), &s->bin_eh);
+	if (!elf || read_build_id(elf, got) != len || memcmp(got, id, len)) {
+		fl_pr_debug("debuginfo: %s: not the alternate DWARF asked for\n", path);
+		return false;
+	}
+	s->di->alt = TAKE_PTR(elf);
+	s->di->alt_fd = TAKE_FD(fd);
+	return true;
+}
+
+/*
+ * The alternate DWARF (the dwz file that debug files of a package share)
+ * named by .gnu_debugaltlink: a path, a NUL, and the build-id the file
+ * must carry. Looked for where libdw would look (<debugdir>/.build-id/,
+ * then the path, relative to the file holding the DWARF), but under the
+ * root, regular files only, and read, not mapped: libdw is never left to
+ * open it itself (srcinfo.h).
+ */
+static void try_alt(struct search *s, const char *dwarf_path)
+{
+	const unsigned char *buf, *nul, *id;
+	char path[PATH_MAX];
+	const char *slash;
+	size_t size, len, id_len;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	int n;
+
+	scn = find_section(s->di->dwarf, ".gnu_debugaltlink", &sh);
+	if (!scn || !(buf = section_bytes(scn, &sh, ALTLINK_SECTION_MAX, &size)) ||
+	    !(nul = memchr(buf, '\0', size)))
+		return;
+	len = (size_t)(nul - buf);
+	id = nul + 1;
+	id_len = size - len - 1;
+	if (!id_len || id_len > BUILD_ID_MAX)
+		return;
+	for (const char *const *d = s->dirs; *d; d++)
+		if (build_id_path(*d, id, id_len, path, sizeof(path)) &&
+		    try_alt_candidate(s, path, id, id_len))
+			return;
+	if (!len || len >= sizeof(path))
+		return;
+	if (buf[0] == '/') {
+		memcpy(path, buf, len + 1);
+	} else {
+		if (!dwarf_path || dwarf_path[0] != '/' || !(slash = strrchr(dwarf_path, '/')))
+			return;
+		n = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - dwarf_path), dwarf_path,
+			     (const char *)buf);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return;
+	}
+	try_alt_candidate(s, path, id, id_len);
 }
 
 /*
@@ -611,6 +654,10 @@ void fl_debuginfo__free(struct fl_debuginfo *di)
 {
 	if (!di)
 		return;
+	if (di->alt)
+		elf_end(di->alt);
+	if (di->alt_fd >= 0)
+		close(di->alt_fd);
 	if (di->mini)
 		elf_end(di->mini);
 	free(di->mini_image);
@@ -650,11 +697,11 @@ int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts 
 	if (!di)
 		return -ENOMEM;
 	di->dbg_fd = -1;
+	di->alt_fd = -1;
 	di->bin_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (di->bin_fd < 0)
 		return -errno;
-	di->bin = elf_check(elf_begin(di->bin_fd, s.o.no_mmap ? ELF_C_READ : ELF_C_READ_MMAP, NULL),
-			    NULL);
+	di->bin = elf_check(elf_begin(di->bin_fd, ELF_C_READ, NULL), NULL);
 	if (!di->bin || !gelf_getehdr(di->bin, &s.bin_eh))
 		return -EINVAL;
 	s.di = di;
@@ -667,6 +714,8 @@ int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts 
 		di->dwarf = di->dbg;
 	else if (has_dwarf(di->bin))
 		di->dwarf = di->bin;
+	if (di->dwarf)
+		try_alt(&s, di->dwarf == di->dbg ? di->path : path);
 	*ret = TAKE_PTR(di);
 	return 0;
 }
@@ -714,6 +763,11 @@ Elf *fl_debuginfo__mini_elf(const struct fl_debuginfo *di)
 Elf *fl_debuginfo__dwarf_elf(const struct fl_debuginfo *di)
 {
 	return di ? di->dwarf : NULL;
+}
+
+Elf *fl_debuginfo__alt_elf(const struct fl_debuginfo *di)
+{
+	return di ? di->alt : NULL;
 }
 
 size_t fl_debuginfo__build_id(const struct fl_debuginfo *di, const uint8_t **id)

@@ -16,6 +16,7 @@
 
 #include "flamed/cleanup.h"
 #include "flamed/elfsyms.h"
+#include "flamed/regfile.h"
 
 /*
  * A zero-size symbol (hand-written assembly often has no .size) reaches to
@@ -549,24 +550,16 @@ int fl_elfsyms__from_debuginfo(const struct fl_debuginfo *di, struct fl_elfsyms 
 	return 0;
 }
 
-/*
- * pread rather than mappings (see fl_elfsyms__open_fd), whatever the caller
- * asked: only the symbol tables are read, and the files are closed again.
- */
+/* Only the symbol tables are read (with pread: see fl_elfsyms__open_fd), and the files closed again. */
 int fl_elfsyms__open_debug(int fd, const char *path, const struct fl_debuginfo_opts *opts,
 			   struct fl_elfsyms **ret)
 {
 	_cleanup_(fl_debuginfo__freep) struct fl_debuginfo *di = NULL;
-	struct fl_debuginfo_opts o = {0};
 	int err;
 
 	if (fd < 0 || !ret)
 		return -EINVAL;
-	if (opts)
-		memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	o.sz = sizeof(o);
-	o.no_mmap = true;
-	err = fl_debuginfo__find(fd, path, &o, &di);
+	err = fl_debuginfo__find(fd, path, opts, &di);
 	if (err)
 		return err;
 	return fl_elfsyms__from_debuginfo(di, ret);
@@ -609,9 +602,10 @@ int fl_elfsyms__open(const char *path, struct fl_elfsyms **ret)
 
 	if (!path || !ret)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* A FIFO or a device is refused before it is opened for reading. */
+	fd = fl_regfile__open(AT_FDCWD, path, 0, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	return fl_elfsyms__open_fd(fd, ret);
 }
 

@@ -6,7 +6,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "in_root.h"
+#include "flamed/cleanup.h"
+#include "flamed/regfile.h"
 #include "mapped_file.h"
 
 bool fl_is_mapped_file(const struct stat *st, const struct fl_tmap *tm)
@@ -18,58 +19,66 @@ bool fl_is_mapped_file(const struct stat *st, const struct fl_tmap *tm)
 	return major(st->st_dev) == tm->dev_major && minor(st->st_dev) == tm->dev_minor;
 }
 
-static int open_checked(const char *path, const struct fl_tmap *tm)
+/* path (from dirfd) if it is tm's file: checked on an O_PATH fd before it is opened for reading. */
+static int open_checked(int dirfd, const char *path, unsigned int flags, const struct fl_tmap *tm)
 {
+	_cleanup_close_ int pfd = -1;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !fl_is_mapped_file(&st, tm)) {
-		close(fd);
+	pfd = fl_regfile__open_path(dirfd, path, flags, &st);
+	if (pfd < 0)
+		return pfd;
+	if (!fl_is_mapped_file(&st, tm))
 		return -ESTALE;
-	}
-	return fd;
+	return fl_regfile__reopen(pfd, &st);
 }
 
-/*
- * tm's path as the process sees it: under its root directory (another
- * mount namespace, a chroot), never leaving it, whatever symlinks say.
- */
-static int open_in_root(uint32_t pid, const struct fl_tmap *tm)
+/* Whether pid sees the mount namespace flamed sees (paths mean the same files). */
+static bool same_mount_ns(uint32_t pid)
 {
-	char root[32];
-	struct stat st;
-	int dfd, fd;
+	struct stat self, other;
+	char path[48];
 
-	if (tm->path[0] != '/')
-		return -ENOENT;
-	snprintf(root, sizeof(root), "/proc/%u/root", pid);
-	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	fd = fl_open_in_root(dfd, tm->path + 1, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	close(dfd);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0 || !fl_is_mapped_file(&st, tm)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	if (stat(path, &other) < 0 || stat("/proc/self/ns/mnt", &self) < 0)
+		return false;
+	return self.st_dev == other.st_dev && self.st_ino == other.st_ino;
 }
 
 int fl_open_mapped_file(const struct fl_tmap *tm, uint32_t pid)
 {
+	/* A path from the kernel (d_path) holds no symlink: one there was put by someone. */
+	const unsigned int path_flags = FL_REGFILE_NO_SYMLINKS;
+	_cleanup_close_ int root = -1;
 	char path[64];
-	int fd = open_checked(tm->path, tm);
+	int fd = -ENOENT;
 
-	if (fd >= 0 || !pid)
+	if (pid) {
+		/* Exactly the mapped file, whatever its path is now or means to us (root only). */
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+			 (unsigned long long)tm->start, (unsigned long long)tm->end);
+		fd = open_checked(AT_FDCWD, path, FL_REGFILE_MAGICLINKS, tm);
+		if (fd >= 0)
+			return fd;
+		/* The path as the process sees it: its mount namespace, its chroot. */
+		snprintf(path, sizeof(path), "/proc/%u/root", pid);
+		root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root >= 0 && tm->path[0] == '/') {
+			fd = open_checked(root, tm->path + 1, path_flags | FL_REGFILE_IN_ROOT, tm);
+			if (fd >= 0)
+				return fd;
+		}
+	}
+	/*
+	 * The path in flamed's own namespace names another file when the
+	 * process lives in another one. That is harmless when the mapping
+	 * pins its file by device and inode (both are checked before anything
+	 * is read), but a record without a device (a build-id mmap2 record)
+	 * has only an inode number, which a file of ours may share: then only
+	 * when the process is known to see the files we see (or no process
+	 * was named).
+	 */
+	if (pid && !tm->dev_major && !tm->dev_minor && !same_mount_ns(pid))
 		return fd;
-	fd = open_in_root(pid, tm);
-	if (fd >= 0)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)tm->start, (unsigned long long)tm->end);
-	return open_checked(path, tm);
+	return open_checked(AT_FDCWD, tm->path, path_flags, tm);
 }

@@ -13,16 +13,20 @@
 bool fl_is_mapped_file(const struct stat *st, const struct fl_tmap *tm);
 
 /*
- * Opens the regular file behind tm (read-only, close-on-exec, never blocking
- * on a FIFO) only if it is still the file that was mapped: a binary replaced
- * on disk since (same path, other inode), or another file with the same
- * inode number on another filesystem, would give wrong answers. The check is
- * made on the opened fd, so the path cannot be swapped in between. With a
- * pid, the path is also tried under /proc/PID/root (a process in another
- * mount namespace or chroot; symlinks resolved inside that root), and a
- * file deleted or replaced since is opened through /proc/PID/map_files
- * while that process lives (root only). Returns the fd
- * (the caller closes it) or -errno (-ESTALE: not the mapped file).
+ * Opens the regular file behind tm (read-only, close-on-exec, never a
+ * controlling terminal) only if it is still the file that was mapped: a
+ * binary replaced on disk since (same path, other inode), or another file
+ * with the same inode number on another filesystem, would give wrong
+ * answers, and a path that now names a FIFO or a device must not be opened
+ * at all. Every candidate is opened with O_PATH and checked (regular file,
+ * the mapping's device and inode) before it is opened for reading
+ * (regfile.h). With a pid, in order: /proc/PID/map_files/START-END (exactly
+ * the mapped file, deleted or replaced since; root only), the path under
+ * /proc/PID/root (the process's mount namespace or chroot, never leaving
+ * it). Then the path as flamed sees it, with no symlink in it: skipped for
+ * a mapping without a device when the process is not in flamed's mount
+ * namespace (an inode number alone does not name a file there). Returns
+ * the fd (the caller closes it) or -errno (-ESTALE: not the mapped file).
  */
 int fl_open_mapped_file(const struct fl_tmap *tm, uint32_t pid);
 

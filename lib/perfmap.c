@@ -16,7 +16,7 @@
 #include "flamed/strpool.h"
 #include "hash.h"
 #include "parse.h"
-#include "in_root.h"
+#include "flamed/regfile.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define READ_CHUNK (64u << 10) /* > FL_PERFMAP_MAX_LINE + 1: a whole line always fits */
@@ -309,22 +309,27 @@ int fl_perfmap__proc_owner(int pid, uint32_t *uid, uint64_t *start_ns)
 
 static int open_map_file(int root_fd, int nspid)
 {
-	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+	const unsigned int flags = FL_REGFILE_NOFOLLOW;
 	_cleanup_close_ int dir = -1;
 	char path[32];
 	int fd;
 
 	snprintf(path, sizeof(path), "tmp/perf-%d.map", nspid);
-	/* RESOLVE_IN_ROOT: ".." and absolute symlinks stop at the process's root, like for it. */
-	fd = fl_open_in_root(root_fd, path, flags);
-	if (fd != -ENOSYS)
-		return fd;
-	/* No openat2 (Linux < 5.6, or a seccomp filter): follow no symlink at all. */
-	dir = openat(root_fd, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir < 0)
-		return -errno;
-	fd = openat(dir, path + strlen("tmp/"), flags);
-	return fd < 0 ? -errno : fd;
+	/*
+	 * RESOLVE_IN_ROOT: ".." and absolute symlinks stop at the process's
+	 * root, like for it. The file is looked at through O_PATH first: a
+	 * FIFO or a device (a bind mount needs no symlink) is never opened.
+	 */
+	fd = fl_regfile__open(root_fd, path, flags | FL_REGFILE_IN_ROOT, NULL);
+	if (fd == -ENOSYS) {
+		/* No openat2 (Linux < 5.6, or a seccomp filter): follow no symlink at all. */
+		dir = openat(root_fd, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0)
+			return -errno;
+		fd = fl_regfile__open(dir, path + strlen("tmp/"), flags, NULL);
+	}
+	/* Not a regular file, whatever it is instead (perfmap.h). */
+	return fd == -EISDIR ? -EINVAL : fd;
 }
 
 /* Not older than the process, less the slack: one left by an earlier process with this pid is. */

@@ -8,7 +8,9 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
+#include "flamed/cleanup.h"
 #include "flamed/srcinfo.h"
+#include "elfimage.h"
 #include "hash.h"
 
 /*
@@ -55,29 +57,12 @@ struct sunit {
 
 struct fl_srcinfo {
 	Dwarf *dw;
-	struct sunit *units; /* open addressing by offset, power-of-two capacity */
+	/* dw's alternate (dwz) DWARF, and the alt's own: given, never looked for by libdw. */
+	Dwarf *alt_dw;
+	struct fl_elfimage none; /* an empty stand-in */
+	struct sunit *units;	 /* open addressing by offset, power-of-two capacity */
 	size_t nr_units, cap_units;
 };
-
-int fl_srcinfo__open(Elf *elf, struct fl_srcinfo **ret)
-{
-	struct fl_srcinfo *si;
-	Dwarf *dw;
-
-	if (!elf || !ret)
-		return -EINVAL;
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dw)
-		return -ENOENT;
-	si = calloc(1, sizeof(*si));
-	if (!si) {
-		dwarf_end(dw);
-		return -ENOMEM;
-	}
-	si->dw = dw;
-	*ret = si;
-	return 0;
-}
 
 static void unit_fini(struct sunit *u)
 {
@@ -94,8 +79,81 @@ void fl_srcinfo__free(struct fl_srcinfo *si)
 		if (si->units[i].off)
 			unit_fini(&si->units[i]);
 	free(si->units);
-	dwarf_end(si->dw);
+	/* The main DWARF first: libdw frees no alternate it was given. */
+	if (si->dw)
+		dwarf_end(si->dw);
+	if (si->alt_dw)
+		dwarf_end(si->alt_dw);
+	fl_elfimage__fini(&si->none);
 	free(si);
+}
+
+DEFINE_FREE_FUNC(struct fl_srcinfo, fl_srcinfo__free)
+
+/*
+ * Whether dw has split units (-gsplit-dwarf): libdw would look for their
+ * .dwo files itself, by the names in the DWARF, open()ing them for reading
+ * (a FIFO there blocks, a tty becomes the controlling terminal) and
+ * mapping them. Their skeletons have no functions to index anyway.
+ */
+static bool has_split_units(Dwarf *dw)
+{
+	Dwarf_CU *cu = NULL;
+	uint8_t type;
+
+	while (dwarf_get_units(dw, cu, &cu, NULL, &type, NULL, NULL) == 0)
+		if (type == DW_UT_skeleton || type == DW_UT_split_compile ||
+		    type == DW_UT_split_type)
+			return true;
+	return false;
+}
+
+/*
+ * An empty DWARF (a tiny .debug_frame, no unit) to give libdw as the
+ * alternate of a Dwarf that has none: on the first alternate form it
+ * meets, libdw would otherwise open the path .gnu_debugaltlink names, as
+ * above. Alternate forms then read nothing.
+ */
+static Dwarf *none_dwarf(struct fl_srcinfo *si)
+{
+	char *data;
+
+	if (!si->none.image &&
+	    fl_elfimage__one_section(&si->none, NULL, ".debug_frame", 4, 0, 4, &data))
+		return NULL;
+	return fl_elfimage__dwarf(&si->none);
+}
+
+int fl_srcinfo__open(Elf *elf, Elf *alt, struct fl_srcinfo **ret)
+{
+	_cleanup_(fl_srcinfo__freep) struct fl_srcinfo *si = NULL;
+	Dwarf *none;
+
+	if (!elf || !ret)
+		return -EINVAL;
+	si = calloc(1, sizeof(*si));
+	if (!si)
+		return -ENOMEM;
+	si->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!si->dw)
+		return -ENOENT;
+	if (has_split_units(si->dw))
+		return -ENOTSUP;
+	none = none_dwarf(si);
+	if (!none)
+		return -ENOMEM; /* libdw would be free to look for files itself */
+	if (alt) {
+		si->alt_dw = dwarf_begin_elf(alt, DWARF_C_READ, NULL);
+		if (si->alt_dw && has_split_units(si->alt_dw)) {
+			dwarf_end(si->alt_dw);
+			si->alt_dw = NULL;
+		}
+		if (si->alt_dw)
+			dwarf_setalt(si->alt_dw, none);
+	}
+	dwarf_setalt(si->dw, si->alt_dw ? si->alt_dw : none);
+	*ret = TAKE_PTR(si);
+	return 0;
 }
 
 /* ---- building a unit's index ---- */

@@ -448,7 +448,7 @@ static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 		held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 3) : fl_open_mapped_file(tm, pid);
 	_cleanup_close_ int root_fd = -1;
 	/* Read, not mapped: a debug file truncated under us must not raise SIGBUS. */
-	struct fl_debuginfo_opts dio = {.sz = sizeof(dio), .no_mmap = true};
+	struct fl_debuginfo_opts dio = {.sz = sizeof(dio)};
 	struct fl_debuginfo *di = NULL;
 	Elf *dwarf_elf;
 	int err;
@@ -479,7 +479,7 @@ static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 			    fl_debuginfo_source__str(fl_debuginfo__source(di)),
 			    fl_debuginfo__path(di) ? fl_debuginfo__path(di) : "(in the file)");
 	dwarf_elf = s->inlines || s->srclines ? fl_debuginfo__dwarf_elf(di) : NULL;
-	if (dwarf_elf && fl_srcinfo__open(dwarf_elf, &m->src) == 0) {
+	if (dwarf_elf && fl_srcinfo__open(dwarf_elf, fl_debuginfo__alt_elf(di), &m->src) == 0) {
 		m->di = di; /* its files stay open for the DWARF */
 		return;
 	}

@@ -12,10 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "flamed/cleanup.h"
 #include "flamed/log.h"
 #include "flamed/unwind.h"
+#include "elfimage.h"
 #include "hash.h"
 #include "mapped_file.h"
 
@@ -25,6 +28,12 @@
  * to turn a file offset into the address the CFI speaks of. libdw caches
  * what it parses inside each Dwarf_CFI, so a file's FDE table is built once
  * however many processes and samples use it.
+ *
+ * Files are read, never mapped: the owner of a library may truncate it
+ * while flamed holds it, and a mapping of it would then raise SIGBUS in
+ * flamed. What unwinding needs (the headers, .eh_frame_hdr, .eh_frame,
+ * .debug_frame) is read when the file is opened, and the fd let go: a
+ * machine maps many files.
  */
 struct uw_seg {
 	uint64_t offset, vaddr, filesz;
@@ -32,6 +41,12 @@ struct uw_seg {
 
 /* Code sections remembered per file; binaries have about five. */
 #define UW_MAX_CODE_SECTIONS 16
+/*
+ * A CFI section larger than this is not read (nor is a file without section
+ * headers larger than this): the biggest binaries have some tens of MB of
+ * .eh_frame, and what a user's file makes flamed read into memory is bounded.
+ */
+#define UW_MAX_CFI_BYTES ((uint64_t)256 << 20)
 
 struct uw_file {
 	uint32_t dev_major, dev_minor;
@@ -41,8 +56,9 @@ struct uw_file {
 	int fd;
 	Elf *elf;
 	Dwarf_CFI *eh;
-	Dwarf *dw;
-	Dwarf_CFI *dbg; /* borrowed from dw */
+	/* .debug_frame alone, in an ELF image of its own (debug_frame_image()), or empty. */
+	struct fl_elfimage dbg_image;
+	Dwarf_CFI *dbg; /* borrowed from dbg_image's Dwarf */
 	bool dbg_tried;
 	struct uw_seg *segs;
 	size_t nr_segs;
@@ -117,8 +133,7 @@ static void file_free(struct uw_file *f)
 		return;
 	if (f->eh)
 		dwarf_cfi_end(f->eh);
-	if (f->dw)
-		dwarf_end(f->dw);
+	fl_elfimage__fini(&f->dbg_image);
 	if (f->elf)
 		elf_end(f->elf);
 	if (f->fd >= 0)
@@ -138,7 +153,7 @@ void fl_unwinder__free(struct fl_unwinder *u)
 	free(u);
 }
 
-/* The PT_LOAD segments and the .eh_frame CFI of an opened Elf. */
+/* The PT_LOAD segments and the code sections of an opened Elf. */
 static int file_setup(struct uw_file *f)
 {
 	GElf_Ehdr eh;
@@ -168,8 +183,81 @@ static int file_setup(struct uw_file *f)
 		    sh.sh_size)
 			f->code_starts[f->nr_code_starts++] = sh.sh_addr;
 	}
-	f->eh = dwarf_getcfi_elf(f->elf);
 	return 0;
+}
+
+/* The section called name with data in the file, or NULL; its header in *sh. */
+static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS || !sh->sh_size)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * Whether dwarf_getcfi_elf() may read the file's .eh_frame and
+ * .eh_frame_hdr: each within UW_MAX_CFI_BYTES. Without an .eh_frame
+ * section libdw finds them through PT_GNU_EH_FRAME, somewhere in the file:
+ * then the whole file must be within it.
+ */
+static bool eh_frame_size_ok(Elf *elf, uint64_t file_size)
+{
+	GElf_Shdr sh;
+
+	if (!section_by_name(elf, ".eh_frame", &sh))
+		return file_size <= UW_MAX_CFI_BYTES;
+	if (sh.sh_size > UW_MAX_CFI_BYTES)
+		return false;
+	return !section_by_name(elf, ".eh_frame_hdr", &sh) || sh.sh_size <= UW_MAX_CFI_BYTES;
+}
+
+static bool read_full(int fd, void *buf, size_t size, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < size) {
+		ssize_t n = pread(fd, (char *)buf + done, size - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false; /* an error, or the file is shorter than its headers say */
+		done += (size_t)n;
+	}
+	return true;
+}
+
+/*
+ * .debug_frame is read through a Dwarf, and dwarf_begin_elf() would read
+ * every debug section of the file (.debug_info may be a GB): its bytes go
+ * into an image of their own (elfimage.h), given to libdw if .eh_frame
+ * ever falls short. Files of the host's class and byte order only, as the
+ * registers are.
+ */
+static void debug_frame_image(struct uw_file *f, int fd)
+{
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	char *data;
+
+	if (!gelf_getehdr(f->elf, &eh) || !section_by_name(f->elf, ".debug_frame", &sh) ||
+	    sh.sh_size > UW_MAX_CFI_BYTES)
+		return;
+	if (fl_elfimage__one_section(&f->dbg_image, &eh, ".debug_frame", (size_t)sh.sh_size,
+				     sh.sh_flags, sh.sh_addralign, &data) == 0 &&
+	    !read_full(fd, data, (size_t)sh.sh_size, sh.sh_offset))
+		fl_elfimage__fini(&f->dbg_image);
 }
 
 static bool is_code_start(const struct uw_file *f, uint64_t vaddr)
@@ -183,6 +271,7 @@ static bool is_code_start(const struct uw_file *f, uint64_t vaddr)
 static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
 {
 	struct uw_file *f = calloc(1, sizeof(*f));
+	struct stat st;
 
 	if (!f)
 		return NULL;
@@ -198,12 +287,21 @@ static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
 		f->bad = true;
 		return f;
 	}
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-	if (!f->elf || file_setup(f)) {
+	/* pread, not a mapping: ELF_C_READ reads what is asked for, when it is. */
+	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+	if (!f->elf || fstat(f->fd, &st) || file_setup(f)) {
 		fl_pr_debug("unwind: %s: not a usable ELF file\n", tm->path);
 		f->bad = true;
+	} else if (!eh_frame_size_ok(f->elf, (uint64_t)st.st_size)) {
+		fl_pr_debug("unwind: %s: CFI larger than %llu MiB, not read\n", tm->path,
+			    (unsigned long long)(UW_MAX_CFI_BYTES >> 20));
+		f->bad = true;
+	} else {
+		/* Both read here, whole: .eh_frame and .eh_frame_hdr now, .debug_frame aside. */
+		f->eh = dwarf_getcfi_elf(f->elf);
+		debug_frame_image(f, f->fd);
 	}
-	/* The file stays mapped; the descriptor is not needed any more (a machine maps many files). */
+	/* Nothing more is read from the file: the descriptor goes (a machine maps many files). */
 	if (f->elf)
 		elf_cntl(f->elf, ELF_C_FDDONE);
 	close(f->fd);
@@ -232,6 +330,8 @@ static struct uw_file *vdso_file(struct fl_unwinder *u)
 	u->vdso->elf = elf_memory((char *)eh, eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize);
 	if (!u->vdso->elf || file_setup(u->vdso))
 		u->vdso->bad = true;
+	else
+		u->vdso->eh = dwarf_getcfi_elf(u->vdso->elf);
 	return u->vdso;
 }
 
@@ -307,11 +407,12 @@ static Dwarf_Frame *file_frame(struct uw_file *f, uint64_t vaddr)
 
 	if (f->eh && dwarf_cfi_addrframe(f->eh, vaddr, &frame) == 0)
 		return frame;
-	if (!f->dbg_tried && f->elf && !f->vdso) {
+	if (!f->dbg_tried && f->dbg_image.image) {
+		Dwarf *dw = fl_elfimage__dwarf(&f->dbg_image);
+
 		f->dbg_tried = true;
-		f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
-		if (f->dw)
-			f->dbg = dwarf_getcfi(f->dw);
+		if (dw)
+			f->dbg = dwarf_getcfi(dw);
 	}
 	if (f->dbg && dwarf_cfi_addrframe(f->dbg, vaddr, &frame) == 0)
 		return frame;

@@ -78,8 +78,9 @@ debian | ubuntu)
 		REQUIRED+=(libcmocka-dev libxml2-utils chromium systemd groff-base man-db)
 		# The packages: dpkg-buildpackage and dh build the .deb, rpmbuild the .rpm.
 		REQUIRED+=(dpkg-dev debhelper rpm)
-		# strace shows that flamed runs no program (hostile.sh).
-		REQUIRED+=(strace)
+		# strace shows that flamed runs no program (hostile.sh) and opens no
+		# FIFO or tty (hostile_files.sh); dwz makes test_srcinfo's fixtures.
+		REQUIRED+=(strace dwz)
 		# unshare makes pid namespaces, pgrep finds processes in them (record_pidns.sh).
 		REQUIRED+=(util-linux procps)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
@@ -92,8 +93,8 @@ fedora)
 		elfutils-devel xz-devel binutils-devel bpftool libcap)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
-		REQUIRED+=(libcmocka-devel libxml2 chromium rpm-build systemd-rpm-macros strace util-linux
-			procps-ng)
+		REQUIRED+=(libcmocka-devel libxml2 chromium rpm-build systemd-rpm-macros strace dwz
+			util-linux procps-ng)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }

@@ -439,7 +439,8 @@ int cmd_collapse(int argc, char **argv)
 	for (int i = 0; i < nfiles; i++) {
 		const char *path = argv[optind + i];
 
-		fds[i] = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : dup(STDIN_FILENO);
+		fds[i] = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+					   : dup(STDIN_FILENO);
 		if (fds[i] < 0) {
 			msg("cannot open %s: %s", path, strerror(errno));
 			for (int j = 0; j < i; j++)

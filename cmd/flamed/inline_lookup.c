@@ -5,12 +5,12 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "flamed/debuginfo.h"
 #include "flamed/demangle.h"
 #include "flamed/elfsyms.h"
+#include "flamed/regfile.h"
 #include "flamed/srcinfo.h"
 #include "inline_lookup.h"
 
@@ -95,10 +95,9 @@ static void index_names(struct module *m, const struct fl_elfsyms *syms)
 /* Reads path once; a file that cannot be used is remembered as such. */
 static struct module *module_get(struct inline_lookup *il, const char *path, size_t len)
 {
-	struct fl_debuginfo_opts dio = {.sz = sizeof(dio), .no_mmap = true};
+	struct fl_debuginfo_opts dio = {.sz = sizeof(dio)};
 	struct fl_elfsyms *syms = NULL;
 	struct module *m;
-	struct stat st;
 	GElf_Ehdr eh;
 	Elf *dwarf;
 	int fd;
@@ -123,12 +122,11 @@ static struct module *module_get(struct inline_lookup *il, const char *path, siz
 	if (!m->path)
 		return NULL;
 	il->nr_mods++;
-	/* Only regular files; never a FIFO or a device named by the text. */
-	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	/* Only regular files: a FIFO or a device named by the text is not even opened. */
+	fd = fl_regfile__open(AT_FDCWD, m->path, 0, NULL);
 	if (fd < 0)
 		return m;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    fl_debuginfo__find(fd, m->path, &dio, &m->di)) {
+	if (fl_debuginfo__find(fd, m->path, &dio, &m->di)) {
 		close(fd);
 		return m;
 	}
@@ -136,7 +134,7 @@ static struct module *module_get(struct inline_lookup *il, const char *path, siz
 	if (gelf_getehdr(fl_debuginfo__binary_elf(m->di), &eh))
 		m->exec = eh.e_type == ET_EXEC;
 	dwarf = fl_debuginfo__dwarf_elf(m->di);
-	if (!dwarf || fl_srcinfo__open(dwarf, &m->si))
+	if (!dwarf || fl_srcinfo__open(dwarf, fl_debuginfo__alt_elf(m->di), &m->si))
 		return m;
 	if (!fl_elfsyms__from_debuginfo(m->di, &syms)) {
 		index_names(m, syms);

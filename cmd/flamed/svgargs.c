@@ -6,11 +6,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "flamed.h"
 #include "flamed/cleanup.h"
+#include "flamed/regfile.h"
 
 const char svg_options_help[] =
 	"flame graph options (as flamegraph.pl's):\n"

@@ -33,13 +33,6 @@ struct fl_debuginfo_opts {
 	const char *const *debug_dirs;
 	/* Cap on the decompressed MiniDebugInfo, in bytes; 0: 64 MiB. */
 	size_t max_minidebuginfo;
-	/*
-	 * Read ELF files with pread (ELF_C_READ) instead of mapping them
-	 * (ELF_C_READ_MMAP, the default). A mapped file that someone truncates
-	 * while it is read raises SIGBUS; pread fails cleanly instead, but
-	 * copies each section read (a whole .debug_info) into memory.
-	 */
-	bool no_mmap;
 };
 
 /*
@@ -86,8 +79,10 @@ const char *fl_debuginfo__path(const struct fl_debuginfo *di);
 
 /*
  * The Elf handles below belong to di and live until fl_debuginfo__free():
- * do not elf_end() them. They are read-only (ELF_C_READ_MMAP, or ELF_C_READ
- * with no_mmap).
+ * do not elf_end() them. They are read-only and read with pread
+ * (ELF_C_READ), never mapped: a file someone truncates while it is read
+ * gives a short read and an error, never SIGBUS. Each section read (a whole
+ * .debug_info for libdw) is copied into memory.
  */
 /* The binary itself; never NULL. */
 Elf *fl_debuginfo__binary_elf(const struct fl_debuginfo *di);
@@ -101,6 +96,13 @@ Elf *fl_debuginfo__mini_elf(const struct fl_debuginfo *di);
  * are the binary's ELF virtual addresses.
  */
 Elf *fl_debuginfo__dwarf_elf(const struct fl_debuginfo *di);
+/*
+ * The alternate DWARF of that ELF (the dwz file its .gnu_debugaltlink
+ * names, carrying the build-id it names), or NULL: for fl_srcinfo__open().
+ * Found under root_fd in <debugdir>/.build-id/, else at the path the
+ * section gives (relative to the file holding the DWARF).
+ */
+Elf *fl_debuginfo__alt_elf(const struct fl_debuginfo *di);
 
 /* The binary's build-id (*id points into di), or 0 when it has none. */
 size_t fl_debuginfo__build_id(const struct fl_debuginfo *di, const uint8_t **id);

@@ -21,8 +21,8 @@ struct fl_elfsym {
 };
 
 /*
- * Opens a regular file (O_RDONLY | O_CLOEXEC | O_NONBLOCK; not a FIFO or a
- * device) and reads its program headers and function symbols (STT_FUNC and
+ * Opens a regular file (fl_regfile__open(): a FIFO or a device is refused,
+ * -EINVAL, before it is opened for reading) and reads its program headers and function symbols (STT_FUNC and
  * STT_GNU_IFUNC with a non-zero value, from .symtab when present, else
  * .dynsym; mapping symbols such as $x and $d are left out). The file is
  * closed before returning: symbols are copied. A file with no symbols at all
@@ -47,7 +47,7 @@ int fl_elfsyms__from_memory(const void *image, size_t size, struct fl_elfsyms **
  * opts as there): the separate debug file's .symtab, else the MiniDebugInfo's
  * .symtab (which holds the functions .dynsym lacks). They share the binary's
  * addresses; one name is kept per address, as in fl_elfsyms__open(). Segments
- * are the binary's. Files are read with pread whatever opts->no_mmap says,
+ * are the binary's. Files are read with pread, never mapped,
  * and closed before returning; fd stays the caller's. No debug info found is
  * not an error: the binary's symbols alone, fl_elfsyms__debug_source() ==
  * FL_DEBUGINFO_NONE. Returns 0, or the errors of fl_elfsyms__open_fd().

@@ -24,10 +24,14 @@ struct fl_src_frame {
 
 /*
  * Reads the DWARF of elf (the binary itself, or its separate debug file),
- * which must outlive the fl_srcinfo. Returns 0, -ENOENT when elf has no
- * usable .debug_info, or -ENOMEM.
+ * with alt as its alternate DWARF (the dwz file its .gnu_debugaltlink
+ * names, found by fl_debuginfo__find(); NULL: none). Both must outlive the
+ * fl_srcinfo. libdw is never left to open a file itself: without alt, an
+ * alternate form reads nothing, and DWARF with split units (.dwo files)
+ * is refused. Returns 0, -ENOENT when elf has no usable .debug_info,
+ * -ENOTSUP (split units), or -ENOMEM.
  */
-int fl_srcinfo__open(Elf *elf, struct fl_srcinfo **ret);
+int fl_srcinfo__open(Elf *elf, Elf *alt, struct fl_srcinfo **ret);
 /* Accepts NULL. */
 void fl_srcinfo__free(struct fl_srcinfo *si);
 

@@ -34,7 +34,7 @@ pkg-config --exists libunwind-generic || {
 	echo "unwind_compare: needs libunwind (Debian: apt-get install libunwind-dev)" >&2
 	exit 77
 }
-PKGS="libbpf libelf libdw libunwind-generic"
+PKGS="libbpf libelf libdw libunwind-generic liblzma"
 # shellcheck disable=SC2046
 "$CC" -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -I"$SRCDIR/include" \
 	$(pkg-config --cflags $PKGS) "$SRCDIR/tests/bench/unwind_compare.c" \

@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_sink(fuzz_hash(0, id, id_len));
 
 	dwarf = fl_debuginfo__dwarf_elf(di);
-	if (dwarf && fl_srcinfo__open(dwarf, &si) == 0) {
+	if (dwarf && fl_srcinfo__open(dwarf, fl_debuginfo__alt_elf(di), &si) == 0) {
 		nr = addrs_of(di, addrs, MAX_LOOKUPS);
 		for (size_t i = 0; i < nr; i++)
 			h = lookup(si, addrs[i], h);

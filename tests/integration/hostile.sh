@@ -10,7 +10,10 @@
 #  - flamed runs no program (strace -f: no execve but its own) while it
 #    profiles binaries under paths like ";touch${IFS}FILE;" and "$(touch FILE)";
 #  - a library truncated while it runs (its process then dies of SIGBUS) is
-#    read without a SIGBUS in flamed.
+#    read without a SIGBUS in flamed, in the default mode and with
+#    --call-graph dwarf (-p and -a), where the unwinder reads the library's
+#    CFI: flamed exits 0, writes its output, leaves no temporary file, and
+#    its profile holds every sample its summary counts.
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
@@ -96,4 +99,44 @@ note "truncated library: flamed exit $rc, the profiled process exit $vrc (135: S
 LAST_ERR=$T/trunc.err
 [[ $rc -eq 0 ]] || fail "flamed exited $rc after the profiled library was truncated"
 check_folded "$T/trunc.folded"
-pass "hostile names neither split nor forge lines; no program run for hostile paths; a truncated library read safely"
+
+# --- ... and under the DWARF unwinder --------------------------------------------
+# Each callback lasts 30 s: the library's frames stay on the stack after the
+# truncation (the process dies only when it returns into the library), so
+# flamed keeps unwinding through them. The truncation comes 2 s in, after the
+# unwinder has read the library: a build that maps it dies of SIGBUS then.
+dwarf_truncated() {
+	local name=$1 dir=$T/$1 victim fpid rc samples sum hot
+	shift
+	mkdir "$dir"
+	cp "$FIXTURES/nofp_callback" "$FIXTURES/libnofp_cb.so" "$dir/"
+	"$dir/nofp_callback" 30 30 >/dev/null 2>&1 &
+	victim=$!
+	BG_PIDS+=("$victim")
+	wait_comm "$victim" nofp_callback
+	[[ $1 == -p ]] && set -- -p "$victim"
+	"$FLAMED" record -F 999 --call-graph dwarf "$@" -d 4 -o "$dir/out.folded" \
+		>/dev/null 2>"$T/$name.err" &
+	fpid=$!
+	sleep 2
+	truncate -s 0 "$dir/libnofp_cb.so"
+	rc=0
+	wait "$fpid" || rc=$?
+	kill "$victim" 2>/dev/null || true
+	wait "$victim" 2>/dev/null || true
+	LAST_ERR=$T/$name.err
+	[[ $rc -eq 0 ]] || fail "$name: flamed --call-graph dwarf $* exited $rc after the library was truncated (138/135: SIGBUS)"
+	check_folded "$dir/out.folded"
+	[[ -z $(find "$dir" -name 'out.folded.*') ]] || fail "$name: a temporary output file was left: $(ls "$dir")"
+	samples=$(summary_samples "$T/$name.err")
+	sum=$(total_count "$dir/out.folded")
+	[[ $sum -eq $samples ]] || fail "$name: the profile holds $sum samples, the summary says $samples"
+	hot=$(count_matching "$dir/out.folded" ';nofp_cb;nofp_burn')
+	# With -a on a busy machine, others' processes may take the samples.
+	[[ $hot -gt 0 || $1 != -p ]] || fail "$name: no sample of nofp_cb;nofp_burn: $(head -3 "$dir/out.folded")"
+	note "$name: exit 0, $samples samples, all in the profile, $hot in nofp_cb;nofp_burn"
+}
+dwarf_truncated dwarf_p1 -p
+dwarf_truncated dwarf_p2 -p
+dwarf_truncated dwarf_a -a
+pass "hostile names neither split nor forge lines; no program run for hostile paths; a truncated library read safely, by the unwinder too"

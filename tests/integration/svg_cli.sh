@@ -140,6 +140,26 @@ grep -q '^shared_fn->rgb(' "$T/palette.map" || fail "palette.map: $(head -3 "$T/
 [[ $(fill_of "$T/cp1.svg" shared_fn) == $(fill_of "$T/cp2.svg" shared_fn) ]] ||
 	fail "--cp: shared_fn is $(fill_of "$T/cp1.svg" shared_fn) then $(fill_of "$T/cp2.svg" shared_fn)"
 grep -q '^first->rgb(' "$T/palette.map" || fail "--cp: the second run's new name was not added"
+# A palette.map that is a FIFO (someone else's, in a shared directory) is
+# refused without being opened: the writer waiting in its open() stays there.
+mkdir "$T/fifo_cp"
+mkfifo "$T/fifo_cp/palette.map"
+(exec 3>"$T/fifo_cp/palette.map" && touch "$T/fifo_cp/opened") &
+writer=$!
+BG_PIDS+=("$writer")
+# Until the writer waits in open (/proc/PID/syscall: openat on x86-64 or arm64, open).
+for ((i = 0; i < 100; i++)); do
+	read -r nr _ <"/proc/$writer/syscall" 2>/dev/null || nr=
+	[[ $nr == 257 || $nr == 56 || $nr == 2 ]] && break
+	sleep 0.05
+done
+run_cmd cp_fifo sh -c "cd '$T/fifo_cp' && exec '$FLAMED' svg --cp '$T/h1.folded'"
+sleep 0.2
+[[ ! -e $T/fifo_cp/opened ]] || fail "--cp opened a FIFO named palette.map"
+if [[ $RC -eq 0 ]] || ! grep -q '^flamed: cannot use palette.map: it is a FIFO, not a regular file' "$T/cp_fifo.err"; then
+	fail "--cp with a FIFO: exit $RC: $(cat "$T/cp_fifo.err")"
+fi
+kill "$writer" 2>/dev/null || true
 
 # Two count columns make a differential graph.
 printf 'a;b 10 30\na;c 20 5\n' >"$T/two_col.folded"

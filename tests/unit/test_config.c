@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -644,9 +645,30 @@ static void test_load_open_errors(void **state)
 			 -ENOENT);
 	assert_string_equal(err, "cannot open /nonexistent/flamed.conf: No such file or directory");
 	assert_int_equal(fl_config__load(&c, "/", err, sizeof(err)), -EISDIR);
-	assert_string_equal(err, "cannot read /: Is a directory");
+	assert_string_equal(err, "cannot open /: Is a directory");
 	assert_int_equal(c.frequency, 5);
 	fl_config__fini(&c);
+}
+
+/* A FIFO (or a tty) named as the config file is refused, not opened: it would block the daemon. */
+static void test_load_fifo(void **state)
+{
+	char dir[] = "/tmp/fl-config-XXXXXX", path[64], err[512];
+	struct fl_config c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/flamed.conf", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	fl_config__init(&c);
+	alarm(10); /* nobody writes the FIFO: a blocking open would hang here */
+	assert_int_equal(fl_config__load(&c, path, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	assert_non_null(strstr(err, "is not a regular file"));
+	assert_int_equal(fl_config__load(&c, "/dev/null", err, sizeof(err)), -EINVAL);
+	fl_config__fini(&c);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_shipped_file(void **state)
@@ -717,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_load_long_line),
 		cmocka_unit_test(test_load_open_errors),
+		cmocka_unit_test(test_load_fifo),
 		cmocka_unit_test(test_shipped_file),
 	};
 

@@ -109,10 +109,9 @@ static struct fl_debuginfo *find_opts(const char *name, const struct fl_debuginf
 	return di;
 }
 
-static struct fl_debuginfo *find(const char *name, bool no_mmap)
+static struct fl_debuginfo *find(const char *name)
 {
-	struct fl_debuginfo_opts o = {
-		.sz = sizeof(o), .debug_dirs = fixture_dirs, .no_mmap = no_mmap};
+	struct fl_debuginfo_opts o = {.sz = sizeof(o), .debug_dirs = fixture_dirs};
 
 	return find_opts(name, &o);
 }
@@ -245,47 +244,42 @@ static void assert_dwarf_names(Elf *elf, uint64_t addr, const char *name)
  * A fixture whose debug info is found (source, and path when it is a file):
  * symbols equal nm's of the unstripped build, the static functions are
  * named, which the stripped binary alone does not do; for a debug file, its
- * DWARF names them too. With mappings and with pread.
+ * DWARF names them too.
  */
 static void check_found(const char *fixture, enum fl_debuginfo_source want, const char *want_path)
 {
 	struct nm_sym nm[MAX_NM];
 	size_t n = read_nm(fixture, nm, MAX_NM);
 	struct fl_elfsyms *plain = binary_only(fixture);
+	struct fl_debuginfo *di = find(fixture);
+	struct fl_elfsyms *e = NULL;
+	const struct fl_elfsym *s;
 
-	for (int no_mmap = 0; no_mmap < 2; no_mmap++) {
-		struct fl_debuginfo *di = find(fixture, no_mmap);
-		struct fl_elfsyms *e = NULL;
-		const struct fl_elfsym *s;
-
-		assert_int_equal(fl_debuginfo__source(di), want);
-		assert_non_null(fl_debuginfo__binary_elf(di));
-		if (want_path) {
-			assert_non_null(fl_debuginfo__path(di));
-			assert_string_equal(fl_debuginfo__path(di), want_path);
-			assert_non_null(fl_debuginfo__debug_elf(di));
-			assert_null(fl_debuginfo__mini_elf(di));
-			assert_ptr_equal(fl_debuginfo__dwarf_elf(di), fl_debuginfo__debug_elf(di));
-			assert_dwarf_names(fl_debuginfo__dwarf_elf(di),
-					   nm_addr(nm, n, "fx_dbg_hidden_one"),
-					   "fx_dbg_hidden_one");
-		} else {
-			assert_null(fl_debuginfo__path(di));
-			assert_null(fl_debuginfo__debug_elf(di));
-		}
-		assert_int_equal(fl_elfsyms__from_debuginfo(di, &e), 0);
-		fl_debuginfo__free(di); /* symbols are copies */
-		assert_int_equal(fl_elfsyms__debug_source(e), want);
-		assert_same_as_nm(e, nm, n);
-		s = fl_elfsyms__find(e, nm_addr(nm, n, "fx_dbg_hidden_two") + 5);
-		assert_non_null(s);
-		assert_string_equal(s->name, "fx_dbg_hidden_two");
-		if (!no_mmap)
-			print_message("%s: %s, %zu function symbols (%zu without it)\n", fixture,
-				      fl_debuginfo_source__str(want), fl_elfsyms__count(e),
-				      fl_elfsyms__count(plain));
-		fl_elfsyms__free(e);
+	assert_int_equal(fl_debuginfo__source(di), want);
+	assert_non_null(fl_debuginfo__binary_elf(di));
+	if (want_path) {
+		assert_non_null(fl_debuginfo__path(di));
+		assert_string_equal(fl_debuginfo__path(di), want_path);
+		assert_non_null(fl_debuginfo__debug_elf(di));
+		assert_null(fl_debuginfo__mini_elf(di));
+		assert_ptr_equal(fl_debuginfo__dwarf_elf(di), fl_debuginfo__debug_elf(di));
+		assert_dwarf_names(fl_debuginfo__dwarf_elf(di), nm_addr(nm, n, "fx_dbg_hidden_one"),
+				   "fx_dbg_hidden_one");
+	} else {
+		assert_null(fl_debuginfo__path(di));
+		assert_null(fl_debuginfo__debug_elf(di));
 	}
+	assert_int_equal(fl_elfsyms__from_debuginfo(di, &e), 0);
+	fl_debuginfo__free(di); /* symbols are copies */
+	assert_int_equal(fl_elfsyms__debug_source(e), want);
+	assert_same_as_nm(e, nm, n);
+	s = fl_elfsyms__find(e, nm_addr(nm, n, "fx_dbg_hidden_two") + 5);
+	assert_non_null(s);
+	assert_string_equal(s->name, "fx_dbg_hidden_two");
+	print_message("%s: %s, %zu function symbols (%zu without it)\n", fixture,
+		      fl_debuginfo_source__str(want), fl_elfsyms__count(e),
+		      fl_elfsyms__count(plain));
+	fl_elfsyms__free(e);
 	assert_true(fl_elfsyms__count(plain) > 0);
 	assert_hidden(plain, nm, n, "fx_dbg_hidden_one");
 	assert_hidden(plain, nm, n, "fx_dbg_hidden_two");
@@ -352,7 +346,7 @@ static void test_debuglink_beside(void **state)
 	(void)state;
 	check_found("dbg_link", FL_DEBUGINFO_DEBUGLINK, FIXTURE_DIR "/dbg_link.debug");
 	/* It has a build-id (checked instead of the CRC), not in the debug root: the link found it. */
-	di = find("dbg_link", false);
+	di = find("dbg_link");
 	assert_int_equal(fl_debuginfo__build_id(di, &id), 20);
 	fl_debuginfo__free(di);
 }
@@ -363,7 +357,7 @@ static void test_debuglink_dot_debug(void **state)
 
 	(void)state;
 	/* No build-id: the CRC decides. */
-	di = find("dbg_link_nobid", false);
+	di = find("dbg_link_nobid");
 	assert_int_equal(fl_debuginfo__build_id(di, NULL), 0);
 	fl_debuginfo__free(di);
 	check_found("dbg_link_nobid", FL_DEBUGINFO_DEBUGLINK,
@@ -393,7 +387,7 @@ static void test_build_id(void **state)
 	struct stat st;
 
 	(void)state;
-	di = find("dbg_bid", false);
+	di = find("dbg_bid");
 	len = fl_debuginfo__build_id(di, &id);
 	assert_int_equal(len, 20);
 	/* The build wrote this path from readelf -n's "Build ID". */
@@ -421,7 +415,7 @@ static void test_minidebuginfo(void **state)
 
 	(void)state;
 	check_found("dbg_mini", FL_DEBUGINFO_MINIDEBUGINFO, NULL);
-	di = find("dbg_mini", false);
+	di = find("dbg_mini");
 	assert_non_null(fl_debuginfo__mini_elf(di));
 	/* A symbol table, no DWARF, and the stripped binary has none either. */
 	assert_null(fl_debuginfo__dwarf_elf(di));
@@ -470,7 +464,7 @@ static void test_wrong_build_id(void **state)
 /* A binary with its own .symtab and DWARF needs nothing else. */
 static void test_unstripped(void **state)
 {
-	struct fl_debuginfo *di = find("elf_pie", false);
+	struct fl_debuginfo *di = find("elf_pie");
 
 	(void)state;
 	assert_int_equal(fl_debuginfo__source(di), FL_DEBUGINFO_NONE);
@@ -556,7 +550,7 @@ static void test_root(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	di = find("dbg_bid", false);
+	di = find("dbg_bid");
 	len = fl_debuginfo__build_id(di, &id);
 	assert_true(len == 20);
 	n = snprintf(rel_dir, sizeof(rel_dir), "dbg/.build-id/%02x", id[0]);
@@ -644,7 +638,7 @@ static void test_magic_link(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	di = find("dbg_bid", false);
+	di = find("dbg_bid");
 	host = fl_debuginfo__path(di);
 	/* .../.build-id/xx/rest.debug: the last two components */
 	p = strstr(host, "/.build-id/");
@@ -1170,15 +1164,11 @@ static void test_truncated_binary(void **state)
 		int out = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), err;
 
 		assert_int_equal(write(out, buf, cut), (ssize_t)cut);
-		for (int no_mmap = 0; no_mmap < 2; no_mmap++) {
-			o.no_mmap = no_mmap;
-			err = fl_debuginfo__find(out, path, &o, &di);
-			assert_true(err == 0 || err == -EINVAL);
-			if (!err)
-				assert_int_equal(fl_debuginfo__source(di), FL_DEBUGINFO_NONE);
-			fl_debuginfo__free(di);
-			di = NULL;
-		}
+		err = fl_debuginfo__find(out, path, &o, &di);
+		assert_true(err == 0 || err == -EINVAL);
+		if (!err)
+			assert_int_equal(fl_debuginfo__source(di), FL_DEBUGINFO_NONE);
+		fl_debuginfo__free(di);
 		close(out);
 	}
 	free(buf);

@@ -26,6 +26,7 @@
 #include "flamed/debuginfo.h"
 #include "flamed/elfsyms.h"
 #include "flamed/procmaps.h"
+#include "hostile_paths.h"
 
 #define MAX_FNS 32
 #define MAX_MAPS 512
@@ -359,13 +360,20 @@ static void test_truncated(void **state)
 static void test_not_regular(void **state)
 {
 	char dir[] = "/tmp/fl-elfsyms-XXXXXX", path[PATH_MAX];
+	struct fifo_watch w = {.writer = -1};
 	struct fl_elfsyms *e = NULL;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/fifo", dir);
-	assert_int_equal(mkfifo(path, 0600), 0);
-	/* Nobody writes the FIFO: a blocking open or read would hang here. */
+	/* A writer waits on the FIFO: refused without being opened for reading at all. */
+	if (fifo_watch_start(&w, path)) {
+		assert_int_equal(fl_elfsyms__open(path, &e), -EINVAL);
+		assert_false(fifo_watch_opened(&w, path));
+	} else if (access(path, F_OK)) {
+		assert_int_equal(mkfifo(path, 0600), 0);
+	}
+	/* Nobody writes the FIFO now: a blocking open or read would hang here. */
 	alarm(10);
 	assert_int_equal(fl_elfsyms__open(path, &e), -EINVAL);
 	assert_int_equal(fl_elfsyms__open("/dev/null", &e), -EINVAL);

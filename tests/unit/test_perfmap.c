@@ -12,10 +12,12 @@
 #include <ftw.h>
 #include <limits.h>
 #include <malloc.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +25,7 @@
 
 #include "flamed/budget.h"
 #include "flamed/perfmap.h"
+#include "hostile_paths.h"
 
 #define NSPID 4242 /* names the file in the fake roots: tmp/perf-4242.map */
 
@@ -1045,6 +1048,58 @@ static void test_budget_covers_memory(void **state)
 	fl_perfmap_cache__free(c);
 }
 
+/* A FIFO at the map's path is refused without being opened for reading: its writer stays blocked. */
+static void test_fifo_not_opened(void **state)
+{
+	struct fx *fx = *state;
+	struct fifo_watch w = {.writer = -1};
+	struct fl_perfmap *m = NULL;
+
+	if (!fifo_watch_start(&w, fx->map))
+		skip();
+	assert_int_equal(open_map(fx, &m), -EINVAL);
+	assert_false(fifo_watch_opened(&w, fx->map));
+	assert_null(m);
+}
+
+/* The map's path with a pty bind-mounted over it (no symlink needed), in a mount namespace of its own. */
+static int open_tty_map(const char *pts, void *ctx)
+{
+	struct fx fx = *(const struct fx *)ctx;
+	struct fl_perfmap *m = NULL;
+	int fd, err;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	fd = open(fx.map, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	if (mount(pts, fx.map, NULL, MS_BIND, NULL))
+		return -errno;
+	/* A directory fd from before unshare() would still see the old namespace's mounts. */
+	fx.root_fd = open(fx.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fx.root_fd < 0)
+		return -errno;
+	err = open_map(&fx, &m);
+	fl_perfmap__free(m);
+	return err;
+}
+
+/* flamed without a controlling terminal does not get one from a map that is a tty (root only). */
+static void test_tty_not_controlling(void **state)
+{
+	int ret = 0, has;
+
+	if (geteuid() != 0)
+		skip();
+	has = ctty_after(open_tty_map, *state, &ret);
+	if (has < 0 || ret == -EPERM)
+		skip();
+	assert_int_equal(ret, -EINVAL);
+	assert_int_equal(has, 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1067,6 +1122,8 @@ int main(void)
 		T(test_budget),
 		T(test_trim),
 		T(test_budget_covers_memory),
+		T(test_fifo_not_opened),
+		T(test_tty_not_controlling),
 		cmocka_unit_test(test_proc),
 		cmocka_unit_test(test_real_path),
 	};

@@ -293,6 +293,22 @@ static void test_no_frame_pointers(void **state)
 	assert_true(complete >= 95);
 }
 
+/*
+ * Built with -fno-asynchronous-unwind-tables: its functions' CFI is in
+ * .debug_frame only, which the unwinder reads (not maps) into an image of
+ * its own.
+ */
+static void test_debug_frame_only(void **state)
+{
+	static const char *const chain[] = {"nofp_burn", "nofp_8", "nofp_7", "nofp_6", "nofp_5",
+					    "nofp_4",	 "nofp_3", "nofp_2", "nofp_1", "main"};
+	double complete;
+
+	(void)state;
+	assert_true(share_with_chain("nofp_dbgframe", chain, 10, &complete) >= 95);
+	assert_true(complete >= 95);
+}
+
 /* A callback called from inside a shared library built without frame pointers. */
 static void test_through_library(void **state)
 {
@@ -502,6 +518,7 @@ int main(void)
 		cmocka_unit_test(test_regs_mapping),	cmocka_unit_test(test_recorded_sample),
 		cmocka_unit_test(test_chains),		cmocka_unit_test(test_no_frame_pointers),
 		cmocka_unit_test(test_through_library), cmocka_unit_test(test_leaf_at_code_start),
+		cmocka_unit_test(test_debug_frame_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

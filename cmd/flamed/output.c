@@ -13,6 +13,7 @@
 
 #include "flamed.h"
 #include "flamed/cleanup.h"
+#include "flamed/regfile.h"
 
 #define CHOOSE_PRIVATE "choose a path in a directory only you can write"
 
@@ -233,7 +234,7 @@ FILE *output_read(const struct output *o)
 		errno = ENOENT;
 		return NULL;
 	}
-	fd = reopen(o->where.fd, O_RDONLY);
+	fd = fl_regfile__reopen(o->where.fd, &o->where.st);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;

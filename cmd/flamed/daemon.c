@@ -179,11 +179,20 @@ static void append(char *buf, size_t size, const char *fmt, ...)
 /* The file (a missing default file means the defaults), then the command line. */
 static int load_config(const struct daemon *d, struct fl_config *c, char *err, size_t len)
 {
+	_cleanup_(caps_restore) struct caps_saved caps = {};
 	char e[512];
 	int ret;
 
 	fl_config__init(c);
+	/* Read with the rights of whoever named it, not with file capabilities. */
+	ret = caps_lower(&caps);
+	if (ret) {
+		snprintf(err, len, "cannot set aside flamed's capabilities to read %s: %s",
+			 d->config_path, strerror(-ret));
+		return ret;
+	}
 	ret = fl_config__load(c, d->config_path, err, len);
+	caps_restore(&caps);
 	if (ret == -ENOENT && !d->config_given)
 		ret = 0;
 	if (ret)
@@ -393,10 +402,17 @@ static int open_output_dir(struct daemon *d, char *why, size_t whylen)
 {
 	struct fl_outpath_opts opts = {
 		.sz = sizeof(opts), .euid = geteuid(), .dir = true, .mkdir_mode = 0755};
+	_cleanup_(caps_restore) struct caps_saved caps = {};
 	struct fl_outpath o;
 	int fd, err;
 
 	why[0] = '\0';
+	/* Walked with the rights of whoever configured it, not with file capabilities. */
+	err = caps_lower(&caps);
+	if (err) {
+		snprintf(why, whylen, "cannot set aside flamed's capabilities: %s", strerror(-err));
+		return err;
+	}
 	err = fl_outpath__resolve(&o, d->cfg.output_dir, &opts);
 	if (err) {
 		if (o.problem == FL_OUTPATH_LINK)

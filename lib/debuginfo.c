@@ -32,7 +32,6 @@
 #define DEBUGLINK_SECTION_MAX (NAME_MAX + 1 + 3 + 4)
 /* A path, a NUL and a build-id. */
 #define ALTLINK_SECTION_MAX (PATH_MAX + BUILD_ID_MAX)
-#define MINI_DEFAULT_MAX ((size_t)64 << 20)
 /* What the xz decoder may allocate (its dictionary, mostly): xz -9 needs 65 MiB. */
 #define MINI_MEMLIMIT ((uint64_t)80 << 20)
 #define CRC_CHUNK (1u << 20)
@@ -47,6 +46,7 @@ struct fl_debuginfo {
 	int dbg_fd;
 	Elf *dbg;
 	void *mini_image;
+	size_t mini_size;
 	Elf *mini;
 	Elf *dwarf; /* bin or dbg, or NULL */
 	int alt_fd;
@@ -332,6 +332,121 @@ static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
 	return elf;
 }
 
+/* --- what reading costs ---------------------------------------------------------- */
+
+static uint64_t read64(const unsigned char *p, bool msb)
+{
+	uint64_t hi = read32(p, msb), lo = read32(p + 4, msb);
+
+	return msb ? hi << 32 | lo : lo << 32 | hi;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static bool read_at(int fd, void *buf, size_t size, uint64_t off)
+{
+	ssize_t n;
+
+	if (off > INT64_MAX)
+		return false;
+	do
+		n = pread(fd, buf, size, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)size;
+}
+
+/*
+ * The size of a section once libelf inflated it: the size its compression
+ * header gives (what libelf allocates), read from the file, not the
+ * section: reading it would read the whole compressed section.
+ */
+static uint64_t inflated_size(Elf *elf, int fd, const char *name, const GElf_Shdr *sh)
+{
+	unsigned char hdr[sizeof(Elf64_Chdr)];
+	bool is32 = gelf_getclass(elf) == ELFCLASS32, msb = elf_msb(elf);
+
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		size_t n = is32 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr);
+
+		if (sh->sh_size < n || !read_at(fd, hdr, n, sh->sh_offset))
+			return UINT64_MAX;
+		/* Elf32_Chdr: type, size, align; Elf64_Chdr: type, reserved, size, align. */
+		return is32 ? read32(hdr + 4, msb) : read64(hdr + 8, msb);
+	}
+	/* GNU's .zdebug: "ZLIB", then the size in big-endian, whatever the file's order. */
+	if (!strncmp(name, ".zdebug", 7) && sh->sh_size >= 12) {
+		if (!read_at(fd, hdr, 12, sh->sh_offset))
+			return UINT64_MAX;
+		if (!memcmp(hdr, "ZLIB", 4))
+			return read64(hdr + 4, true);
+	}
+	return sh->sh_size;
+}
+
+/* The bytes of the debug sections of elf (open at fd), inflated: libdw reads them whole. */
+static uint64_t debug_sections_bytes(Elf *elf, int fd)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		/* .debug_*, .zdebug_*, *.dwo, .gnu.debuglto_*: every name libdw knows, and more. */
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && strstr(name, "debug"))
+			sum = add_sat(sum, inflated_size(elf, fd, name, &sh));
+	}
+	return sum;
+}
+
+/* The bytes of elf's symbol tables and of the string tables they name. */
+static uint64_t symtabs_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, str;
+		Elf_Scn *link;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		sum = add_sat(sum, sh.sh_size);
+		link = elf_getscn(elf, sh.sh_link);
+		if (link && gelf_getshdr(link, &str) && str.sh_type != SHT_NOBITS)
+			sum = add_sat(sum, str.sh_size);
+	}
+	return sum;
+}
+
+uint64_t fl_debuginfo__symbols_bytes(const struct fl_debuginfo *di)
+{
+	if (!di)
+		return 0;
+	return add_sat(add_sat(symtabs_bytes(di->bin), symtabs_bytes(di->dbg)),
+		       add_sat(symtabs_bytes(di->mini), di->mini_size));
+}
+
+uint64_t fl_debuginfo__dwarf_bytes(const struct fl_debuginfo *di)
+{
+	if (!di || !di->dwarf)
+		return 0;
+	return add_sat(
+		debug_sections_bytes(di->dwarf, di->dwarf == di->dbg ? di->dbg_fd : di->bin_fd),
+		debug_sections_bytes(di->alt, di->alt_fd));
+}
+
 /* --- opening files under the root ------------------------------------------------ */
 
 /*
@@ -612,7 +727,7 @@ static int xz_decode(const unsigned char *in, size_t in_size, size_t max, unsign
 static bool try_mini(struct search *s)
 {
 	struct fl_debuginfo *di = s->di;
-	size_t max = s->o.max_minidebuginfo ? s->o.max_minidebuginfo : MINI_DEFAULT_MAX;
+	size_t max = s->o.max_minidebuginfo ? s->o.max_minidebuginfo : FL_DEBUGINFO_MINI_MAX;
 	const unsigned char *in;
 	unsigned char *image = NULL;
 	size_t in_size, size;
@@ -643,6 +758,7 @@ static bool try_mini(struct search *s)
 		return false;
 	}
 	di->mini_image = image;
+	di->mini_size = size;
 	di->mini = elf;
 	di->source = FL_DEBUGINFO_MINIDEBUGINFO;
 	return true;

@@ -31,9 +31,11 @@ struct fl_debuginfo_opts {
 	int root_fd;
 	/* NULL-terminated list of absolute directories; NULL: "/usr/lib/debug". */
 	const char *const *debug_dirs;
-	/* Cap on the decompressed MiniDebugInfo, in bytes; 0: 64 MiB. */
+	/* Cap on the decompressed MiniDebugInfo, in bytes; 0: FL_DEBUGINFO_MINI_MAX. */
 	size_t max_minidebuginfo;
 };
+
+#define FL_DEBUGINFO_MINI_MAX ((size_t)64 << 20)
 
 /*
  * Finds the debug info of the binary open at fd (a regular file the caller
@@ -103,6 +105,25 @@ Elf *fl_debuginfo__dwarf_elf(const struct fl_debuginfo *di);
  * section gives (relative to the file holding the DWARF).
  */
 Elf *fl_debuginfo__alt_elf(const struct fl_debuginfo *di);
+
+/*
+ * What reading di takes in memory, known before it is read, from the
+ * section headers (and the compression headers) of files another user may
+ * have written, so that a caller with a budget reads only what fits. Each
+ * is an upper bound of what libelf and libdw allocate for those reads.
+ *
+ * fl_debuginfo__symbols_bytes(): the symbol tables (.symtab, .dynsym) and
+ * their string tables of the binary, the debug file and the MiniDebugInfo,
+ * and the MiniDebugInfo image itself (decompressed by find).
+ *
+ * fl_debuginfo__dwarf_bytes(): every debug section dwarf_begin_elf() reads
+ * whole, of fl_debuginfo__dwarf_elf() and of the alternate DWARF, at its
+ * size once inflated: a compressed section (SHF_COMPRESSED, or GNU's
+ * .zdebug) of a few KiB may inflate to GiBs. A compression header that
+ * cannot be read counts as UINT64_MAX. 0 when there is no DWARF.
+ */
+uint64_t fl_debuginfo__symbols_bytes(const struct fl_debuginfo *di);
+uint64_t fl_debuginfo__dwarf_bytes(const struct fl_debuginfo *di);
 
 /* The binary's build-id (*id points into di), or 0 when it has none. */
 size_t fl_debuginfo__build_id(const struct fl_debuginfo *di, const uint8_t **id);

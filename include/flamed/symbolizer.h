@@ -34,9 +34,12 @@ struct fl_symbolizer_opts {
 	/*
 	 * The most memory the files read may hold (symbol tables, the DWARF
 	 * sections kept for inlines and source lines, and the entries of
-	 * perf maps), in bytes; 0: FL_SYM_DEFAULT_CACHE. A file met past it
-	 * is not read: its frames are named by the file, and
-	 * fl_symbolizer__cache_stats() counts it. Perf maps may take
+	 * perf maps), in bytes; 0: FL_SYM_DEFAULT_CACHE. A file is read only
+	 * when what it takes fits in what is left, as its headers say before
+	 * it is read (compressed DWARF at its inflated size): else its frames
+	 * are named by the file, and fl_symbolizer__cache_stats() counts it;
+	 * DWARF that does not fit is not read (no inlined frames or lines
+	 * from that file), its symbols still are. Perf maps may take
 	 * 1 / FL_SYM_JIT_SHARE of it, so that the binaries' symbols keep the
 	 * rest whatever the maps hold; a map is read up to the first entry
 	 * with no room (fl_symbolizer__jit_stats()).

@@ -106,7 +106,8 @@ static void test_predicates(void **state)
 	 * user's FIFO, never a device or FIFO linked in from elsewhere
 	 * (fs.protected_hardlinks off), which its mode bits do not tell.
 	 */
-	struct stat p_user = mkstat(1000, S_IFIFO | 0600, 1), p_root_hard = mkstat(0, S_IFIFO | 0600, 2),
+	struct stat p_user = mkstat(1000, S_IFIFO | 0600, 1),
+		    p_root_hard = mkstat(0, S_IFIFO | 0600, 2),
 		    c_user_hard = mkstat(1000, S_IFCHR | 0600, 2);
 
 	assert_true(fl_outpath__may_write(&p_user, &home, 0));

@@ -22,6 +22,7 @@
 #include "flamed/debuginfo.h"
 #include "flamed/log.h"
 #include "flamed/regfile.h"
+#include "elfsize.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 /* Build-ids are 16 (md5, uuid) or 20 (sha1) bytes; anything longer is garbage. */
@@ -334,58 +335,6 @@ static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
 
 /* --- what reading costs ---------------------------------------------------------- */
 
-static uint64_t read64(const unsigned char *p, bool msb)
-{
-	uint64_t hi = read32(p, msb), lo = read32(p + 4, msb);
-
-	return msb ? hi << 32 | lo : lo << 32 | hi;
-}
-
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static bool read_at(int fd, void *buf, size_t size, uint64_t off)
-{
-	ssize_t n;
-
-	if (off > INT64_MAX)
-		return false;
-	do
-		n = pread(fd, buf, size, (off_t)off);
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)size;
-}
-
-/*
- * The size of a section once libelf inflated it: the size its compression
- * header gives (what libelf allocates), read from the file, not the
- * section: reading it would read the whole compressed section.
- */
-static uint64_t inflated_size(Elf *elf, int fd, const char *name, const GElf_Shdr *sh)
-{
-	unsigned char hdr[sizeof(Elf64_Chdr)];
-	bool is32 = gelf_getclass(elf) == ELFCLASS32, msb = elf_msb(elf);
-
-	if (sh->sh_flags & SHF_COMPRESSED) {
-		size_t n = is32 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr);
-
-		if (sh->sh_size < n || !read_at(fd, hdr, n, sh->sh_offset))
-			return UINT64_MAX;
-		/* Elf32_Chdr: type, size, align; Elf64_Chdr: type, reserved, size, align. */
-		return is32 ? read32(hdr + 4, msb) : read64(hdr + 8, msb);
-	}
-	/* GNU's .zdebug: "ZLIB", then the size in big-endian, whatever the file's order. */
-	if (!strncmp(name, ".zdebug", 7) && sh->sh_size >= 12) {
-		if (!read_at(fd, hdr, 12, sh->sh_offset))
-			return UINT64_MAX;
-		if (!memcmp(hdr, "ZLIB", 4))
-			return read64(hdr + 4, true);
-	}
-	return sh->sh_size;
-}
-
 /* The bytes of the debug sections of elf (open at fd), inflated: libdw reads them whole. */
 static uint64_t debug_sections_bytes(Elf *elf, int fd)
 {
@@ -404,7 +353,7 @@ static uint64_t debug_sections_bytes(Elf *elf, int fd)
 		/* .debug_*, .zdebug_*, *.dwo, .gnu.debuglto_*: every name libdw knows, and more. */
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (name && strstr(name, "debug"))
-			sum = add_sat(sum, inflated_size(elf, fd, name, &sh));
+			sum = fl_elfsize__add(sum, fl_elfsize__section(elf, fd, name, &sh));
 	}
 	return sum;
 }
@@ -422,10 +371,10 @@ static uint64_t symtabs_bytes(Elf *elf)
 		if (!gelf_getshdr(scn, &sh) ||
 		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
-		sum = add_sat(sum, sh.sh_size);
+		sum = fl_elfsize__add(sum, sh.sh_size);
 		link = elf_getscn(elf, sh.sh_link);
 		if (link && gelf_getshdr(link, &str) && str.sh_type != SHT_NOBITS)
-			sum = add_sat(sum, str.sh_size);
+			sum = fl_elfsize__add(sum, str.sh_size);
 	}
 	return sum;
 }
@@ -434,15 +383,15 @@ uint64_t fl_debuginfo__symbols_bytes(const struct fl_debuginfo *di)
 {
 	if (!di)
 		return 0;
-	return add_sat(add_sat(symtabs_bytes(di->bin), symtabs_bytes(di->dbg)),
-		       add_sat(symtabs_bytes(di->mini), di->mini_size));
+	return fl_elfsize__add(fl_elfsize__add(symtabs_bytes(di->bin), symtabs_bytes(di->dbg)),
+			       fl_elfsize__add(symtabs_bytes(di->mini), di->mini_size));
 }
 
 uint64_t fl_debuginfo__dwarf_bytes(const struct fl_debuginfo *di)
 {
 	if (!di || !di->dwarf)
 		return 0;
-	return add_sat(
+	return fl_elfsize__add(
 		debug_sections_bytes(di->dwarf, di->dwarf == di->dbg ? di->dbg_fd : di->bin_fd),
 		debug_sections_bytes(di->alt, di->alt_fd));
 }

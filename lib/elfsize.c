@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* What reading a section of a hostile ELF file costs in memory (elfsize.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfsize.h"
+
+static uint32_t get32(const unsigned char *p, bool msb)
+{
+	if (msb)
+		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static uint64_t get64(const unsigned char *p, bool msb)
+{
+	uint64_t a = get32(p, msb), b = get32(p + 4, msb);
+
+	return msb ? a << 32 | b : b << 32 | a;
+}
+
+static bool read_at(int fd, void *buf, size_t size, uint64_t off)
+{
+	ssize_t n;
+
+	if (fd < 0 || off > INT64_MAX)
+		return false;
+	do
+		n = pread(fd, buf, size, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)size;
+}
+
+uint64_t fl_elfsize__section(Elf *elf, int fd, const char *name, const GElf_Shdr *sh)
+{
+	const char *ident = elf_getident(elf, NULL);
+	bool is32 = gelf_getclass(elf) == ELFCLASS32, msb = ident && ident[EI_DATA] == ELFDATA2MSB;
+	unsigned char hdr[sizeof(Elf64_Chdr)];
+
+	if (sh->sh_type == SHT_NOBITS)
+		return 0;
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		size_t n = is32 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr);
+
+		if (sh->sh_size < n || !read_at(fd, hdr, n, sh->sh_offset))
+			return UINT64_MAX;
+		/* Elf32_Chdr: type, size, align; Elf64_Chdr: type, reserved, size, align. */
+		return is32 ? get32(hdr + 4, msb) : get64(hdr + 8, msb);
+	}
+	/* GNU's .zdebug: "ZLIB", then the size in big-endian, whatever the file's order. */
+	if (name && !strncmp(name, ".zdebug", 7) && sh->sh_size >= 12) {
+		if (!read_at(fd, hdr, 12, sh->sh_offset))
+			return UINT64_MAX;
+		if (!memcmp(hdr, "ZLIB", 4))
+			return get64(hdr + 4, true);
+	}
+	return sh->sh_size;
+}

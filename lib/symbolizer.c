@@ -152,6 +152,7 @@ int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symboliz
 		s->srclines = opts->srclines;
 		if (opts->max_cache_bytes)
 			s->budget.max = opts->max_cache_bytes;
+		s->budget.parent = opts->budget;
 	}
 	/* Hostile perf maps must not keep the binaries' symbols from being read. */
 	s->jit_budget =

@@ -25,6 +25,7 @@
 #include "flamed.h"
 #include "flamed/cleanup.h"
 #include "flamed/config.h"
+#include "flamed/unwind.h"
 #include "flamed/folded.h"
 #include "flamed/log.h"
 #include "flamed/profile.h"
@@ -88,6 +89,7 @@ struct daemon {
 	uint64_t snapshots, failures;
 	uint64_t over_max;	   /* the tracker's, at the last snapshot */
 	uint64_t files_not_read;   /* the symbolizer's, at the last snapshot */
+	uint64_t cfi_not_read;	   /* the unwinder's files over budget, at the last snapshot */
 	uint64_t maps_over_budget; /* perf maps not read in full, at the last snapshot */
 	bool dir_missing_logged;
 	bool other_ns_logged; /* samples outside flamed's pid namespace: said once */
@@ -350,6 +352,7 @@ static int open_session(struct daemon *d)
 	/* A new tracker and symbolizer count from 0. */
 	d->over_max = 0;
 	d->files_not_read = 0;
+	d->cfi_not_read = 0;
 	d->maps_over_budget = 0;
 	return err;
 }
@@ -841,6 +844,18 @@ static void snapshot(struct daemon *d, const char *why)
 			    (unsigned long long)(cs.files_not_read - d->files_not_read));
 		d->files_not_read = cs.files_not_read;
 	}
+	if (d->ses.unwinder) {
+		struct fl_unwind_stats us;
+
+		fl_unwinder__stats(d->ses.unwinder, &us);
+		if (us.files_over_budget > d->cfi_not_read)
+			msg("max_symbol_cache (%llu MiB) reached: the call frame information of "
+			    "%llu "
+			    "files not read this interval (stacks through them failed to unwind)",
+			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
+			    (unsigned long long)(us.files_over_budget - d->cfi_not_read));
+		d->cfi_not_read = us.files_over_budget;
+	}
 	{
 		struct fl_symbolizer_jit_stats js;
 
@@ -865,6 +880,8 @@ static void snapshot(struct daemon *d, const char *why)
 		fl_profile__free(p);
 		/* Files no process used for two intervals: the new fold holds no name yet. */
 		fl_symbolizer__trim(d->ses.symbolizer);
+		if (d->ses.unwinder)
+			fl_unwinder__trim(d->ses.unwinder);
 	} else
 		log_error(d, "out of memory starting a new profile: the next snapshot repeats "
 			     "this one's samples");

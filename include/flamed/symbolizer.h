@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct fl_budget;
 struct fl_src_frame;
 struct fl_tmap;
 struct fl_tracker;
@@ -45,6 +46,12 @@ struct fl_symbolizer_opts {
 	 * with no room (fl_symbolizer__jit_stats()).
 	 */
 	uint64_t max_cache_bytes;
+	/*
+	 * A budget the cache's is part of, charged too (what others charge,
+	 * the DWARF unwinder's CFI, leaves that much less room); NULL: none.
+	 * Borrowed: it must outlive the symbolizer.
+	 */
+	struct fl_budget *budget;
 };
 
 #define FL_SYM_DEFAULT_CACHE (1024ull << 20)

@@ -457,6 +457,11 @@ static bool try_candidate(struct search *s, const char *path, enum fl_debuginfo_
 
 		if (!has_crc)
 			return false;
+		if ((uint64_t)st.st_size > FL_DEBUGINFO_MAX_CRC_SIZE) {
+			fl_pr_debug("debuginfo: %s: %llu bytes, too large to check its CRC\n", path,
+				    (unsigned long long)st.st_size);
+			return false;
+		}
 		err = file_crc32(fd, (uint64_t)st.st_size, &got);
 		if (err || got != crc) {
 			fl_pr_debug("debuginfo: %s: %s\n", path,

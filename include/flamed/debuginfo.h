@@ -36,6 +36,13 @@ struct fl_debuginfo_opts {
 };
 
 #define FL_DEBUGINFO_MINI_MAX ((size_t)64 << 20)
+/*
+ * A debug file found by .gnu_debuglink for a binary without a build-id is
+ * checked by the CRC-32 of all its bytes: one larger than this is refused
+ * unread (a sparse file of a TiB costs its owner nothing, and flamed
+ * hours of CPU). Real ones without a build-id are far smaller.
+ */
+#define FL_DEBUGINFO_MAX_CRC_SIZE ((uint64_t)256 << 20)
 
 /*
  * Finds the debug info of the binary open at fd (a regular file the caller
@@ -49,7 +56,8 @@ struct fl_debuginfo_opts {
  * A separate file is used only when it is a regular ELF file of the same
  * class and machine, not the binary itself, and carries the binary's
  * build-id (when the binary has one; a debug file without a build-id is
- * then rejected), else matches the debuglink CRC-32. A binary that has both
+ * then rejected), else matches the debuglink CRC-32 (and is at most
+ * FL_DEBUGINFO_MAX_CRC_SIZE bytes). A binary that has both
  * .symtab and .debug_info is not searched for anything else.
  *
  * Finding nothing is not an error: *ret is set, with FL_DEBUGINFO_NONE

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flamed/debuginfo.h"
@@ -1068,6 +1069,42 @@ static void test_dwarf_bytes(void **state)
 }
 
 /*
+ * A binary without build-id whose .gnu_debuglink names a debug file of
+ * 16 GiB, a hole (a sparse file: nothing on disk): its CRC would be read
+ * whole, a minute or more of CPU for every such binary. It is refused at
+ * once, as larger than FL_DEBUGINFO_MAX_CRC_SIZE.
+ */
+static void test_debuglink_huge(void **state)
+{
+	char dir[] = "/tmp/fl-dbghuge-XXXXXX", path[PATH_MAX], debug[PATH_MAX];
+	struct fl_debuginfo_opts o = {.sz = sizeof(o), .debug_dirs = fixture_dirs};
+	unsigned char buf[16] = "bin.debug";
+	struct gen_sec sec = {".gnu_debuglink", SHT_PROGBITS, buf, sizeof(buf), 4, 0};
+	struct timespec t0, t1;
+	uint16_t machine;
+	size_t size;
+	double secs;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	snprintf(debug, sizeof(debug), "%s/bin.debug", dir);
+	copy_file(FIXTURE_DIR "/.debug/dbg_link_nobid.debug", debug);
+	assert_int_equal(truncate(debug, (off_t)16 << 30), 0);
+	free(real_debugdata(&size, &machine));
+	write_elf(path, machine, &sec, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(find_path(path, &o, NULL), FL_DEBUGINFO_NONE);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("# a 16 GiB debuglink candidate took %.2f s\n", secs);
+	assert_true(secs < 5);
+	unlink(debug);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
  * Malformed .gnu_debuglink sections lead nowhere; a well-formed one is
  * followed, the CRC (computed here) decides, and a link to the binary
  * itself is not taken.
@@ -1254,6 +1291,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_notes),
 		cmocka_unit_test(test_dwarf_bytes),
 		cmocka_unit_test(test_hostile_debuglink),
+		cmocka_unit_test(test_debuglink_huge),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_truncated_binary),
 	};

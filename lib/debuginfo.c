@@ -316,6 +316,12 @@ static void elf_endp(Elf **elf)
 		elf_end(*elf);
 }
 
+/* libelf's handle of the file at fd, read with pread; NULL for a header claiming absurd counts. */
+static Elf *elf_read(int fd)
+{
+	return fl_elfsize__check_fd(fd) ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+}
+
 /* An Elf of a regular file or image that must be an ELF object of the wanted kind. */
 static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
 {
@@ -439,7 +445,7 @@ static bool try_candidate(struct search *s, const char *path, enum fl_debuginfo_
 	}
 	if (fstat(fd, &st) || (st.st_dev == s->bin_st.st_dev && st.st_ino == s->bin_st.st_ino))
 		return false; /* a debuglink naming the binary itself */
-	elf = elf_check(elf_begin(fd, ELF_C_READ, NULL), &s->bin_eh);
+	elf = elf_check(elf_read(fd), &s->bin_eh);
 	if (!elf) {
 		fl_pr_debug("debuginfo: %s: not an ELF file like the binary\n", path);
 		return false;
@@ -549,7 +555,7 @@ static bool try_alt_candidate(struct search *s, const char *path, const uint8_t 
 
 	if (fd < 0)
 		return false;
-	elf = elf_check(elf_begin(fd, ELF_C_READ, NULL), &s->bin_eh);
+	elf = elf_check(elf_read(fd), &s->bin_eh);
 	if (!elf || read_build_id(elf, got) != len || memcmp(got, id, len)) {
 		fl_pr_debug("debuginfo: %s: not the alternate DWARF asked for\n", path);
 		return false;
@@ -705,7 +711,9 @@ static bool try_mini(struct search *s)
 					    : strerror(-err));
 		return false;
 	}
-	elf = elf_check(elf_memory((char *)image, size), &s->bin_eh);
+	elf = fl_elfsize__check_mem(image, size)
+		      ? NULL
+		      : elf_check(elf_memory((char *)image, size), &s->bin_eh);
 	if (!elf) {
 		fl_pr_debug("debuginfo: .gnu_debugdata: not an ELF image like the binary\n");
 		free(image);
@@ -771,6 +779,8 @@ int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts 
 	di->bin_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (di->bin_fd < 0)
 		return -errno;
+	if (fl_elfsize__check_fd(di->bin_fd))
+		return -EFBIG;
 	di->bin = elf_check(elf_begin(di->bin_fd, ELF_C_READ, NULL), NULL);
 	if (!di->bin || !gelf_getehdr(di->bin, &s.bin_eh))
 		return -EINVAL;

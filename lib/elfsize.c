@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* What reading a section of a hostile ELF file costs in memory (elfsize.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,11 @@ static uint32_t get32(const unsigned char *p, bool msb)
 	if (msb)
 		return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static uint32_t get16(const unsigned char *p, bool msb)
+{
+	return msb ? (uint32_t)p[0] << 8 | p[1] : (uint32_t)p[1] << 8 | p[0];
 }
 
 static uint64_t get64(const unsigned char *p, bool msb)
@@ -57,4 +63,70 @@ uint64_t fl_elfsize__section(Elf *elf, int fd, const char *name, const GElf_Shdr
 			return get64(hdr + 4, true);
 	}
 	return sh->sh_size;
+}
+
+/* Where the header is read from: a file, or an image in memory (mem != NULL). */
+struct src {
+	int fd;
+	const unsigned char *mem;
+	size_t size;
+};
+
+static bool src_read(const struct src *s, void *buf, size_t len, uint64_t off)
+{
+	if (!s->mem)
+		return read_at(s->fd, buf, len, off);
+	if (off > s->size || len > s->size - off)
+		return false;
+	memcpy(buf, s->mem + off, len);
+	return true;
+}
+
+static int check(const struct src *s)
+{
+	unsigned char eh[sizeof(Elf64_Ehdr)], sh[sizeof(Elf64_Shdr)];
+	uint64_t shoff, shnum, phnum;
+	bool is32, msb;
+
+	if (!src_read(s, eh, EI_NIDENT, 0) || memcmp(eh, ELFMAG, SELFMAG) ||
+	    (eh[EI_CLASS] != ELFCLASS32 && eh[EI_CLASS] != ELFCLASS64))
+		return 0;
+	is32 = eh[EI_CLASS] == ELFCLASS32;
+	msb = eh[EI_DATA] == ELFDATA2MSB;
+	if (!src_read(s, eh, is32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr), 0))
+		return 0;
+	if (is32) {
+		shoff = get32(eh + offsetof(Elf32_Ehdr, e_shoff), msb);
+		shnum = get16(eh + offsetof(Elf32_Ehdr, e_shnum), msb);
+		phnum = get16(eh + offsetof(Elf32_Ehdr, e_phnum), msb);
+	} else {
+		shoff = get64(eh + offsetof(Elf64_Ehdr, e_shoff), msb);
+		shnum = get16(eh + offsetof(Elf64_Ehdr, e_shnum), msb);
+		phnum = get16(eh + offsetof(Elf64_Ehdr, e_phnum), msb);
+	}
+	/* Extended numbering: the real counts are in section 0's sh_size and sh_info. */
+	if (shoff && (!shnum || phnum == PN_XNUM) &&
+	    src_read(s, sh, is32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr), shoff)) {
+		if (!shnum)
+			shnum = is32 ? get32(sh + offsetof(Elf32_Shdr, sh_size), msb)
+				     : get64(sh + offsetof(Elf64_Shdr, sh_size), msb);
+		if (phnum == PN_XNUM)
+			phnum = is32 ? get32(sh + offsetof(Elf32_Shdr, sh_info), msb)
+				     : get32(sh + offsetof(Elf64_Shdr, sh_info), msb);
+	}
+	return shnum > FL_ELFSIZE_MAX_SECTIONS || phnum > FL_ELFSIZE_MAX_SEGMENTS ? -EFBIG : 0;
+}
+
+int fl_elfsize__check_fd(int fd)
+{
+	struct src s = {.fd = fd};
+
+	return check(&s);
+}
+
+int fl_elfsize__check_mem(const void *image, size_t size)
+{
+	struct src s = {.fd = -1, .mem = image, .size = size};
+
+	return image ? check(&s) : 0;
 }

@@ -336,7 +336,7 @@ static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm
 		return f;
 	}
 	/* pread, not a mapping: ELF_C_READ reads what is asked for, when it is. */
-	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+	f->elf = fl_elfsize__check_fd(f->fd) ? NULL : elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || fstat(f->fd, &st) || file_setup(f)) {
 		fl_pr_debug("unwind: %s: not a usable ELF file\n", tm->path);
 		f->bad = true;

@@ -62,7 +62,9 @@ struct fl_debuginfo_opts {
  *
  * Finding nothing is not an error: *ret is set, with FL_DEBUGINFO_NONE
  * (why each candidate was refused goes to fl_pr_debug()). Returns 0,
- * -EINVAL (fd is not a regular ELF file libelf can read), -EISDIR, or
+ * -EINVAL (fd is not a regular ELF file libelf can read), -EFBIG (its
+ * header claims more than 65536 sections or program headers: libelf
+ * would allocate for each; candidates claiming so are refused), -EISDIR, or
  * -errno (fstat, dup, -ENOMEM). fd stays the caller's (the object keeps a
  * dup of it, and the debug file open, until fl_debuginfo__free()).
  */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1069,6 +1070,52 @@ static void test_dwarf_bytes(void **state)
 }
 
 /*
+ * An ELF header whose section count (extended numbering: section 0's
+ * sh_size) claims 16 million section headers, in a sparse file of 1 GiB
+ * that holds 8 KiB: libelf allocates and fills a descriptor for each
+ * section in elf_begin() (4 GiB and ten seconds here). The file is refused
+ * from its header, before libelf sees it.
+ */
+static void test_absurd_section_count(void **state)
+{
+	char dir[] = "/tmp/fl-dbgshnum-XXXXXX", path[PATH_MAX];
+	Elf64_Ehdr eh = {.e_ident = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+				     EV_CURRENT},
+			 .e_type = ET_DYN,
+			 .e_machine = EM_X86_64,
+			 .e_version = EV_CURRENT,
+			 .e_shoff = 4096,
+			 .e_ehsize = sizeof(Elf64_Ehdr),
+			 .e_shentsize = sizeof(Elf64_Shdr)};
+	Elf64_Shdr sh0 = {.sh_size = ((1ull << 30) - 4096) / sizeof(Elf64_Shdr)};
+	struct fl_debuginfo *di = NULL;
+	struct rusage ru;
+	long before;
+	int fd, err;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pwrite(fd, &sh0, sizeof(sh0), 4096), sizeof(sh0));
+	assert_int_equal(ftruncate(fd, 1 << 30), 0);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	before = ru.ru_maxrss;
+	err = fl_debuginfo__find(fd, path, NULL, &di);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	printf("# find: %s; peak RSS %ld KiB before, %ld KiB after\n", err ? strerror(-err) : "ok",
+	       before, ru.ru_maxrss);
+	assert_int_equal(err, -EFBIG);
+	assert_null(di);
+	assert_true(ru.ru_maxrss - before < 64 << 10);
+	close(fd);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
  * A binary without build-id whose .gnu_debuglink names a debug file of
  * 16 GiB, a hole (a sparse file: nothing on disk): its CRC would be read
  * whole, a minute or more of CPU for every such binary. It is refused at
@@ -1292,6 +1339,7 @@ int main(void)
 		cmocka_unit_test(test_dwarf_bytes),
 		cmocka_unit_test(test_hostile_debuglink),
 		cmocka_unit_test(test_debuglink_huge),
+		cmocka_unit_test(test_absurd_section_count),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_truncated_binary),
 	};

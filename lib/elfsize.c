@@ -82,10 +82,24 @@ static bool src_read(const struct src *s, void *buf, size_t len, uint64_t off)
 	return true;
 }
 
+/* The size of section i of the table at shoff (is32, msb: the file's class and order), or 0. */
+static uint64_t section_size(const struct src *s, uint64_t shoff, uint64_t i, bool is32, bool msb)
+{
+	unsigned char sh[sizeof(Elf64_Shdr)];
+	size_t entsize = is32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr);
+
+	if (i > (UINT64_MAX - shoff) / entsize || !src_read(s, sh, entsize, shoff + i * entsize))
+		return 0;
+	if (get32(sh + offsetof(Elf64_Shdr, sh_type), msb) == SHT_NOBITS)
+		return 0;
+	return is32 ? get32(sh + offsetof(Elf32_Shdr, sh_size), msb)
+		    : get64(sh + offsetof(Elf64_Shdr, sh_size), msb);
+}
+
 static int check(const struct src *s)
 {
 	unsigned char eh[sizeof(Elf64_Ehdr)], sh[sizeof(Elf64_Shdr)];
-	uint64_t shoff, shnum, phnum;
+	uint64_t shoff, shnum, phnum, shstrndx;
 	bool is32, msb;
 
 	if (!src_read(s, eh, EI_NIDENT, 0) || memcmp(eh, ELFMAG, SELFMAG) ||
@@ -99,13 +113,15 @@ static int check(const struct src *s)
 		shoff = get32(eh + offsetof(Elf32_Ehdr, e_shoff), msb);
 		shnum = get16(eh + offsetof(Elf32_Ehdr, e_shnum), msb);
 		phnum = get16(eh + offsetof(Elf32_Ehdr, e_phnum), msb);
+		shstrndx = get16(eh + offsetof(Elf32_Ehdr, e_shstrndx), msb);
 	} else {
 		shoff = get64(eh + offsetof(Elf64_Ehdr, e_shoff), msb);
 		shnum = get16(eh + offsetof(Elf64_Ehdr, e_shnum), msb);
 		phnum = get16(eh + offsetof(Elf64_Ehdr, e_phnum), msb);
+		shstrndx = get16(eh + offsetof(Elf64_Ehdr, e_shstrndx), msb);
 	}
-	/* Extended numbering: the real counts are in section 0's sh_size and sh_info. */
-	if (shoff && (!shnum || phnum == PN_XNUM) &&
+	/* Extended numbering: the real values are in section 0's sh_size, sh_info, sh_link. */
+	if (shoff && (!shnum || phnum == PN_XNUM || shstrndx == SHN_XINDEX) &&
 	    src_read(s, sh, is32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr), shoff)) {
 		if (!shnum)
 			shnum = is32 ? get32(sh + offsetof(Elf32_Shdr, sh_size), msb)
@@ -113,8 +129,16 @@ static int check(const struct src *s)
 		if (phnum == PN_XNUM)
 			phnum = is32 ? get32(sh + offsetof(Elf32_Shdr, sh_info), msb)
 				     : get32(sh + offsetof(Elf64_Shdr, sh_info), msb);
+		if (shstrndx == SHN_XINDEX)
+			shstrndx = is32 ? get32(sh + offsetof(Elf32_Shdr, sh_link), msb)
+					: get32(sh + offsetof(Elf64_Shdr, sh_link), msb);
 	}
-	return shnum > FL_ELFSIZE_MAX_SECTIONS || phnum > FL_ELFSIZE_MAX_SEGMENTS ? -EFBIG : 0;
+	if (shnum > FL_ELFSIZE_MAX_SECTIONS || phnum > FL_ELFSIZE_MAX_SEGMENTS)
+		return -EFBIG;
+	if (shoff && shstrndx && shstrndx < shnum &&
+	    section_size(s, shoff, shstrndx, is32, msb) > FL_ELFSIZE_MAX_SHSTRTAB)
+		return -EFBIG;
+	return 0;
 }
 
 int fl_elfsize__check_fd(int fd)

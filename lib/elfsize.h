@@ -20,14 +20,18 @@ uint64_t fl_elfsize__section(Elf *elf, int fd, const char *name, const GElf_Shdr
 /* Sections and program headers an ELF file of another user may have, at most. */
 #define FL_ELFSIZE_MAX_SECTIONS (1u << 16)
 #define FL_ELFSIZE_MAX_SEGMENTS (1u << 16)
+/* Bytes of section names, at most: libelf reads the table whole for the first name. */
+#define FL_ELFSIZE_MAX_SHSTRTAB (16u << 20)
 
 /*
  * Whether the ELF header of a file (open at fd) or of an image in memory
  * (size bytes) claims no more than FL_ELFSIZE_MAX_SECTIONS sections and
  * FL_ELFSIZE_MAX_SEGMENTS program headers, extended numbering (the counts
- * in section 0) included: elf_begin() and elf_memory() allocate and fill a
- * descriptor for every section the header claims, up to what the file's
- * size allows, and a sparse file's size costs its owner nothing (16
+ * in section 0) included, and a section name table of no more than
+ * FL_ELFSIZE_MAX_SHSTRTAB bytes: elf_begin() and elf_memory() allocate and
+ * fill a descriptor for every section the header claims, and the first
+ * section name looked up reads the whole table, each up to what the
+ * file's size allows, and a sparse file's size costs its owner nothing (16
  * million sections, 4 GiB, for a file of 1 GiB holding 8 KiB). To be
  * called before libelf sees the file. Returns 0 (also for what is no ELF
  * header at all: libelf says so) or -EFBIG.

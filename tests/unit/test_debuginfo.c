@@ -1073,8 +1073,9 @@ static void test_dwarf_bytes(void **state)
  * An ELF header whose section count (extended numbering: section 0's
  * sh_size) claims 16 million section headers, in a sparse file of 1 GiB
  * that holds 8 KiB: libelf allocates and fills a descriptor for each
- * section in elf_begin() (4 GiB and ten seconds here). The file is refused
- * from its header, before libelf sees it.
+ * section in elf_begin() (4 GiB and ten seconds here); then one whose
+ * section names claim the hole, read whole for the first name. The file
+ * is refused from its header, before libelf sees it.
  */
 static void test_absurd_section_count(void **state)
 {
@@ -1109,6 +1110,26 @@ static void test_absurd_section_count(void **state)
 	       before, ru.ru_maxrss);
 	assert_int_equal(err, -EFBIG);
 	assert_null(di);
+	assert_true(ru.ru_maxrss - before < 64 << 10);
+
+	/*
+	 * Two sections, the second the section names, claiming 1 GiB of the
+	 * hole: every section name looked up reads the table whole.
+	 */
+	Elf64_Shdr names = {
+		.sh_type = SHT_STRTAB, .sh_offset = 8192, .sh_size = (1ull << 30) - 8192};
+
+	eh.e_shnum = 2;
+	eh.e_shstrndx = 1;
+	sh0.sh_size = 0;
+	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pwrite(fd, &sh0, sizeof(sh0), 4096), sizeof(sh0));
+	assert_int_equal(pwrite(fd, &names, sizeof(names), 4096 + sizeof(sh0)), sizeof(names));
+	di = NULL;
+	err = fl_debuginfo__find(fd, path, NULL, &di);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	printf("# names: %s; peak RSS %ld KiB\n", err ? strerror(-err) : "ok", ru.ru_maxrss);
+	assert_int_equal(err, -EFBIG);
 	assert_true(ru.ru_maxrss - before < 64 << 10);
 	close(fd);
 	unlink(path);

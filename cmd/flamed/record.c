@@ -525,6 +525,8 @@ static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask,
 		/* The command gets the signal state we were started with. */
 		signal(SIGPIPE, orig_pipe);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		/* ... and only its user's rights: no file capability finds or runs it. */
+		drop_privileges();
 		execvp(cmd[0], cmd);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0) {

@@ -9,7 +9,9 @@
 #  - record --cp of a root-only colour map in the user's own directory is
 #    not read (its entries used to be copied into the user's new map);
 #  - record -o through a directory the user may not search is refused (it
-#    used to write into a writable directory behind it).
+#    used to write into a writable directory behind it);
+#  - record -- CMD does not run a program behind such a directory (it used
+#    to: the command was looked up and exec'd with the capabilities).
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
@@ -61,6 +63,14 @@ run_cmd out "${NOBODY[@]}" "$T/flamed-caps" record -o "$T/closed/open/out.folded
 grep -q 'Permission denied' "$T/out.err" ||
 	fail "record -o behind a closed directory: no 'Permission denied': $(cat "$T/out.err")"
 [[ $RC -ne 0 ]] || fail "record -o behind a closed directory exited 0"
+
+# --- record -- CMD behind a directory the user may not search ------------------
+cp "$(type -P true)" "$T/closed/true"
+chmod 755 "$T/closed/true"
+run_cmd cmd "${NOBODY[@]}" "$T/flamed-caps" record -o "$T/own/cmd.folded" -- "$T/closed/true"
+[[ $RC -ne 0 ]] || fail "record -- CMD ran a program its user may not reach: $(cat "$T/cmd.err")"
+grep -q 'Permission denied' "$T/cmd.err" ||
+	fail "record -- CMD behind a closed directory: no 'Permission denied': $(cat "$T/cmd.err")"
 
 # The capabilities still sample: the user's own command, named.
 run_cmd rec "${NOBODY[@]}" "$T/flamed-caps" record -o "$T/own/rec.folded" -- "$FIXTURES/chains" 0.5

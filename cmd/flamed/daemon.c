@@ -834,26 +834,22 @@ static void snapshot(struct daemon *d, const char *why)
 	d->over_max = ts.over_max;
 	{
 		struct fl_symbolizer_cache_stats cs;
+		struct fl_unwind_stats us = {0};
+		uint64_t unread, cfi;
 
 		fl_symbolizer__cache_stats(d->ses.symbolizer, &cs);
-		if (cs.files_not_read > d->files_not_read)
-			msg("max_symbol_cache (%llu MiB) reached: %llu files not read this "
-			    "interval "
-			    "(their frames are named by file)",
+		if (d->ses.unwinder)
+			fl_unwinder__stats(d->ses.unwinder, &us);
+		unread = cs.files_not_read - d->files_not_read;
+		cfi = us.files_over_budget - d->cfi_not_read;
+		if (unread || cfi)
+			msg("max_symbol_cache (%llu MiB) reached: this interval %llu files not "
+			    "read "
+			    "(their frames are named by file), the CFI of %llu not read (stacks "
+			    "through them fail to unwind)",
 			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
-			    (unsigned long long)(cs.files_not_read - d->files_not_read));
+			    (unsigned long long)unread, (unsigned long long)cfi);
 		d->files_not_read = cs.files_not_read;
-	}
-	if (d->ses.unwinder) {
-		struct fl_unwind_stats us;
-
-		fl_unwinder__stats(d->ses.unwinder, &us);
-		if (us.files_over_budget > d->cfi_not_read)
-			msg("max_symbol_cache (%llu MiB) reached: the call frame information of "
-			    "%llu "
-			    "files not read this interval (stacks through them failed to unwind)",
-			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
-			    (unsigned long long)(us.files_over_budget - d->cfi_not_read));
 		d->cfi_not_read = us.files_over_budget;
 	}
 	{

@@ -22,6 +22,7 @@
 #include "flamed/debuginfo.h"
 #include "flamed/log.h"
 #include "flamed/regfile.h"
+#include "elfsize.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 /* Build-ids are 16 (md5, uuid) or 20 (sha1) bytes; anything longer is garbage. */
@@ -32,7 +33,6 @@
 #define DEBUGLINK_SECTION_MAX (NAME_MAX + 1 + 3 + 4)
 /* A path, a NUL and a build-id. */
 #define ALTLINK_SECTION_MAX (PATH_MAX + BUILD_ID_MAX)
-#define MINI_DEFAULT_MAX ((size_t)64 << 20)
 /* What the xz decoder may allocate (its dictionary, mostly): xz -9 needs 65 MiB. */
 #define MINI_MEMLIMIT ((uint64_t)80 << 20)
 #define CRC_CHUNK (1u << 20)
@@ -47,6 +47,7 @@ struct fl_debuginfo {
 	int dbg_fd;
 	Elf *dbg;
 	void *mini_image;
+	size_t mini_size;
 	Elf *mini;
 	Elf *dwarf; /* bin or dbg, or NULL */
 	int alt_fd;
@@ -315,6 +316,12 @@ static void elf_endp(Elf **elf)
 		elf_end(*elf);
 }
 
+/* libelf's handle of the file at fd, read with pread; NULL for a header claiming absurd counts. */
+static Elf *elf_read(int fd)
+{
+	return fl_elfsize__check_fd(fd) ? NULL : elf_begin(fd, ELF_C_READ, NULL);
+}
+
 /* An Elf of a regular file or image that must be an ELF object of the wanted kind. */
 static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
 {
@@ -330,6 +337,69 @@ static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
 		return NULL;
 	}
 	return elf;
+}
+
+/* --- what reading costs ---------------------------------------------------------- */
+
+/* The bytes of the debug sections of elf (open at fd), inflated: libdw reads them whole. */
+static uint64_t debug_sections_bytes(Elf *elf, int fd)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		/* .debug_*, .zdebug_*, *.dwo, .gnu.debuglto_*: every name libdw knows, and more. */
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && strstr(name, "debug"))
+			sum = fl_elfsize__add(sum, fl_elfsize__section(elf, fd, name, &sh));
+	}
+	return sum;
+}
+
+/* The bytes of elf's symbol tables and of the string tables they name. */
+static uint64_t symtabs_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, str;
+		Elf_Scn *link;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		sum = fl_elfsize__add(sum, sh.sh_size);
+		link = elf_getscn(elf, sh.sh_link);
+		if (link && gelf_getshdr(link, &str) && str.sh_type != SHT_NOBITS)
+			sum = fl_elfsize__add(sum, str.sh_size);
+	}
+	return sum;
+}
+
+uint64_t fl_debuginfo__symbols_bytes(const struct fl_debuginfo *di)
+{
+	if (!di)
+		return 0;
+	return fl_elfsize__add(fl_elfsize__add(symtabs_bytes(di->bin), symtabs_bytes(di->dbg)),
+			       fl_elfsize__add(symtabs_bytes(di->mini), di->mini_size));
+}
+
+uint64_t fl_debuginfo__dwarf_bytes(const struct fl_debuginfo *di)
+{
+	if (!di || !di->dwarf)
+		return 0;
+	return fl_elfsize__add(
+		debug_sections_bytes(di->dwarf, di->dwarf == di->dbg ? di->dbg_fd : di->bin_fd),
+		debug_sections_bytes(di->alt, di->alt_fd));
 }
 
 /* --- opening files under the root ------------------------------------------------ */
@@ -375,7 +445,7 @@ static bool try_candidate(struct search *s, const char *path, enum fl_debuginfo_
 	}
 	if (fstat(fd, &st) || (st.st_dev == s->bin_st.st_dev && st.st_ino == s->bin_st.st_ino))
 		return false; /* a debuglink naming the binary itself */
-	elf = elf_check(elf_begin(fd, ELF_C_READ, NULL), &s->bin_eh);
+	elf = elf_check(elf_read(fd), &s->bin_eh);
 	if (!elf) {
 		fl_pr_debug("debuginfo: %s: not an ELF file like the binary\n", path);
 		return false;
@@ -393,6 +463,11 @@ static bool try_candidate(struct search *s, const char *path, enum fl_debuginfo_
 
 		if (!has_crc)
 			return false;
+		if ((uint64_t)st.st_size > FL_DEBUGINFO_MAX_CRC_SIZE) {
+			fl_pr_debug("debuginfo: %s: %llu bytes, too large to check its CRC\n", path,
+				    (unsigned long long)st.st_size);
+			return false;
+		}
 		err = file_crc32(fd, (uint64_t)st.st_size, &got);
 		if (err || got != crc) {
 			fl_pr_debug("debuginfo: %s: %s\n", path,
@@ -480,7 +555,7 @@ static bool try_alt_candidate(struct search *s, const char *path, const uint8_t 
 
 	if (fd < 0)
 		return false;
-	elf = elf_check(elf_begin(fd, ELF_C_READ, NULL), &s->bin_eh);
+	elf = elf_check(elf_read(fd), &s->bin_eh);
 	if (!elf || read_build_id(elf, got) != len || memcmp(got, id, len)) {
 		fl_pr_debug("debuginfo: %s: not the alternate DWARF asked for\n", path);
 		return false;
@@ -612,7 +687,7 @@ static int xz_decode(const unsigned char *in, size_t in_size, size_t max, unsign
 static bool try_mini(struct search *s)
 {
 	struct fl_debuginfo *di = s->di;
-	size_t max = s->o.max_minidebuginfo ? s->o.max_minidebuginfo : MINI_DEFAULT_MAX;
+	size_t max = s->o.max_minidebuginfo ? s->o.max_minidebuginfo : FL_DEBUGINFO_MINI_MAX;
 	const unsigned char *in;
 	unsigned char *image = NULL;
 	size_t in_size, size;
@@ -636,13 +711,16 @@ static bool try_mini(struct search *s)
 					    : strerror(-err));
 		return false;
 	}
-	elf = elf_check(elf_memory((char *)image, size), &s->bin_eh);
+	elf = fl_elfsize__check_mem(image, size)
+		      ? NULL
+		      : elf_check(elf_memory((char *)image, size), &s->bin_eh);
 	if (!elf) {
 		fl_pr_debug("debuginfo: .gnu_debugdata: not an ELF image like the binary\n");
 		free(image);
 		return false;
 	}
 	di->mini_image = image;
+	di->mini_size = size;
 	di->mini = elf;
 	di->source = FL_DEBUGINFO_MINIDEBUGINFO;
 	return true;
@@ -701,6 +779,8 @@ int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts 
 	di->bin_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (di->bin_fd < 0)
 		return -errno;
+	if (fl_elfsize__check_fd(di->bin_fd))
+		return -EFBIG;
 	di->bin = elf_check(elf_begin(di->bin_fd, ELF_C_READ, NULL), NULL);
 	if (!di->bin || !gelf_getehdr(di->bin, &s.bin_eh))
 		return -EINVAL;

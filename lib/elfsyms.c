@@ -17,6 +17,7 @@
 #include "flamed/cleanup.h"
 #include "flamed/elfsyms.h"
 #include "flamed/regfile.h"
+#include "elfsize.h"
 
 /*
  * A zero-size symbol (hand-written assembly often has no .size) reaches to
@@ -592,6 +593,8 @@ int fl_elfsyms__open_fd(int fd, struct fl_elfsyms **ret)
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
+	if (fl_elfsize__check_fd(fd))
+		return -EFBIG;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	return elfsyms__from_elf(elf, ret);
 }

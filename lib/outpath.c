@@ -34,11 +34,17 @@ bool fl_outpath__link_trusted(const struct stat *link, const struct stat *dir, u
 
 bool fl_outpath__may_write(const struct stat *st, const struct stat *dir, uid_t euid)
 {
-	if (!(dir->st_mode & WRITABLE_BY_OTHERS))
+	/* Renamed over, never written into: the links it has elsewhere keep the old file. */
+	if (S_ISREG(st->st_mode))
+		return !(dir->st_mode & WRITABLE_BY_OTHERS) || st->st_uid == euid;
+	if (fl_outpath__dir_private(dir, euid))
 		return true;
-	if (st->st_uid != euid)
-		return false;
-	return S_ISREG(st->st_mode) || st->st_nlink == 1;
+	/*
+	 * Written into, where another user may have put it: made there by us
+	 * or by the directory's owner, and no hard link to a FIFO or device
+	 * elsewhere (fs.protected_hardlinks may be off).
+	 */
+	return (st->st_uid == euid || st->st_uid == dir->st_uid) && st->st_nlink == 1;
 }
 
 /* The number in s (decimal digits only, up to INT_MAX), or -1. */

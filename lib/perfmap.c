@@ -351,7 +351,11 @@ static int check_file(const struct fl_perfmap *m, int fd, struct stat *st)
 		return -errno;
 	if (!S_ISREG(st->st_mode))
 		return -EINVAL;
-	if (st->st_uid != m->uid && st->st_uid != 0)
+	/*
+	 * The process's own: not root's too, as a user binds any file root
+	 * owns over the path in a mount namespace of its own.
+	 */
+	if (st->st_uid != m->uid)
 		return -EPERM;
 	if (!is_fresh(st, m->start_ns))
 		return -ESTALE;

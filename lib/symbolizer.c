@@ -152,6 +152,7 @@ int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symboliz
 		s->srclines = opts->srclines;
 		if (opts->max_cache_bytes)
 			s->budget.max = opts->max_cache_bytes;
+		s->budget.parent = opts->budget;
 	}
 	/* Hostile perf maps must not keep the binaries' symbols from being read. */
 	s->jit_budget =
@@ -439,24 +440,36 @@ static const char *path_basename(const char *path)
  * The file is the one the tracker holds open, else the path if it is
  * still the file that was mapped, else the process's /proc/PID/map_files
  * entry while it lives (mapped_file.h).
+ *
+ * The files are another user's: what they make flamed hold is checked
+ * against the room left in the budget before it is read (their section
+ * headers say it, compressed sections at their inflated size), and
+ * m->bytes is set to it. Returns false when not even the symbols fit:
+ * then nothing is kept.
  */
-static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const struct fl_tmap *tm,
+static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const struct fl_tmap *tm,
 			     uint32_t pid)
 {
 	int held = s->tracker ? fl_tracker__file_fd(s->tracker, tm) : -1;
 	_cleanup_close_ int fd =
 		held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 3) : fl_open_mapped_file(tm, pid);
 	_cleanup_close_ int root_fd = -1;
+	uint64_t room = fl_budget__room(&s->budget), need, dwarf_need = 0;
 	/* Read, not mapped: a debug file truncated under us must not raise SIGBUS. */
-	struct fl_debuginfo_opts dio = {.sz = sizeof(dio)};
+	struct fl_debuginfo_opts dio = {
+		.sz = sizeof(dio),
+		/* Decompressed before anything else is known: never more than there is room for. */
+		.max_minidebuginfo = room < FL_DEBUGINFO_MINI_MAX ? (size_t)room : 0,
+	};
 	struct fl_debuginfo *di = NULL;
 	Elf *dwarf_elf;
 	int err;
 
+	m->bytes = sizeof(*m);
 	if (fd < 0) {
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path,
 			    fd == -ESTALE ? "not the mapped file any more" : strerror(-fd));
-		return;
+		return true;
 	}
 	if (pid) {
 		char root[32];
@@ -466,44 +479,47 @@ static void open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 	}
 	dio.root_fd = root_fd;
 	err = fl_debuginfo__find(fd, tm->path, &dio, &di);
-	if (!err)
-		err = fl_elfsyms__from_debuginfo(di, &m->syms);
+	if (err) {
+		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(-err));
+		return true;
+	}
+	need = sizeof(*m) + fl_debuginfo__symbols_bytes(di);
+	if (need > room) {
+		fl_pr_debug("symbolizer: %s not read: symbols of %llu bytes, room for %llu\n",
+			    tm->path, (unsigned long long)need, (unsigned long long)room);
+		fl_debuginfo__free(di);
+		return false;
+	}
+	m->bytes = need;
+	err = fl_elfsyms__from_debuginfo(di, &m->syms);
 	if (err) {
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(-err));
 		fl_debuginfo__free(di);
 		m->syms = NULL;
-		return;
+		return true;
 	}
 	if (fl_debuginfo__source(di) != FL_DEBUGINFO_NONE)
 		fl_pr_debug("symbolizer: %s: debug info by %s: %s\n", tm->path,
 			    fl_debuginfo_source__str(fl_debuginfo__source(di)),
 			    fl_debuginfo__path(di) ? fl_debuginfo__path(di) : "(in the file)");
 	dwarf_elf = s->inlines || s->srclines ? fl_debuginfo__dwarf_elf(di) : NULL;
+	if (dwarf_elf) {
+		dwarf_need = fl_debuginfo__dwarf_bytes(di);
+		if (dwarf_need > room - need) {
+			fl_pr_debug("symbolizer: %s: DWARF of %llu bytes not read, room for %llu\n",
+				    tm->path, (unsigned long long)dwarf_need,
+				    (unsigned long long)(room - need));
+			dwarf_elf = NULL;
+		}
+	}
 	if (dwarf_elf && fl_srcinfo__open(dwarf_elf, fl_debuginfo__alt_elf(di), &m->src) == 0) {
 		m->di = di; /* its files stay open for the DWARF */
-		return;
+		m->bytes += dwarf_need;
+		return true;
 	}
 	m->src = NULL;
 	fl_debuginfo__free(di);
-}
-
-/*
- * What a file read holds: its symbol table, and with DWARF kept (inlines,
- * source lines) the sections libdw reads whole (not mapped: read), counted
- * at their size in the file.
- */
-static uint64_t module_bytes(const struct module *m)
-{
-	uint64_t n = sizeof(*m) + fl_elfsyms__bytes(m->syms);
-	Elf *elf = m->src && m->di ? fl_debuginfo__dwarf_elf(m->di) : NULL;
-
-	for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS)
-			n += sh.sh_size;
-	}
-	return n;
+	return true;
 }
 
 void fl_symbolizer__cache_stats(const struct fl_symbolizer *s, struct fl_symbolizer_cache_stats *st)
@@ -540,19 +556,22 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		free(m);
 		return NULL;
 	}
-	if (!fl_budget__fits(&s->budget, 1)) {
-		/* Its frames are named by the file; tried again after a trim (the daemon). */
+	/* Its frames are named by the file; tried again after a trim (the daemon). */
+	if (!fl_budget__fits(&s->budget, sizeof(*m))) {
 		m->not_read = true;
-		s->cache.files_not_read++;
 		fl_pr_debug("symbolizer: %s not read: the cache holds %llu bytes, its cap\n",
 			    tm->path, (unsigned long long)s->budget.used);
+	} else if (!open_mapped_file(s, m, tm, pid)) {
+		m->not_read = true;
 	} else {
-		open_mapped_file(s, m, tm, pid);
-		m->bytes = module_bytes(m);
-		/* Its size is known once read: charged even past the cap, which then stops the next. */
+		/* Checked against the room left before it was read: it fits. */
 		fl_budget__force(&s->budget, m->bytes);
 		fl_pr_debug("symbolizer: read %s: %zu symbols, %llu bytes\n", tm->path,
 			    m->syms ? fl_elfsyms__count(m->syms) : 0, (unsigned long long)m->bytes);
+	}
+	if (m->not_read) {
+		m->bytes = 0;
+		s->cache.files_not_read++;
 	}
 	s->mods[j] = m;
 	s->nr_mods++;

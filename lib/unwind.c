@@ -19,6 +19,8 @@
 #include "flamed/log.h"
 #include "flamed/unwind.h"
 #include "elfimage.h"
+#include "elfsize.h"
+#include "flamed/budget.h"
 #include "hash.h"
 #include "mapped_file.h"
 
@@ -53,6 +55,9 @@ struct uw_file {
 	uint64_t ino;
 	bool vdso;
 	bool bad; /* could not be opened or read: every pc in it fails */
+	bool over_budget; /* bad for want of room in the budget: tried again after a trim */
+	uint64_t bytes;	  /* charged to the budget */
+	uint64_t used;	  /* the unwinder's generation when a sample last went through it */
 	int fd;
 	Elf *elf;
 	Dwarf_CFI *eh;
@@ -74,6 +79,7 @@ struct fl_unwinder {
 	size_t cap_files, nr_files;
 	struct uw_file *vdso;
 	struct fl_unwind_stats stats;
+	uint64_t gen; /* fl_unwinder__trim() calls */
 };
 
 /* --- registers ------------------------------------------------------------------ */
@@ -127,10 +133,12 @@ int fl_unwinder__new(const struct fl_unwind_opts *opts, struct fl_unwinder **ret
 	return 0;
 }
 
-static void file_free(struct uw_file *f)
+static void file_free(struct fl_unwinder *u, struct uw_file *f)
 {
 	if (!f)
 		return;
+	fl_budget__give(u->opts.budget, f->bytes);
+	u->stats.bytes -= f->bytes;
 	if (f->eh)
 		dwarf_cfi_end(f->eh);
 	fl_elfimage__fini(&f->dbg_image);
@@ -147,9 +155,9 @@ void fl_unwinder__free(struct fl_unwinder *u)
 	if (!u)
 		return;
 	for (size_t i = 0; i < u->cap_files; i++)
-		file_free(u->files[i]);
+		file_free(u, u->files[i]);
 	free(u->files);
-	file_free(u->vdso);
+	file_free(u, u->vdso);
 	free(u);
 }
 
@@ -268,7 +276,47 @@ static bool is_code_start(const struct uw_file *f, uint64_t vaddr)
 	return false;
 }
 
-static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
+/*
+ * What reading f's CFI holds, known from its headers before it is read:
+ * .eh_frame and .eh_frame_hdr (the whole file when libdw must find them
+ * through PT_GNU_EH_FRAME), and the copy of .debug_frame, plus what libdw
+ * inflates it to when it is compressed.
+ */
+static uint64_t cfi_bytes(Elf *elf, int fd, uint64_t file_size)
+{
+	uint64_t n;
+	GElf_Shdr sh;
+
+	n = section_by_name(elf, ".eh_frame", &sh) ? sh.sh_size : file_size;
+	if (section_by_name(elf, ".eh_frame_hdr", &sh))
+		n = fl_elfsize__add(n, sh.sh_size);
+	if (section_by_name(elf, ".debug_frame", &sh)) {
+		n = fl_elfsize__add(n, sh.sh_size);
+		if (sh.sh_flags & SHF_COMPRESSED)
+			n = fl_elfsize__add(n, fl_elfsize__section(elf, fd, ".debug_frame", &sh));
+	}
+	return n;
+}
+
+/*
+ * Charges f's CFI to the budget before it is read: false, with f bad
+ * until a trim and f->bytes the room it wanted, when it does not fit.
+ */
+static bool file_charge(struct fl_unwinder *u, struct uw_file *f, uint64_t file_size)
+{
+	f->bytes = cfi_bytes(f->elf, f->fd, file_size);
+	if (fl_budget__take(u->opts.budget, f->bytes)) {
+		u->stats.bytes += f->bytes;
+		return true;
+	}
+	f->bad = true;
+	f->over_budget = true;
+	u->stats.files_over_budget++;
+	u->stats.bytes_over_budget = fl_elfsize__add(u->stats.bytes_over_budget, f->bytes);
+	return false;
+}
+
+static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid)
 {
 	struct uw_file *f = calloc(1, sizeof(*f));
 	struct stat st;
@@ -288,7 +336,7 @@ static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
 		return f;
 	}
 	/* pread, not a mapping: ELF_C_READ reads what is asked for, when it is. */
-	f->elf = elf_begin(f->fd, ELF_C_READ, NULL);
+	f->elf = fl_elfsize__check_fd(f->fd) ? NULL : elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!f->elf || fstat(f->fd, &st) || file_setup(f)) {
 		fl_pr_debug("unwind: %s: not a usable ELF file\n", tm->path);
 		f->bad = true;
@@ -296,6 +344,10 @@ static struct uw_file *file_open(const struct fl_tmap *tm, uint32_t pid)
 		fl_pr_debug("unwind: %s: CFI larger than %llu MiB, not read\n", tm->path,
 			    (unsigned long long)(UW_MAX_CFI_BYTES >> 20));
 		f->bad = true;
+	} else if (!file_charge(u, f, (uint64_t)st.st_size)) {
+		fl_pr_debug("unwind: %s: CFI of %llu bytes not read: no room in the budget\n",
+			    tm->path, (unsigned long long)f->bytes);
+		f->bytes = 0;
 	} else {
 		/* Both read here, whole: .eh_frame and .eh_frame_hdr now, .debug_frame aside. */
 		f->eh = dwarf_getcfi_elf(f->elf);
@@ -340,9 +392,9 @@ static uint64_t file_hash(uint32_t maj, uint32_t min, uint64_t ino)
 	return fl_hash_u64_pair(ino, (uint64_t)maj << 32 | min);
 }
 
-static int files_grow(struct fl_unwinder *u)
+/* The file table at capacity cap, the files placed again (open addressing). */
+static int files_rehash(struct fl_unwinder *u, size_t cap)
 {
-	size_t cap = u->cap_files ? u->cap_files * 2 : 64;
 	struct uw_file **files = calloc(cap, sizeof(*files));
 
 	if (!files)
@@ -364,6 +416,11 @@ static int files_grow(struct fl_unwinder *u)
 	return 0;
 }
 
+static int files_grow(struct fl_unwinder *u)
+{
+	return files_rehash(u, u->cap_files ? u->cap_files * 2 : 64);
+}
+
 static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid)
 {
 	struct uw_file *f;
@@ -378,11 +435,14 @@ static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm,
 	j = file_hash(tm->dev_major, tm->dev_minor, tm->ino) & (u->cap_files - 1);
 	for (; (f = u->files[j]); j = (j + 1) & (u->cap_files - 1))
 		if (f->ino == tm->ino && f->dev_major == tm->dev_major &&
-		    f->dev_minor == tm->dev_minor)
+		    f->dev_minor == tm->dev_minor) {
+			f->used = u->gen;
 			return f;
-	f = file_open(tm, pid);
+		}
+	f = file_open(u, tm, pid);
 	if (!f)
 		return NULL;
+	f->used = u->gen;
 	u->files[j] = f;
 	u->nr_files++;
 	u->stats.files++;
@@ -802,4 +862,26 @@ size_t fl_unwinder__unwind(struct fl_unwinder *u, const struct fl_unwind_sample 
 void fl_unwinder__stats(const struct fl_unwinder *u, struct fl_unwind_stats *st)
 {
 	*st = u->stats;
+}
+
+void fl_unwinder__trim(struct fl_unwinder *u)
+{
+	size_t freed = 0;
+
+	for (size_t i = 0; i < u->cap_files; i++) {
+		struct uw_file *f = u->files[i];
+
+		if (f && (f->over_budget || f->used + 1 < u->gen)) {
+			file_free(u, f);
+			u->files[i] = NULL;
+			freed++;
+		}
+	}
+	u->gen++;
+	if (!freed)
+		return;
+	u->nr_files -= freed;
+	/* The survivors are placed again; at the same capacity only memory can fail. */
+	if (files_rehash(u, u->cap_files))
+		fl_pr_debug("unwind: out of memory rebuilding the file table\n");
 }

@@ -25,6 +25,7 @@
 #include "flamed.h"
 #include "flamed/cleanup.h"
 #include "flamed/config.h"
+#include "flamed/unwind.h"
 #include "flamed/folded.h"
 #include "flamed/log.h"
 #include "flamed/profile.h"
@@ -88,6 +89,7 @@ struct daemon {
 	uint64_t snapshots, failures;
 	uint64_t over_max;	   /* the tracker's, at the last snapshot */
 	uint64_t files_not_read;   /* the symbolizer's, at the last snapshot */
+	uint64_t cfi_not_read;	   /* the unwinder's files over budget, at the last snapshot */
 	uint64_t maps_over_budget; /* perf maps not read in full, at the last snapshot */
 	bool dir_missing_logged;
 	bool other_ns_logged; /* samples outside flamed's pid namespace: said once */
@@ -179,11 +181,20 @@ static void append(char *buf, size_t size, const char *fmt, ...)
 /* The file (a missing default file means the defaults), then the command line. */
 static int load_config(const struct daemon *d, struct fl_config *c, char *err, size_t len)
 {
+	_cleanup_(caps_restore) struct caps_saved caps = {};
 	char e[512];
 	int ret;
 
 	fl_config__init(c);
+	/* Read with the rights of whoever named it, not with file capabilities. */
+	ret = caps_lower(&caps);
+	if (ret) {
+		snprintf(err, len, "cannot set aside flamed's capabilities to read %s: %s",
+			 d->config_path, strerror(-ret));
+		return ret;
+	}
 	ret = fl_config__load(c, d->config_path, err, len);
+	caps_restore(&caps);
 	if (ret == -ENOENT && !d->config_given)
 		ret = 0;
 	if (ret)
@@ -341,6 +352,7 @@ static int open_session(struct daemon *d)
 	/* A new tracker and symbolizer count from 0. */
 	d->over_max = 0;
 	d->files_not_read = 0;
+	d->cfi_not_read = 0;
 	d->maps_over_budget = 0;
 	return err;
 }
@@ -393,10 +405,17 @@ static int open_output_dir(struct daemon *d, char *why, size_t whylen)
 {
 	struct fl_outpath_opts opts = {
 		.sz = sizeof(opts), .euid = geteuid(), .dir = true, .mkdir_mode = 0755};
+	_cleanup_(caps_restore) struct caps_saved caps = {};
 	struct fl_outpath o;
 	int fd, err;
 
 	why[0] = '\0';
+	/* Walked with the rights of whoever configured it, not with file capabilities. */
+	err = caps_lower(&caps);
+	if (err) {
+		snprintf(why, whylen, "cannot set aside flamed's capabilities: %s", strerror(-err));
+		return err;
+	}
 	err = fl_outpath__resolve(&o, d->cfg.output_dir, &opts);
 	if (err) {
 		if (o.problem == FL_OUTPATH_LINK)
@@ -815,15 +834,23 @@ static void snapshot(struct daemon *d, const char *why)
 	d->over_max = ts.over_max;
 	{
 		struct fl_symbolizer_cache_stats cs;
+		struct fl_unwind_stats us = {0};
+		uint64_t unread, cfi;
 
 		fl_symbolizer__cache_stats(d->ses.symbolizer, &cs);
-		if (cs.files_not_read > d->files_not_read)
-			msg("max_symbol_cache (%llu MiB) reached: %llu files not read this "
-			    "interval "
-			    "(their frames are named by file)",
+		if (d->ses.unwinder)
+			fl_unwinder__stats(d->ses.unwinder, &us);
+		unread = cs.files_not_read - d->files_not_read;
+		cfi = us.files_over_budget - d->cfi_not_read;
+		if (unread || cfi)
+			msg("max_symbol_cache (%llu MiB) reached: this interval %llu files not "
+			    "read "
+			    "(their frames are named by file), the CFI of %llu not read (stacks "
+			    "through them fail to unwind)",
 			    (unsigned long long)(d->cfg.max_symbol_cache >> 20),
-			    (unsigned long long)(cs.files_not_read - d->files_not_read));
+			    (unsigned long long)unread, (unsigned long long)cfi);
 		d->files_not_read = cs.files_not_read;
+		d->cfi_not_read = us.files_over_budget;
 	}
 	{
 		struct fl_symbolizer_jit_stats js;
@@ -849,6 +876,8 @@ static void snapshot(struct daemon *d, const char *why)
 		fl_profile__free(p);
 		/* Files no process used for two intervals: the new fold holds no name yet. */
 		fl_symbolizer__trim(d->ses.symbolizer);
+		if (d->ses.unwinder)
+			fl_unwinder__trim(d->ses.unwinder);
 	} else
 		log_error(d, "out of memory starting a new profile: the next snapshot repeats "
 			     "this one's samples");

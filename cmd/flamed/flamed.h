@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "flamed/flametree.h"
@@ -34,6 +35,22 @@ bool seccomp_filtered(void);
  * dropped, so they read files as that user. Root keeps root.
  */
 void drop_privileges(void);
+/*
+ * record and daemon keep their capabilities, but open and read the files
+ * their user names (-o, --cp, --config, output_dir) with that user's own
+ * rights: caps_lower() empties the effective set (the permitted set stays)
+ * and caps_restore() puts it back, e.g.
+ *   _cleanup_(caps_restore) struct caps_saved caps = {};
+ *   err = caps_lower(&caps);
+ * Root keeps root (nothing is lowered). caps_lower() returns 0 or -errno;
+ * on failure nothing was lowered, and the caller must not go on.
+ */
+struct caps_saved {
+	bool lowered;
+	uint32_t effective[2];
+};
+int caps_lower(struct caps_saved *s);
+void caps_restore(struct caps_saved *s);
 
 int cmd_record(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);

@@ -190,12 +190,20 @@ static int open_file(struct output *o)
 int output_open(struct output *o, const char *path, unsigned int flags)
 {
 	struct fl_outpath_opts opts = {.sz = sizeof(opts), .euid = geteuid()};
+	_cleanup_(caps_restore) struct caps_saved caps = {};
 	const struct fl_outpath *w = &o->where;
 	int err;
 
 	if (!path || !strcmp(path, "-")) {
 		o->f = stdout;
 		return 0;
+	}
+	/* The user named the path: it is walked and opened with the user's rights. */
+	err = caps_lower(&caps);
+	if (err) {
+		msg("cannot write %s: cannot set aside flamed's capabilities: %s", path,
+		    strerror(-err));
+		return err;
 	}
 	o->path = path;
 	o->resolved = true;
@@ -227,6 +235,7 @@ int output_open(struct output *o, const char *path, unsigned int flags)
 
 FILE *output_read(const struct output *o)
 {
+	_cleanup_(caps_restore) struct caps_saved caps = {};
 	FILE *f;
 	int fd;
 
@@ -234,7 +243,10 @@ FILE *output_read(const struct output *o)
 		errno = ENOENT;
 		return NULL;
 	}
-	fd = fl_regfile__reopen(o->where.fd, &o->where.st);
+	/* Read as the user who named it, not with the capabilities (the open checks that). */
+	fd = caps_lower(&caps);
+	if (!fd)
+		fd = fl_regfile__reopen(o->where.fd, &o->where.st);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;

@@ -59,6 +59,45 @@ bool seccomp_filtered(void)
 	return !status_field("Seccomp", 10, &mode) && mode == 2;
 }
 
+int caps_lower(struct caps_saved *s)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {};
+
+	s->lowered = false;
+	/* Root is root, as in drop_privileges(). */
+	if (geteuid() == 0 || getuid() == 0)
+		return 0;
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	if (!data[0].effective && !data[1].effective)
+		return 0;
+	s->effective[0] = data[0].effective;
+	s->effective[1] = data[1].effective;
+	data[0].effective = data[1].effective = 0;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	s->lowered = true;
+	return 0;
+}
+
+void caps_restore(struct caps_saved *s)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (!s->lowered)
+		return;
+	s->lowered = false;
+	/* The permitted set is untouched: raising within it cannot fail but for a bug. */
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return;
+	data[0].effective = s->effective[0];
+	data[1].effective = s->effective[1];
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		msg("warning: cannot raise the capabilities again: %s", strerror(errno));
+}
+
 void drop_privileges(void)
 {
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};

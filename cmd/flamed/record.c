@@ -525,6 +525,8 @@ static int child_spawn(struct child *c, char **cmd, const sigset_t *orig_mask,
 		/* The command gets the signal state we were started with. */
 		signal(SIGPIPE, orig_pipe);
 		sigprocmask(SIG_SETMASK, orig_mask, NULL);
+		/* ... and only its user's rights: no file capability finds or runs it. */
+		drop_privileges();
 		execvp(cmd[0], cmd);
 		e = errno;
 		if (write(errp[1], &e, sizeof(e)) < 0) {
@@ -748,6 +750,21 @@ static void print_own_cost(double elapsed)
 	    (double)ru.ru_maxrss / 1024.0);
 }
 
+/* Files whose CFI was left unread at --max-symbol-cache (--call-graph dwarf). */
+static void report_cfi_budget(const struct recording *r)
+{
+	struct fl_unwind_stats us;
+
+	fl_unwinder__stats(r->ses.unwinder, &us);
+	if (us.files_over_budget)
+		msg("call frame information of %llu files not read: --max-symbol-cache (%llu MiB) "
+		    "had no room for the %.1f MiB their headers claim (raise it); stacks through "
+		    "their code failed to unwind",
+		    (unsigned long long)us.files_over_budget,
+		    (unsigned long long)(r->ses.budget.max >> 20),
+		    (double)us.bytes_over_budget / 1048576.0);
+}
+
 static void print_summary(const struct recording *r, const struct fl_profile *p,
 			  const struct fl_sampler_stats *ss, const struct fl_fold_stats *fs,
 			  const struct fl_tracker_stats *ts, double elapsed)
@@ -801,6 +818,7 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    n ? 100.0 * (double)ss->unwind_truncated / (double)n : 0.0, a->stack_size,
 		    ss->unwind_truncated ? " (a bigger --call-graph dwarf,SIZE copies more)" : "",
 		    n ? 100.0 * (double)ss->unwind_failed / (double)n : 0.0);
+		report_cfi_budget(r);
 	}
 	if (verbose)
 		msg("process tracker: %llu forks, %llu execs, %llu exits; %llu processes tracked "

@@ -361,11 +361,13 @@ int session_open(struct session *s, const struct session_opts *o)
 
 	s->o = *o;
 	s->ep = -1;
+	s->budget = (struct fl_budget){.max = o->max_cache_bytes ?: FL_SYM_DEFAULT_CACHE};
 	err = session_check_pidns(&s->pidns);
 	if (err)
 		return err;
 	if (o->dwarf) {
-		struct fl_unwind_opts uo = {.sz = sizeof(uo), .find_map = find_map, .ctx = s};
+		struct fl_unwind_opts uo = {
+			.sz = sizeof(uo), .find_map = find_map, .ctx = s, .budget = &s->budget};
 
 		err = fl_unwinder__new(&uo, &s->unwinder);
 		if (err) {
@@ -399,6 +401,7 @@ int session_open(struct session *s, const struct session_opts *o)
 					 .inlines = !o->no_inline,
 					 .srclines = o->srcline,
 					 .max_cache_bytes = o->max_cache_bytes,
+					 .budget = &s->budget,
 					 .no_bpf =
 						 fl_sampler__backend(s->sampler) != FL_SAMPLER_BPF};
 	err = fl_symbolizer__new(&syo, &s->symbolizer);

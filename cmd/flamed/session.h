@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "flamed/budget.h"
 #include "flamed/fold.h"
 #include "flamed/pidns.h"
 #include "flamed/sampler.h"
@@ -73,6 +74,11 @@ struct session_opts {
 
 struct session {
 	struct session_opts o;
+	/*
+	 * Memory for what other users' files make flamed read, max_cache_bytes:
+	 * the symbolizer's cache and the unwinder's CFI both charge it.
+	 */
+	struct fl_budget budget;
 	struct fl_pidns pidns; /* flamed's pid namespace (session_check_pidns()) */
 	struct fl_unwinder *unwinder; /* --call-graph dwarf */
 	struct fl_sampler *sampler;

@@ -27,6 +27,22 @@ static inline bool fl_budget__fits(const struct fl_budget *b, uint64_t n)
 	return true;
 }
 
+/* How many more bytes fit in b and its parents: UINT64_MAX when none has a limit. */
+static inline uint64_t fl_budget__room(const struct fl_budget *b)
+{
+	uint64_t room = UINT64_MAX;
+
+	for (; b; b = b->parent) {
+		if (!b->max)
+			continue;
+		if (b->used >= b->max)
+			return 0;
+		if (b->max - b->used < room)
+			room = b->max - b->used;
+	}
+	return room;
+}
+
 /* Charges n bytes whether they fit or not: for what is known only once it is read. */
 static inline void fl_budget__force(struct fl_budget *b, uint64_t n)
 {

@@ -31,9 +31,18 @@ struct fl_debuginfo_opts {
 	int root_fd;
 	/* NULL-terminated list of absolute directories; NULL: "/usr/lib/debug". */
 	const char *const *debug_dirs;
-	/* Cap on the decompressed MiniDebugInfo, in bytes; 0: 64 MiB. */
+	/* Cap on the decompressed MiniDebugInfo, in bytes; 0: FL_DEBUGINFO_MINI_MAX. */
 	size_t max_minidebuginfo;
 };
+
+#define FL_DEBUGINFO_MINI_MAX ((size_t)64 << 20)
+/*
+ * A debug file found by .gnu_debuglink for a binary without a build-id is
+ * checked by the CRC-32 of all its bytes: one larger than this is refused
+ * unread (a sparse file of a TiB costs its owner nothing, and flamed
+ * hours of CPU). Real ones without a build-id are far smaller.
+ */
+#define FL_DEBUGINFO_MAX_CRC_SIZE ((uint64_t)256 << 20)
 
 /*
  * Finds the debug info of the binary open at fd (a regular file the caller
@@ -47,12 +56,15 @@ struct fl_debuginfo_opts {
  * A separate file is used only when it is a regular ELF file of the same
  * class and machine, not the binary itself, and carries the binary's
  * build-id (when the binary has one; a debug file without a build-id is
- * then rejected), else matches the debuglink CRC-32. A binary that has both
+ * then rejected), else matches the debuglink CRC-32 (and is at most
+ * FL_DEBUGINFO_MAX_CRC_SIZE bytes). A binary that has both
  * .symtab and .debug_info is not searched for anything else.
  *
  * Finding nothing is not an error: *ret is set, with FL_DEBUGINFO_NONE
  * (why each candidate was refused goes to fl_pr_debug()). Returns 0,
- * -EINVAL (fd is not a regular ELF file libelf can read), -EISDIR, or
+ * -EINVAL (fd is not a regular ELF file libelf can read), -EFBIG (its
+ * header claims more than 65536 sections or program headers: libelf
+ * would allocate for each; candidates claiming so are refused), -EISDIR, or
  * -errno (fstat, dup, -ENOMEM). fd stays the caller's (the object keeps a
  * dup of it, and the debug file open, until fl_debuginfo__free()).
  */
@@ -103,6 +115,25 @@ Elf *fl_debuginfo__dwarf_elf(const struct fl_debuginfo *di);
  * section gives (relative to the file holding the DWARF).
  */
 Elf *fl_debuginfo__alt_elf(const struct fl_debuginfo *di);
+
+/*
+ * What reading di takes in memory, known before it is read, from the
+ * section headers (and the compression headers) of files another user may
+ * have written, so that a caller with a budget reads only what fits. Each
+ * is an upper bound of what libelf and libdw allocate for those reads.
+ *
+ * fl_debuginfo__symbols_bytes(): the symbol tables (.symtab, .dynsym) and
+ * their string tables of the binary, the debug file and the MiniDebugInfo,
+ * and the MiniDebugInfo image itself (decompressed by find).
+ *
+ * fl_debuginfo__dwarf_bytes(): every debug section dwarf_begin_elf() reads
+ * whole, of fl_debuginfo__dwarf_elf() and of the alternate DWARF, at its
+ * size once inflated: a compressed section (SHF_COMPRESSED, or GNU's
+ * .zdebug) of a few KiB may inflate to GiBs. A compression header that
+ * cannot be read counts as UINT64_MAX. 0 when there is no DWARF.
+ */
+uint64_t fl_debuginfo__symbols_bytes(const struct fl_debuginfo *di);
+uint64_t fl_debuginfo__dwarf_bytes(const struct fl_debuginfo *di);
 
 /* The binary's build-id (*id points into di), or 0 when it has none. */
 size_t fl_debuginfo__build_id(const struct fl_debuginfo *di, const uint8_t **id);

@@ -26,8 +26,9 @@ struct fl_elfsym {
  * STT_GNU_IFUNC with a non-zero value, from .symtab when present, else
  * .dynsym; mapping symbols such as $x and $d are left out). The file is
  * closed before returning: symbols are copied. A file with no symbols at all
- * loads fine (fl_elfsyms__count() == 0). Returns 0, -errno from open, or
- * -EINVAL when it is not an ELF file libelf can read.
+ * loads fine (fl_elfsyms__count() == 0). Returns 0, -errno from open,
+ * -EINVAL when it is not an ELF file libelf can read, or -EFBIG when its
+ * header claims more than 65536 sections or program headers.
  */
 int fl_elfsyms__open(const char *path, struct fl_elfsyms **ret);
 

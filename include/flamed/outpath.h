@@ -88,9 +88,12 @@ bool fl_outpath__dir_private(const struct stat *dir, uid_t euid);
 bool fl_outpath__link_trusted(const struct stat *link, const struct stat *dir, uid_t euid);
 /*
  * euid may replace (a regular file) or write into (a FIFO, a device) st,
- * found in dir: always where neither dir's group nor others may write;
- * in a directory they may write (/tmp), only its own, and, but for a
- * regular file (which is renamed over, not written into), not a hard link.
+ * found in dir. A regular file, which is renamed over, not written into:
+ * where neither dir's group nor others may write, or euid's own. A FIFO or
+ * a device: in a directory private to euid (fl_outpath__dir_private()),
+ * else only one euid or dir's owner made there, which no hard link shares
+ * (a user's directory may hold a link to root's FIFO or to a device when
+ * fs.protected_hardlinks is off).
  */
 bool fl_outpath__may_write(const struct stat *st, const struct stat *dir, uid_t euid);
 /*

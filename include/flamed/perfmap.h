@@ -88,7 +88,10 @@ struct fl_perfmap_stats {
  * opened one component at a time, following no symlink at all), and used only
  * when it is:
  *   a regular file                           else -EINVAL (FIFO, device...)
- *   owned by the process's real uid or root  else -EPERM
+ *   owned by the process's real uid          else -EPERM (not root's for a
+ *                                             user's process: a user binds
+ *                                             any file over the path in a
+ *                                             mount namespace of its own)
  *   modified at or after the process started
  *   (less FL_PERFMAP_START_SLACK_NS)         else -ESTALE (left by an earlier
  *                                             process with the same pid)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct fl_budget;
 struct fl_src_frame;
 struct fl_tmap;
 struct fl_tracker;
@@ -34,14 +35,23 @@ struct fl_symbolizer_opts {
 	/*
 	 * The most memory the files read may hold (symbol tables, the DWARF
 	 * sections kept for inlines and source lines, and the entries of
-	 * perf maps), in bytes; 0: FL_SYM_DEFAULT_CACHE. A file met past it
-	 * is not read: its frames are named by the file, and
-	 * fl_symbolizer__cache_stats() counts it. Perf maps may take
+	 * perf maps), in bytes; 0: FL_SYM_DEFAULT_CACHE. A file is read only
+	 * when what it takes fits in what is left, as its headers say before
+	 * it is read (compressed DWARF at its inflated size): else its frames
+	 * are named by the file, and fl_symbolizer__cache_stats() counts it;
+	 * DWARF that does not fit is not read (no inlined frames or lines
+	 * from that file), its symbols still are. Perf maps may take
 	 * 1 / FL_SYM_JIT_SHARE of it, so that the binaries' symbols keep the
 	 * rest whatever the maps hold; a map is read up to the first entry
 	 * with no room (fl_symbolizer__jit_stats()).
 	 */
 	uint64_t max_cache_bytes;
+	/*
+	 * A budget the cache's is part of, charged too (what others charge,
+	 * the DWARF unwinder's CFI, leaves that much less room); NULL: none.
+	 * Borrowed: it must outlive the symbolizer.
+	 */
+	struct fl_budget *budget;
 };
 
 #define FL_SYM_DEFAULT_CACHE (1024ull << 20)

@@ -52,10 +52,20 @@ enum fl_unwind_outcome {
 typedef const struct fl_tmap *(*fl_unwind_find_map_fn)(void *ctx, uint32_t pid, uint64_t addr,
 						       uint64_t time);
 
+struct fl_budget;
+
 struct fl_unwind_opts {
 	size_t sz; /* sizeof(struct fl_unwind_opts) */
 	fl_unwind_find_map_fn find_map;
 	void *ctx;
+	/*
+	 * Charged for the CFI each file's headers say it holds, before it is
+	 * read (files are other users'); a file whose CFI does not fit is
+	 * not read (its pcs fail to unwind) until a fl_unwinder__trim() let
+	 * it be tried again. NULL: no limit. Borrowed: it must outlive the
+	 * unwinder.
+	 */
+	struct fl_budget *budget;
 };
 
 struct fl_unwinder;
@@ -77,8 +87,19 @@ size_t fl_unwinder__unwind(struct fl_unwinder *u, const struct fl_unwind_sample 
 struct fl_unwind_stats {
 	uint64_t outcomes[FL_UNWIND_OUTCOME__MAX];
 	uint64_t files; /* ELF files opened for their CFI */
+	/* Files whose CFI was not read for want of room in the budget, and the bytes it claimed. */
+	uint64_t files_over_budget, bytes_over_budget;
+	uint64_t bytes; /* charged to the budget now */
 };
 
 void fl_unwinder__stats(const struct fl_unwinder *u, struct fl_unwind_stats *st);
+
+/*
+ * Frees the files no sample unwound through since the call before the
+ * last one, and those left unread for the budget (tried again when met):
+ * what is held follows what is unwound (the daemon calls it every
+ * interval).
+ */
+void fl_unwinder__trim(struct fl_unwinder *u);
 
 #endif

@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flamed/debuginfo.h"
@@ -677,6 +679,7 @@ struct gen_sec {
 	const void *data;
 	size_t size;
 	size_t align;
+	uint64_t flags; /* sh_flags */
 };
 
 /* A 64-bit little-endian ET_DYN with the given sections and nothing else. */
@@ -715,6 +718,7 @@ static void write_elf(const char *path, uint16_t machine, const struct gen_sec *
 		d->d_type = ELF_T_BYTE;
 		if (i < n) {
 			sh->sh_type = secs[i].type;
+			sh->sh_flags = secs[i].flags;
 			sh->sh_addralign = secs[i].align;
 			d->d_buf = (void *)secs[i].data;
 			d->d_size = secs[i].size;
@@ -788,7 +792,7 @@ static enum fl_debuginfo_source mini_of(const char *path, uint16_t machine, cons
 {
 	struct fl_debuginfo_opts o = {
 		.sz = sizeof(o), .debug_dirs = fixture_dirs, .max_minidebuginfo = cap};
-	struct gen_sec sec = {".gnu_debugdata", SHT_PROGBITS, xz, size, 1};
+	struct gen_sec sec = {".gnu_debugdata", SHT_PROGBITS, xz, size, 1, 0};
 
 	write_elf(path, machine, &sec, 1);
 	return find_path(path, &o, NULL);
@@ -962,7 +966,7 @@ static void test_hostile_notes(void **state)
 	const uint8_t id[20] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 	uint8_t big[80] = {1};
 	unsigned char buf[512];
-	struct gen_sec sec = {".note.gnu.build-id", SHT_NOTE, buf, 0, 4};
+	struct gen_sec sec = {".note.gnu.build-id", SHT_NOTE, buf, 0, 4, 0};
 	size_t len, n;
 
 	(void)state;
@@ -1007,6 +1011,167 @@ static void test_hostile_notes(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* fl_debuginfo__dwarf_bytes() of an ELF file with secs. */
+static uint64_t dwarf_bytes_of(const char *path, const struct gen_sec *secs, size_t n)
+{
+	struct fl_debuginfo *di = NULL;
+	uint64_t bytes;
+	int fd;
+
+	write_elf(path, EM_X86_64, secs, n);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fl_debuginfo__find(fd, path, NULL, &di), 0);
+	close(fd);
+	bytes = fl_debuginfo__dwarf_bytes(di);
+	fl_debuginfo__free(di);
+	return bytes;
+}
+
+/*
+ * What libdw would hold once it read a file's DWARF, from the headers:
+ * compressed sections (SHF_COMPRESSED, GNU .zdebug) at the size they claim
+ * inflated, which is what libelf allocates; a compression header cut short
+ * at "everything"; non-debug sections not at all.
+ */
+static void test_dwarf_bytes(void **state)
+{
+	char dir[] = "/tmp/fl-dbgbytes-XXXXXX", path[PATH_MAX];
+	static const unsigned char info[100];
+	/* Elf64_Chdr, little-endian: ELFCOMPRESS_ZLIB, reserved, size 2^40, align 1. */
+	static const unsigned char chdr[24] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					       0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+	/* "ZLIB" and 3 GiB, big-endian. */
+	static const unsigned char zdebug[16] = {'Z', 'L', 'I', 'B', 0, 0, 0, 0, 0xc0, 0, 0, 0};
+	struct gen_sec secs[3] = {
+		{".debug_info", SHT_PROGBITS, info, sizeof(info), 1, 0},
+		{".text", SHT_PROGBITS, info, sizeof(info), 1, 0},
+	};
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	assert_int_equal(dwarf_bytes_of(path, secs, 2), sizeof(info));
+	secs[2] = (struct gen_sec){".debug_ranges", SHT_PROGBITS, chdr, sizeof(chdr), 1,
+				   SHF_COMPRESSED};
+	assert_int_equal(dwarf_bytes_of(path, secs, 3), sizeof(info) + (1ull << 40));
+	secs[2].size = 20; /* the header cut */
+	assert_int_equal(dwarf_bytes_of(path, secs, 3), UINT64_MAX);
+	secs[2] = (struct gen_sec){".zdebug_str", SHT_PROGBITS, zdebug, sizeof(zdebug), 1, 0};
+	assert_int_equal(dwarf_bytes_of(path, secs, 3), sizeof(info) + (3ull << 30));
+	/* Not compressed after all: read as it is. */
+	secs[2].data = info;
+	assert_int_equal(dwarf_bytes_of(path, secs, 3), sizeof(info) + sizeof(zdebug));
+	/* No DWARF: nothing to read. */
+	secs[0].name = ".rodata";
+	assert_int_equal(dwarf_bytes_of(path, secs, 2), 0);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
+ * An ELF header whose section count (extended numbering: section 0's
+ * sh_size) claims 16 million section headers, in a sparse file of 1 GiB
+ * that holds 8 KiB: libelf allocates and fills a descriptor for each
+ * section in elf_begin() (4 GiB and ten seconds here); then one whose
+ * section names claim the hole, read whole for the first name. The file
+ * is refused from its header, before libelf sees it.
+ */
+static void test_absurd_section_count(void **state)
+{
+	char dir[] = "/tmp/fl-dbgshnum-XXXXXX", path[PATH_MAX];
+	Elf64_Ehdr eh = {.e_ident = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
+				     EV_CURRENT},
+			 .e_type = ET_DYN,
+			 .e_machine = EM_X86_64,
+			 .e_version = EV_CURRENT,
+			 .e_shoff = 4096,
+			 .e_ehsize = sizeof(Elf64_Ehdr),
+			 .e_shentsize = sizeof(Elf64_Shdr)};
+	Elf64_Shdr sh0 = {.sh_size = ((1ull << 30) - 4096) / sizeof(Elf64_Shdr)};
+	struct fl_debuginfo *di = NULL;
+	struct rusage ru;
+	long before;
+	int fd, err;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pwrite(fd, &sh0, sizeof(sh0), 4096), sizeof(sh0));
+	assert_int_equal(ftruncate(fd, 1 << 30), 0);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	before = ru.ru_maxrss;
+	err = fl_debuginfo__find(fd, path, NULL, &di);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	printf("# find: %s; peak RSS %ld KiB before, %ld KiB after\n", err ? strerror(-err) : "ok",
+	       before, ru.ru_maxrss);
+	assert_int_equal(err, -EFBIG);
+	assert_null(di);
+	assert_true(ru.ru_maxrss - before < 64 << 10);
+
+	/*
+	 * Two sections, the second the section names, claiming 1 GiB of the
+	 * hole: every section name looked up reads the table whole.
+	 */
+	Elf64_Shdr names = {
+		.sh_type = SHT_STRTAB, .sh_offset = 8192, .sh_size = (1ull << 30) - 8192};
+
+	eh.e_shnum = 2;
+	eh.e_shstrndx = 1;
+	sh0.sh_size = 0;
+	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pwrite(fd, &sh0, sizeof(sh0), 4096), sizeof(sh0));
+	assert_int_equal(pwrite(fd, &names, sizeof(names), 4096 + sizeof(sh0)), sizeof(names));
+	di = NULL;
+	err = fl_debuginfo__find(fd, path, NULL, &di);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	printf("# names: %s; peak RSS %ld KiB\n", err ? strerror(-err) : "ok", ru.ru_maxrss);
+	assert_int_equal(err, -EFBIG);
+	assert_true(ru.ru_maxrss - before < 64 << 10);
+	close(fd);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/*
+ * A binary without build-id whose .gnu_debuglink names a debug file of
+ * 16 GiB, a hole (a sparse file: nothing on disk): its CRC would be read
+ * whole, a minute or more of CPU for every such binary. It is refused at
+ * once, as larger than FL_DEBUGINFO_MAX_CRC_SIZE.
+ */
+static void test_debuglink_huge(void **state)
+{
+	char dir[] = "/tmp/fl-dbghuge-XXXXXX", path[PATH_MAX], debug[PATH_MAX];
+	struct fl_debuginfo_opts o = {.sz = sizeof(o), .debug_dirs = fixture_dirs};
+	unsigned char buf[16] = "bin.debug";
+	struct gen_sec sec = {".gnu_debuglink", SHT_PROGBITS, buf, sizeof(buf), 4, 0};
+	struct timespec t0, t1;
+	uint16_t machine;
+	size_t size;
+	double secs;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	snprintf(debug, sizeof(debug), "%s/bin.debug", dir);
+	copy_file(FIXTURE_DIR "/.debug/dbg_link_nobid.debug", debug);
+	assert_int_equal(truncate(debug, (off_t)16 << 30), 0);
+	free(real_debugdata(&size, &machine));
+	write_elf(path, machine, &sec, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(find_path(path, &o, NULL), FL_DEBUGINFO_NONE);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("# a 16 GiB debuglink candidate took %.2f s\n", secs);
+	assert_true(secs < 5);
+	unlink(debug);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /*
  * Malformed .gnu_debuglink sections lead nowhere; a well-formed one is
  * followed, the CRC (computed here) decides, and a link to the binary
@@ -1016,10 +1181,10 @@ static void test_hostile_debuglink(void **state)
 {
 	char dir[] = "/tmp/fl-dbglink-XXXXXX", path[PATH_MAX], debug[PATH_MAX];
 	struct fl_debuginfo_opts o = {.sz = sizeof(o), .debug_dirs = fixture_dirs};
-	struct gen_sec sec = {".gnu_debuglink", SHT_PROGBITS, NULL, 0, 4};
+	struct gen_sec sec = {".gnu_debuglink", SHT_PROGBITS, NULL, 0, 4, 0};
 	unsigned char buf[512], note[64], *file;
 	const uint8_t id[20] = {0xfe, 0xed};
-	struct gen_sec two[2] = {{0}, {".note.gnu.build-id", SHT_NOTE, note, 0, 4}};
+	struct gen_sec two[2] = {{0}, {".note.gnu.build-id", SHT_NOTE, note, 0, 4, 0}};
 	uint16_t machine;
 	uint32_t crc;
 	size_t size;
@@ -1192,7 +1357,10 @@ int main(void)
 		cmocka_unit_test(test_magic_link),
 		cmocka_unit_test(test_hostile_minidebuginfo),
 		cmocka_unit_test(test_hostile_notes),
+		cmocka_unit_test(test_dwarf_bytes),
 		cmocka_unit_test(test_hostile_debuglink),
+		cmocka_unit_test(test_debuglink_huge),
+		cmocka_unit_test(test_absurd_section_count),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_truncated_binary),
 	};

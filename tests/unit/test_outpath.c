@@ -101,6 +101,19 @@ static void test_predicates(void **state)
 	assert_false(fl_outpath__may_write(&f_root, &grp, 1000));
 	/* Another user's file in that user's own directory: nobody else could have put it there. */
 	assert_true(fl_outpath__may_write(&f_user, &home, 0));
+	/*
+	 * Written into, not replaced: in a directory another user owns, that
+	 * user's FIFO, never a device or FIFO linked in from elsewhere
+	 * (fs.protected_hardlinks off), which its mode bits do not tell.
+	 */
+	struct stat p_user = mkstat(1000, S_IFIFO | 0600, 1),
+		    p_root_hard = mkstat(0, S_IFIFO | 0600, 2),
+		    c_user_hard = mkstat(1000, S_IFCHR | 0600, 2);
+
+	assert_true(fl_outpath__may_write(&p_user, &home, 0));
+	assert_false(fl_outpath__may_write(&c_root_hard, &home, 0));
+	assert_false(fl_outpath__may_write(&p_root_hard, &home, 0));
+	assert_false(fl_outpath__may_write(&c_user_hard, &home, 0));
 }
 
 static void test_fd_number(void **state)

@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -568,11 +570,55 @@ static void test_refuse_owner(void **state)
 	assert_int_equal(chown(fx->map, 12345, 12345), 0);
 	assert_int_equal(open_map(fx, &m), -EPERM);
 	assert_null(m);
-	/* Root's files are always accepted; so are the process's own (here both). */
+	/* The process's own (root's, here) are accepted. */
 	assert_int_equal(chown(fx->map, 0, 0), 0);
 	assert_int_equal(open_map(fx, &m), 0);
 	expect_name(m, 0x1000, "theirs");
 	fl_perfmap__free(m);
+}
+
+/*
+ * A process of another user: its own map only, not one of root's. In its
+ * own mount namespace a user binds any file root owns over its
+ * tmp/perf-PID.map (a bind mount needs no right to read the file); root's
+ * flamed must not read it for that user's names.
+ */
+static void test_refuse_root_file_for_user(void **state)
+{
+	struct fx *fx = *state;
+	struct fl_perfmap_opts o = {.sz = sizeof(o), .root_fd = fx->root_fd, .nspid = NSPID};
+	struct fl_perfmap *m = NULL;
+	int pfd[2], status;
+	char c;
+
+	if (geteuid() != 0 || getuid() != 0)
+		skip(); /* a process of another uid, and chown, need root */
+	assert_int_equal(pipe(pfd), 0);
+	o.pid = fork();
+	assert_true(o.pid >= 0);
+	if (o.pid == 0) {
+		close(pfd[0]);
+		if (setresgid(12345, 12345, 12345) || setresuid(12345, 12345, 12345))
+			_exit(1);
+		/* Not left behind if the test fails (a change of uid clears an earlier one). */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(pfd[1]); /* running as 12345 */
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &c, 1), 0);
+	close(pfd[0]);
+	put_str(fx->map, "1000 10 roots_secret\n", false);
+	assert_int_equal(chown(fx->map, 0, 0), 0);
+	assert_int_equal(fl_perfmap__open(&o, &m), -EPERM);
+	assert_null(m);
+	assert_int_equal(chown(fx->map, 12345, 12345), 0);
+	assert_int_equal(fl_perfmap__open(&o, &m), 0);
+	expect_name(m, 0x1000, "roots_secret");
+	fl_perfmap__free(m);
+	kill(o.pid, SIGKILL);
+	assert_int_equal(waitpid(o.pid, &status, 0), o.pid);
 }
 
 static void test_refuse_stale(void **state)
@@ -1114,6 +1160,7 @@ int main(void)
 		T(test_refuse_fifo),
 		T(test_refuse_symlink),
 		T(test_refuse_owner),
+		T(test_refuse_root_file_for_user),
 		T(test_refuse_stale),
 		T(test_caps),
 		T(test_bad_opts),

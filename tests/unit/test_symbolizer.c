@@ -13,9 +13,12 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <gelf.h>
+#include <libelf.h>
 
 #include "flamed/symbolizer.h"
 #include "flamed/tracker.h"
@@ -132,10 +135,28 @@ static void test_anonymous_exec(void **state)
 	munmap(p, 4096);
 }
 
+/* The bytes the cache holds after looking up ip with a symbolizer of cap max (0: the default). */
+static uint64_t cache_bytes_after(uint64_t max, uint64_t ip)
+{
+	struct fl_symbolizer_opts so = {
+		.sz = sizeof(so), .no_kernel = true, .tracker = tracker, .max_cache_bytes = max};
+	struct fl_symbolizer_cache_stats cs;
+	struct fl_symbolizer *s = NULL;
+	struct fl_sym out;
+
+	assert_int_equal(fl_symbolizer__new(&so, &s), 0);
+	assert_int_equal(fl_symbolizer__user(s, (uint32_t)getpid(), &ip, 1, &out), 0);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	fl_symbolizer__cache_stats(s, &cs);
+	fl_symbolizer__free(s);
+	return cs.bytes;
+}
+
 /*
  * The cache's cap: with room for one file only, the first file looked up
  * is read, the next is not (named by the file, counted), and a trim lets it
- * be read after all once the first is gone.
+ * be read after all once the first is gone. A file is read only when what
+ * it takes fits: the cache never holds more than its cap.
  */
 static void test_cache_cap(void **state)
 {
@@ -143,11 +164,16 @@ static void test_cache_cap(void **state)
 	struct fl_symbolizer *s = NULL;
 	struct fl_symbolizer_cache_stats cs;
 	uint64_t own = (uint64_t)(uintptr_t)&symbolizer_probe_function,
-		 libc = (uint64_t)(uintptr_t)&getppid + 1;
+		 libc = (uint64_t)(uintptr_t)&getppid + 1, own_bytes, libc_bytes;
 	struct fl_sym out;
 
 	(void)state;
-	so.max_cache_bytes = 1; /* full once anything is read */
+	/* What each file takes, read alone: room for the larger of the two, not both. */
+	own_bytes = cache_bytes_after(0, own);
+	libc_bytes = cache_bytes_after(0, libc);
+	assert_true(own_bytes > 0 && libc_bytes > 0);
+	so.max_cache_bytes = own_bytes > libc_bytes ? own_bytes : libc_bytes;
+	assert_int_equal(cache_bytes_after(so.max_cache_bytes, own), own_bytes);
 	assert_int_equal(fl_symbolizer__new(&so, &s), 0);
 	assert_int_equal(fl_symbolizer__user(s, (uint32_t)getpid(), &own, 1, &out), 0);
 	assert_int_equal(out.reason, FL_SYM_OK);
@@ -159,8 +185,10 @@ static void test_cache_cap(void **state)
 	fl_symbolizer__cache_stats(s, &cs);
 	assert_int_equal(cs.files_not_read, 1);
 	assert_int_equal(cs.files, 2);
-	assert_true(cs.bytes > 1 && cs.peak_bytes == cs.bytes);
-	printf("# one file read: %llu bytes\n", (unsigned long long)cs.bytes);
+	assert_int_equal(cs.bytes, own_bytes);
+	assert_true(cs.peak_bytes == cs.bytes && cs.bytes <= so.max_cache_bytes);
+	printf("# one file read: %llu bytes (the other takes %llu)\n",
+	       (unsigned long long)own_bytes, (unsigned long long)libc_bytes);
 
 	/* Two trims without looking anything up: both files go, the cache is empty. */
 	fl_symbolizer__trim(s);
@@ -366,6 +394,175 @@ static void test_jit_maps(void **state)
 	fl_tracker__free(t);
 }
 
+/* --- a file whose DWARF inflates ------------------------------------------------ */
+
+#define BOMB_TEXT_SIZE 64
+#define BOMB_BYTES ((size_t)256 << 20)
+
+/* A new section called name (put into shstr at *shlen) of type with one data block. */
+static Elf_Scn *bomb_section(Elf *e, char *shstr, size_t *shlen, const char *name, uint32_t type,
+			     void *buf, size_t size, size_t align)
+{
+	Elf_Scn *scn = elf_newscn(e);
+	Elf64_Shdr *sh = scn ? elf64_getshdr(scn) : NULL;
+	Elf_Data *d = scn ? elf_newdata(scn) : NULL;
+
+	if (!sh || !d)
+		return NULL;
+	sh->sh_name = (Elf64_Word)*shlen;
+	strcpy(shstr + *shlen, name);
+	*shlen += strlen(name) + 1;
+	sh->sh_type = type;
+	sh->sh_addralign = align;
+	d->d_type = ELF_T_BYTE;
+	d->d_buf = buf;
+	d->d_size = size;
+	d->d_align = align;
+	return scn;
+}
+
+/*
+ * Writes to fd a shared object of this machine: one function,
+ * bomb_function, in an executable PT_LOAD, a stub .debug_info, and a
+ * .debug_ranges of BOMB_BYTES zeros compressed with zlib: a file of some
+ * 256 KiB that libdw inflates to 256 MiB when it reads the DWARF. Returns
+ * .text's offset (= its address), or 0. Run in a child: the zeros it
+ * compresses must not count in the test process's peak memory.
+ */
+static uint64_t write_bomb(int fd)
+{
+	static unsigned char text[BOMB_TEXT_SIZE], info[16];
+	static char strtab[] = "\0bomb_function";
+	char shstr[256] = "";
+	size_t shlen = 1;
+	Elf64_Sym syms[2] = {0};
+	Elf_Scn *text_scn, *sym_scn, *str_scn, *ranges, *names;
+	unsigned char *zeros = calloc(1, BOMB_BYTES);
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf64_Shdr *sh;
+	GElf_Shdr tsh;
+	Elf *e;
+
+	memset(text, 0xc3, sizeof(text)); /* ret */
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!zeros || !e || !(eh = elf64_newehdr(e)) || !(ph = elf64_newphdr(e, 1)))
+		return 0;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	text_scn = bomb_section(e, shstr, &shlen, ".text", SHT_PROGBITS, text, sizeof(text), 16);
+	str_scn = bomb_section(e, shstr, &shlen, ".strtab", SHT_STRTAB, strtab, sizeof(strtab), 1);
+	sym_scn = bomb_section(e, shstr, &shlen, ".symtab", SHT_SYMTAB, syms, sizeof(syms), 8);
+	bomb_section(e, shstr, &shlen, ".debug_info", SHT_PROGBITS, info, sizeof(info), 1);
+	ranges =
+		bomb_section(e, shstr, &shlen, ".debug_ranges", SHT_PROGBITS, zeros, BOMB_BYTES, 1);
+	if (!text_scn || !str_scn || !sym_scn || !ranges)
+		return 0;
+	elf64_getshdr(text_scn)->sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+	sh = elf64_getshdr(sym_scn);
+	sh->sh_link = (Elf64_Word)elf_ndxscn(str_scn);
+	sh->sh_info = 1;
+	sh->sh_entsize = sizeof(Elf64_Sym);
+	elf_getdata(sym_scn, NULL)->d_type = ELF_T_SYM;
+	if (elf_compress(ranges, ELFCOMPRESS_ZLIB, 0) != 1)
+		return 0;
+	names = bomb_section(e, shstr, &shlen, ".shstrtab", SHT_STRTAB, shstr, sizeof(shstr), 1);
+	if (!names)
+		return 0;
+	eh->e_shstrndx = (Elf64_Half)elf_ndxscn(names);
+	/* Laid out first: the function's address is where .text lands in the file. */
+	if (elf_update(e, ELF_C_NULL) < 0 || !gelf_getshdr(text_scn, &tsh))
+		return 0;
+	elf64_getshdr(text_scn)->sh_addr = tsh.sh_offset;
+	syms[1] = (Elf64_Sym){.st_name = 1,
+			      .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			      .st_shndx = (Elf64_Section)elf_ndxscn(text_scn),
+			      .st_value = tsh.sh_offset,
+			      .st_size = sizeof(text)};
+	*ph = (Elf64_Phdr){.p_type = PT_LOAD,
+			   .p_flags = PF_R | PF_X,
+			   .p_filesz = tsh.sh_offset + sizeof(text),
+			   .p_memsz = tsh.sh_offset + sizeof(text),
+			   .p_align = 4096};
+	elf_flagdata(elf_getdata(sym_scn, NULL), ELF_C_SET, ELF_F_DIRTY);
+	elf_flagphdr(e, ELF_C_SET, ELF_F_DIRTY);
+	if (elf_update(e, ELF_C_WRITE) < 0)
+		return 0;
+	elf_end(e);
+	free(zeros);
+	return tsh.sh_offset;
+}
+
+static long peak_rss_kib(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? -1 : ru.ru_maxrss;
+}
+
+/*
+ * A user's library whose DWARF claims far more than the symbol cache may
+ * hold (a compressed section libdw inflates) gets its symbols read, not
+ * its DWARF: flamed's memory stays within the cache's cap (it grew by the
+ * claimed size, 256 MiB, once), and so does what the cache counts.
+ */
+static void test_dwarf_over_budget(void **state)
+{
+	struct fl_symbolizer_opts so = {.sz = sizeof(so),
+					.no_kernel = true,
+					.tracker = tracker,
+					.inlines = true,
+					.srclines = true,
+					.max_cache_bytes = 16 << 20};
+	char path[] = "/tmp/flamed-test-bomb.XXXXXX";
+	struct fl_symbolizer_cache_stats cs;
+	struct fl_symbolizer *s = NULL;
+	uint64_t text = 0;
+	struct fl_sym out;
+	long before, after;
+	int fd, pfd[2], status;
+	pid_t pid;
+	void *map;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		text = write_bomb(fd);
+		_exit(write(pfd[1], &text, sizeof(text)) == sizeof(text) ? 0 : 1);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &text, sizeof(text)), sizeof(text));
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(text > 0);
+	map = mmap(NULL, (size_t)text + BOMB_TEXT_SIZE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(fl_tracker__poll(tracker), 0);
+	assert_int_equal(fl_symbolizer__new(&so, &s), 0);
+
+	before = peak_rss_kib();
+	out = sym_of(s, getpid(), (uint64_t)(uintptr_t)map + text + 4);
+	after = peak_rss_kib();
+	printf("# peak RSS %ld KiB before the lookup, %ld KiB after\n", before, after);
+	assert_int_equal(out.reason, FL_SYM_OK);
+	assert_string_equal(out.name, "bomb_function");
+	assert_true(after - before < 64 << 10);
+	fl_symbolizer__cache_stats(s, &cs);
+	assert_true(cs.peak_bytes <= so.max_cache_bytes);
+	fl_symbolizer__free(s);
+	munmap(map, (size_t)text + BOMB_TEXT_SIZE);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_and_unknown_pid),
 		cmocka_unit_test(test_anonymous_exec),
 		cmocka_unit_test(test_cache_cap),
+		cmocka_unit_test(test_dwarf_over_budget),
 		cmocka_unit_test_teardown(test_jit_maps, jit_teardown),
 	};
 

@@ -27,6 +27,7 @@
 #include "flamed/elfsyms.h"
 #include "flamed/perfbuf.h"
 #include "flamed/procmaps.h"
+#include "flamed/budget.h"
 #include "flamed/unwind.h"
 
 #if !defined(FIXTURE_DIR) || !defined(FIXTURE_SRC_DIR)
@@ -336,9 +337,10 @@ struct recorded {
 	uint64_t start, pgoff;
 };
 
-static void recorded_load(struct recorded *r)
+/* Loads the sample and an unwinder charging budget (NULL: none). */
+static void recorded_load(struct recorded *r, struct fl_budget *budget)
 {
-	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map};
+	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map, .budget = budget};
 	unsigned long long start, end, pgoff;
 	char line[256], elf[PATH_MAX];
 	struct stat st;
@@ -427,7 +429,7 @@ static void test_recorded_sample(void **state)
 	size_t n;
 
 	(void)state;
-	recorded_load(&r);
+	recorded_load(&r, NULL);
 	n = fl_unwinder__unwind(r.u, &r.s, ips, 64, &out);
 	/* The chain, then main's return address into libc, which this fixture does not map. */
 	assert_int_equal(n, 11);
@@ -452,7 +454,7 @@ static void test_leaf_at_code_start(void **state)
 	int fd;
 
 	(void)state;
-	recorded_load(&r);
+	recorded_load(&r, NULL);
 	fd = open(r.c->paths[0], O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	elf_version(EV_CURRENT);
@@ -488,6 +490,51 @@ static void test_leaf_at_code_start(void **state)
 	recorded_free(&r);
 }
 
+/*
+ * The CFI a file holds comes out of a budget, charged before it is read:
+ * with no room, the file is not read (its pcs fail), counted, and tried
+ * again after a trim; read, it is charged what its headers say and given
+ * back when a trim finds it unused since the trim before.
+ */
+static void test_budget(void **state)
+{
+	struct fl_budget budget = {.max = 1};
+	struct fl_unwind_stats st;
+	enum fl_unwind_outcome out;
+	struct recorded r;
+	uint64_t ips[64];
+
+	(void)state;
+	recorded_load(&r, &budget);
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 1);
+	assert_int_equal(out, FL_UNWIND_FAILED);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.files_over_budget, 1);
+	assert_true(st.bytes_over_budget > 1);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(budget.used, 0);
+
+	/* Room again: the trim lets the file be read. */
+	fl_unwinder__trim(r.u);
+	budget.max = 0;
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 11);
+	fl_unwinder__stats(r.u, &st);
+	assert_true(st.bytes > 0);
+	assert_int_equal(budget.used, st.bytes);
+	printf("# CFI of nofp_chain.elf: %llu bytes\n", (unsigned long long)st.bytes);
+
+	/* Used since the last trim: kept; then unused for two: given back. */
+	fl_unwinder__trim(r.u);
+	assert_int_equal(budget.used, st.bytes);
+	fl_unwinder__trim(r.u);
+	fl_unwinder__trim(r.u);
+	assert_int_equal(budget.used, 0);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 11);
+	recorded_free(&r);
+}
+
 static void test_regs_mapping(void **state)
 {
 	uint64_t perf[64], regs[FL_UNWIND_NR_REGS];
@@ -515,10 +562,10 @@ static void test_regs_mapping(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_regs_mapping),	cmocka_unit_test(test_recorded_sample),
-		cmocka_unit_test(test_chains),		cmocka_unit_test(test_no_frame_pointers),
-		cmocka_unit_test(test_through_library), cmocka_unit_test(test_leaf_at_code_start),
-		cmocka_unit_test(test_debug_frame_only),
+		cmocka_unit_test(test_regs_mapping),	 cmocka_unit_test(test_recorded_sample),
+		cmocka_unit_test(test_chains),		 cmocka_unit_test(test_no_frame_pointers),
+		cmocka_unit_test(test_through_library),	 cmocka_unit_test(test_leaf_at_code_start),
+		cmocka_unit_test(test_debug_frame_only), cmocka_unit_test(test_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

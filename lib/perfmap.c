@@ -63,6 +63,9 @@ struct pm_file {
 	uint64_t version;    /* changes with the entries */
 	uint64_t nr_reloads; /* re-read from the start (it shrank) */
 	uint64_t used;	     /* the cache's generation at the last refresh */
+	/* Re-reads from the start in the cache's generation reread_gen (see may_reread()). */
+	uint64_t reread_gen;
+	unsigned int rereads;
 	struct pm_content c;
 };
 
@@ -72,6 +75,7 @@ struct fl_perfmap_cache {
 	struct fl_budget *budget;
 	uint64_t bytes, peak_bytes; /* charged by the contents held */
 	uint64_t gen;		    /* fl_perfmap_cache__trim() calls */
+	uint64_t rereads_refused;   /* see may_reread() */
 	/* The counters that only grow, and those of the files (or contents) no longer held. */
 	struct fl_perfmap_cache_stats gone;
 };
@@ -1000,6 +1004,30 @@ static int reopen(struct fl_perfmap *m)
 	return err ? err : 1;
 }
 
+/*
+ * A map that shrank is read again from the start: a JIT that started its
+ * map over. One that shrinks and grows back between every two lookups
+ * would make flamed parse up to FL_PERFMAP_MAX_FILE_SIZE per lookup; so a
+ * file is re-read at most FL_PERFMAP_MAX_REREADS times per generation of
+ * its cache, and keeps the entries it has after that.
+ */
+static bool may_reread(struct pm_file *f)
+{
+	uint64_t gen = f->cache ? f->cache->gen : 0;
+
+	if (f->reread_gen != gen) {
+		f->reread_gen = gen;
+		f->rereads = 0;
+	}
+	if (f->rereads < FL_PERFMAP_MAX_REREADS) {
+		f->rereads++;
+		return true;
+	}
+	if (f->cache)
+		f->cache->rereads_refused++;
+	return false;
+}
+
 int fl_perfmap__refresh(struct fl_perfmap *m)
 {
 	bool replaced = false;
@@ -1030,6 +1058,8 @@ int fl_perfmap__refresh(struct fl_perfmap *m)
 	if (!f->read || (uint64_t)st.st_size < f->c.size_seen) {
 		bool shrank = f->read;
 
+		if (shrank && !may_reread(f))
+			return 0;
 		err = file_read_all(f, (uint64_t)st.st_size, m->nspid);
 		if (!err && shrank)
 			f->nr_reloads++;
@@ -1142,6 +1172,7 @@ void fl_perfmap_cache__stats(const struct fl_perfmap_cache *c, struct fl_perfmap
 	st->files = c->nr_files;
 	st->bytes = c->bytes;
 	st->peak_bytes = c->peak_bytes;
+	st->rereads_refused = c->rereads_refused;
 	for (size_t i = 0; i < c->nr_buckets; i++) {
 		for (const struct pm_file *f = c->buckets[i]; f; f = f->next) {
 			add_lines(&st->lines, &f->c.st);

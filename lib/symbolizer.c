@@ -735,6 +735,7 @@ void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolize
 		.max_bytes = s->jit_budget.max,
 		.over_budget = cs.over_budget,
 		.bytes_over_budget = cs.bytes_over_budget,
+		.rereads_refused = cs.rereads_refused,
 	};
 }
 

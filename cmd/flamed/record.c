@@ -861,6 +861,10 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 			    (unsigned long long)js.over_budget,
 			    (double)js.bytes_over_budget / 1048576.0,
 			    (unsigned long long)(js.max_bytes >> 20), FL_SYM_JIT_SHARE);
+		if (js.rereads_refused)
+			msg("perf maps (JIT): a map shrank and grew back more than %d times: not "
+			    "read again %llu times, its names kept as they were (some may be stale)",
+			    FL_PERFMAP_MAX_REREADS, (unsigned long long)js.rereads_refused);
 		if (verbose && js.processes)
 			msg("perf maps (JIT): %llu processes with JIT code, %llu maps opened, %llu "
 			    "read (%llu opened a file already open for another process: read once "

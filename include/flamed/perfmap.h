@@ -19,6 +19,12 @@
 #define FL_PERFMAP_MAX_FILE_SIZE (256ull << 20)
 /* Longest line, newline excluded; longer lines are skipped and counted. */
 #define FL_PERFMAP_MAX_LINE 4096
+/*
+ * Re-reads from the start of a file that shrank, per generation of its
+ * cache (an interval of the daemon, a whole recording); further shrinking
+ * keeps the entries as they were, counted (rereads_refused).
+ */
+#define FL_PERFMAP_MAX_REREADS 4
 /* Entries kept per file; good lines beyond are dropped and counted. */
 #define FL_PERFMAP_MAX_ENTRIES (1u << 20)
 /* A map whose mtime is this much before the process started is still its own (clock granularity). */
@@ -172,6 +178,12 @@ struct fl_perfmap_cache_stats {
 	/* Files whose reading stopped at the budget, and their bytes left unread. */
 	uint64_t over_budget, bytes_over_budget;
 	uint64_t bytes, peak_bytes; /* memory the entries of the files held take, as charged */
+	/*
+	 * Files that shrank again after FL_PERFMAP_MAX_REREADS re-reads from the
+	 * start in one generation of the cache (fl_perfmap_cache__trim()): not
+	 * read again then, their entries kept as they were.
+	 */
+	uint64_t rereads_refused;
 	/* The lines of all the files read (nr_reloads: of every map). */
 	struct fl_perfmap_stats lines;
 };

@@ -152,6 +152,7 @@ struct fl_symbolizer_jit_stats {
 	uint64_t bytes, peak_bytes, max_bytes;
 	/* Maps whose reading stopped at max_bytes (or the cache's cap), and their bytes left unread. */
 	uint64_t over_budget, bytes_over_budget;
+	uint64_t rereads_refused; /* maps that shrank too often: kept as they were (perfmap.h) */
 };
 void fl_symbolizer__jit_stats(const struct fl_symbolizer *s, struct fl_symbolizer_jit_stats *st);
 

@@ -1094,6 +1094,44 @@ static void test_budget_covers_memory(void **state)
 	fl_perfmap_cache__free(c);
 }
 
+/*
+ * A map that shrinks and grows back again and again is not parsed again
+ * every time: FL_PERFMAP_MAX_REREADS re-reads from the start per generation
+ * of the cache, then its entries stay as they were, counted; the next
+ * generation (the daemon's next interval) allows re-reads again.
+ */
+static void test_reread_bound(void **state)
+{
+	struct fx *fx = *state;
+	struct fl_budget b = {.max = 1ull << 30};
+	struct fl_perfmap_cache *c = new_cache(&b);
+	struct fl_perfmap *m = NULL;
+	char line[64], name[32];
+	int pad = 20;
+
+	put_str(fx->map, "1000 10 first_name_with_a_long_tail\n", false);
+	assert_int_equal(open_cached(fx, NSPID, c, false, &m), 0);
+	expect_name(m, 0x1000, "first_name_with_a_long_tail");
+	/* Each write is shorter than the one before: the file shrank. */
+	for (int i = 0; i < FL_PERFMAP_MAX_REREADS + 3; i++, pad--) {
+		snprintf(line, sizeof(line), "1000 10 n%d_%.*s\n", i, pad, "xxxxxxxxxxxxxxxxxxxxxx");
+		put_str(fx->map, line, false);
+		fl_perfmap__refresh(m);
+	}
+	snprintf(name, sizeof(name), "n%d_%.*s", FL_PERFMAP_MAX_REREADS - 1,
+		 20 - (FL_PERFMAP_MAX_REREADS - 1), "xxxxxxxxxxxxxxxxxxxxxx");
+	expect_name(m, 0x1000, name);
+	assert_int_equal(cache_stats(c).rereads_refused, 3);
+	/* A new generation: read again. */
+	fl_perfmap_cache__trim(c);
+	put_str(fx->map, "1000 10 later\n", false);
+	fl_perfmap__refresh(m);
+	expect_name(m, 0x1000, "later");
+	assert_int_equal(cache_stats(c).rereads_refused, 3);
+	fl_perfmap__free(m);
+	fl_perfmap_cache__free(c);
+}
+
 /* A FIFO at the map's path is refused without being opened for reading: its writer stays blocked. */
 static void test_fifo_not_opened(void **state)
 {
@@ -1169,6 +1207,7 @@ int main(void)
 		T(test_budget),
 		T(test_trim),
 		T(test_budget_covers_memory),
+		T(test_reread_bound),
 		T(test_fifo_not_opened),
 		T(test_tty_not_controlling),
 		cmocka_unit_test(test_proc),

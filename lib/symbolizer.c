@@ -530,7 +530,10 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		s->cache.bytes += m->bytes;
 		if (s->cache.bytes > s->cache.peak_bytes)
 			s->cache.peak_bytes = s->cache.bytes;
-		fl_pr_debug("symbolizer: read %s: %zu symbols, %llu bytes\n", tm->path,
+		/* Device and inode say which file: containers have their own libc.so.6. */
+		fl_pr_debug("symbolizer: read %s (device %u:%u, inode %llu): %zu symbols, %llu "
+			    "bytes\n",
+			    tm->path, tm->dev_major, tm->dev_minor, (unsigned long long)tm->ino,
 			    m->syms ? fl_elfsyms__count(m->syms) : 0, (unsigned long long)m->bytes);
 	}
 	s->mods[j] = m;

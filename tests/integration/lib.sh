@@ -137,6 +137,27 @@ wait_flamed() {
 	[[ $rc -eq 0 ]] || fail "$1: exit $rc: $(cat "$T/$1.err")"
 }
 
+# wait_sampling NAME: waits until the flamed bg_flamed NAME started, with -v,
+# says that it samples (at most 30 s: on a busy machine the start-up takes
+# time; a recording checked against what happens next must have begun).
+wait_sampling() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q '^flamed: debug: tracker start .* and sampler start' "$T/$1.err" && return 0
+		kill -0 "$FLAMED_PID" 2>/dev/null || fail "$1: flamed exited before sampling: $(grep -v 'debug:' "$T/$1.err")"
+		sleep 0.05
+	done
+	fail "$1: flamed does not say that it samples after 30 s (no 'tracker start ... and sampler start' with -v)"
+}
+
+# stop_flamed NAME: SIGINT to the flamed bg_flamed NAME started (a recording
+# without -d: it ends when what it records is done, not at a wall-clock time
+# a busy machine may not keep); fails unless it exits 0.
+stop_flamed() {
+	signal_and_wait "$FLAMED_PID" INT flamed
+	[[ $WAIT_RC -eq 0 ]] || fail "$1: exit $WAIT_RC after SIGINT: $(grep -v 'debug:' "$T/$1.err")"
+}
+
 # wait_comm PID NAME: waits (at most 5 s) until PID has exec'd NAME, so that a
 # recording started next sees the program and not the shell that forked it.
 wait_comm() {
@@ -219,6 +240,58 @@ count_matching() {
 # -PID/TID) of every line, one per line.
 root_frames() {
 	awk '{ s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); print f[1] }' "$1"
+}
+
+# --- Samples against the CPU time the fixture got ------------------------------
+# At HZ, a process is sampled about HZ times per second of CPU it uses: on a
+# busy machine a fixture gets less CPU than the wall time it runs, so counts of
+# its samples are checked against its CPU time, never against wall time. With
+# FIXTURE_CLOCK=cpu in their environment, the fixtures measure their SECONDS on
+# their own CPU clock (tests/fixtures/progs/work.h): their CPU time is known
+# beforehand, however long the machine makes them take.
+
+CLK_TCK=$(getconf CLK_TCK)
+
+# cpu_ticks PID: the CPU time (user + system, all threads) PID has used, in clock ticks.
+cpu_ticks() {
+	local stat f
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || fail "process $1 is gone"
+	# After "comm) ": the state (field 3), ... utime (14), stime (15).
+	read -ra f <<<"${stat##*) }"
+	echo $((f[11] + f[12]))
+}
+
+# record_for_cpu NAME PID CPU_SECONDS FLAMED_ARGS...: runs `flamed FLAMED_ARGS`
+# (a recording without -d, with -v) in the background until PID has used
+# CPU_SECONDS of CPU since the sampling started, then stops it. Sets CPU_USED
+# to the CPU seconds PID used while recorded. Waits at most 120 s.
+record_for_cpu() {
+	local name=$1 pid=$2 secs=$3 c0 c want i
+	shift 3
+	LAST_ERR=$T/$name.err
+	bg_flamed "$name" "$@"
+	wait_sampling "$name"
+	c0=$(cpu_ticks "$pid")
+	want=$(awk -v c="$c0" -v s="$secs" -v t="$CLK_TCK" 'BEGIN { printf "%d", c + s * t + 0.999 }')
+	for ((i = 0; i < 2400; i++)); do
+		c=$(cpu_ticks "$pid")
+		((c < want)) || break
+		sleep 0.05
+	done
+	((c >= want)) || fail "$name: process $pid got $(((c - c0) / CLK_TCK)) s of CPU in 120 s, not $secs"
+	stop_flamed "$name"
+	CPU_USED=$(awk -v a="$c0" -v b="$c" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
+	note "$name: recorded while process $pid used $CPU_USED s of CPU"
+}
+
+# expect_samples_of_cpu COUNT HZ CPU_SECONDS WHAT: COUNT, the samples of a
+# process that used CPU_SECONDS of CPU while sampled at HZ, is 85 to 115 % of
+# HZ per CPU second: none lost, none counted twice.
+expect_samples_of_cpu() {
+	local share
+	share=$(awk -v n="$1" -v hz="$2" -v s="$3" 'BEGIN { printf "%.1f", (s > 0 ? 100 * n / (hz * s) : 0) }')
+	note "$4: $1 samples for $3 s of CPU at $2 Hz: $share% of $2 per CPU second"
+	expect_between "$share" 85 115 "$4: samples per CPU second, as a share of $2 Hz (%)"
 }
 
 # percent PART WHOLE: 100 * PART / WHOLE with one decimal.

@@ -46,8 +46,15 @@ else
 	expect_rc 0
 	expect_between "$(percent "$(count_jit "$T/junk.folded" jit_spin_hot)" "$(total_count "$T/junk.folded")")" \
 		90 100 "the share of samples in jit_spin_hot_[j] with junk in the map (%)"
-	grep -q "perf maps (JIT): 3 lines skipped in 1 maps (2 malformed, 1 longer than 4096 bytes" "$T/junk.err" ||
-		fail "the skipped perf-map lines are not reported: $(grep 'perf maps' "$T/junk.err")"
+	# The count covers every perf map flamed opened: those of other JIT
+	# processes on the machine (another test's jit_spin, node) add to it.
+	skipped=$(sed -nE 's/^flamed: perf maps \(JIT\): ([0-9]+) lines skipped in ([0-9]+) maps \(([0-9]+) malformed, ([0-9]+) longer than 4096 bytes.*/\1 \2 \3 \4/p' "$T/junk.err")
+	read -r lines maps malformed long <<<"${skipped:-0 0 0 0}"
+	if [[ $maps -eq 1 ]]; then
+		[[ $lines -eq 3 && $malformed -eq 2 && $long -eq 1 ]]
+	else
+		[[ $maps -gt 1 && $lines -ge 3 && $malformed -ge 2 && $long -ge 1 ]]
+	fi || fail "the skipped perf-map lines (2 malformed, 1 longer than 4096 bytes) are not reported: $(grep 'perf maps' "$T/junk.err")"
 	parts=$((parts + 1))
 fi
 

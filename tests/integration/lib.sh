@@ -121,11 +121,12 @@ bg() {
 }
 
 # bg_flamed NAME ARGS...: starts flamed ARGS in the background, its stderr into
-# $T/NAME.err; sets FLAMED_PID (killed on exit if still running).
+# $T/NAME.err (LAST_ERR); sets FLAMED_PID (killed on exit if still running).
 bg_flamed() {
 	local name=$1
 	shift
-	"$FLAMED" "$@" 2>"$T/$name.err" &
+	LAST_ERR=$T/$name.err
+	"$FLAMED" "$@" 2>"$LAST_ERR" &
 	FLAMED_PID=$!
 	BG_PIDS+=("$FLAMED_PID")
 }
@@ -268,7 +269,6 @@ cpu_ticks() {
 record_for_cpu() {
 	local name=$1 pid=$2 secs=$3 c0 c want i
 	shift 3
-	LAST_ERR=$T/$name.err
 	bg_flamed "$name" "$@"
 	wait_sampling "$name"
 	c0=$(cpu_ticks "$pid")
@@ -292,6 +292,18 @@ expect_samples_of_cpu() {
 	share=$(awk -v n="$1" -v hz="$2" -v s="$3" 'BEGIN { printf "%.1f", (s > 0 ? 100 * n / (hz * s) : 0) }')
 	note "$4: $1 samples for $3 s of CPU at $2 Hz: $share% of $2 per CPU second"
 	expect_between "$share" 85 115 "$4: samples per CPU second, as a share of $2 Hz (%)"
+}
+
+# of_pids FILE PID...: the lines of FILE, recorded with --per-process, whose
+# root frame is COMM-PID for one of the PIDs. A -a recording on a shared
+# machine holds other people's processes of the same name too (another run
+# of the same test): a test counts the samples of the processes it started.
+of_pids() {
+	local f=$1
+	shift
+	awk -v pids="$*" 'BEGIN { n = split(pids, p, " "); for (i = 1; i <= n; i++) want[p[i]] = 1 }
+		{ root = $0; sub(/;.*/, "", root); pid = root; sub(/.*-/, "", pid)
+		  if (root != pid && pid in want) print }' "$f"
 }
 
 # percent PART WHOLE: 100 * PART / WHOLE with one decimal.

@@ -176,6 +176,18 @@ now() {
 	echo "${EPOCHREALTIME/,/.}"
 }
 
+# wait_until SECONDS WHAT CMD [ARGS...]: polls CMD every 50 ms; fails after SECONDS.
+wait_until() {
+	local limit=$1 what=$2 t0
+	shift 2
+	t0=$(now)
+	until "$@"; do
+		awk -v a="$t0" -v b="$(now)" -v m="$limit" 'BEGIN { exit !(b - a > m) }' &&
+			fail "$what: not within $limit s"
+		sleep 0.05
+	done
+}
+
 # run_cmd NAME CMD [ARGS...]: runs CMD with a time limit of $TIMEOUT seconds
 # (default 60), stdout into $T/NAME.out and stderr into $T/NAME.err. Sets RC
 # (its exit status), ELAPSED (wall seconds) and LAST_ERR. Never aborts.

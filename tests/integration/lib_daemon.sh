@@ -85,18 +85,6 @@ root_count() {
 		if (f[1] == root) n += $NF } END { printf "%.0f\n", n }' "$1"
 }
 
-# wait_until SECONDS WHAT CMD [ARGS...]: polls CMD every 50 ms; fails after SECONDS.
-wait_until() {
-	local limit=$1 what=$2 t0
-	shift 2
-	t0=$(now)
-	until "$@"; do
-		awk -v a="$t0" -v b="$(now)" -v m="$limit" 'BEGIN { exit !(b - a > m) }' &&
-			fail "$what: not within $limit s"
-		sleep 0.05
-	done
-}
-
 # since T0: seconds elapsed since T0 (a value of now), 2 decimals.
 since() {
 	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'

@@ -122,11 +122,14 @@ bg() {
 
 # bg_flamed NAME ARGS...: starts flamed ARGS in the background, its stderr into
 # $T/NAME.err (LAST_ERR); sets FLAMED_PID (killed on exit if still running).
+# FLAMED_WRAP, when set, is a command that execs flamed (its arguments): to
+# run it under other limits, e.g. (bash -c 'ulimit -n 128 && exec "$@"' -).
+FLAMED_WRAP=()
 bg_flamed() {
 	local name=$1
 	shift
 	LAST_ERR=$T/$name.err
-	"$FLAMED" "$@" 2>"$LAST_ERR" &
+	"${FLAMED_WRAP[@]}" "$FLAMED" "$@" 2>"$LAST_ERR" &
 	FLAMED_PID=$!
 	BG_PIDS+=("$FLAMED_PID")
 }
@@ -274,24 +277,51 @@ cpu_ticks() {
 	echo $((f[11] + f[12]))
 }
 
+# proc_state PID: the state letter of PID (R, S, T, Z...), empty once it is gone.
+proc_state() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	echo "${stat:0:1}"
+}
+
+# freeze PID / thaw PID: SIGSTOP (waiting until it stops) and SIGCONT. The
+# CPU a frozen process used is what it used while recorded, to the tick.
+stopped() {
+	[[ $(proc_state "$1") == T ]]
+}
+freeze() {
+	kill -STOP "$1"
+	wait_until 10 "process $1 stopped by SIGSTOP" stopped "$1"
+}
+thaw() {
+	kill -CONT "$1"
+}
+
 # record_for_cpu NAME PID CPU_SECONDS FLAMED_ARGS...: runs `flamed FLAMED_ARGS`
 # (a recording without -d, with -v) in the background until PID has used
-# CPU_SECONDS of CPU since the sampling started, then stops it. Sets CPU_USED
-# to the CPU seconds PID used while recorded. Waits at most 120 s.
+# CPU_SECONDS of CPU while recorded, then stops it. PID is frozen while
+# flamed starts and stops, so that its CPU time while recorded is known
+# exactly: CPU_USED, in seconds. Waits at most 120 s.
 record_for_cpu() {
 	local name=$1 pid=$2 secs=$3 c0 c want i
 	shift 3
+	freeze "$pid"
 	bg_flamed "$name" "$@"
 	wait_sampling "$name"
 	c0=$(cpu_ticks "$pid")
 	want=$(awk -v c="$c0" -v s="$secs" -v t="$CLK_TCK" 'BEGIN { printf "%d", c + s * t + 0.999 }')
+	thaw "$pid"
 	for ((i = 0; i < 2400; i++)); do
 		c=$(cpu_ticks "$pid")
 		((c < want)) || break
 		sleep 0.05
 	done
 	((c >= want)) || fail "$name: process $pid got $(((c - c0) / CLK_TCK)) s of CPU in 120 s, not $secs"
+	freeze "$pid"
+	c=$(cpu_ticks "$pid")
 	stop_flamed "$name"
+	thaw "$pid"
 	CPU_USED=$(awk -v a="$c0" -v b="$c" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
 	note "$name: recorded while process $pid used $CPU_USED s of CPU"
 }

@@ -277,6 +277,16 @@ cpu_ticks() {
 	echo $((f[11] + f[12]))
 }
 
+# cpu_at_least PID TICKS: PID has used TICKS of CPU or more.
+cpu_at_least() {
+	(($(cpu_ticks "$1") >= $2))
+}
+
+# cpu_want PID SECONDS: the CPU ticks PID will have used SECONDS from now.
+cpu_want() {
+	awk -v c="$(cpu_ticks "$1")" -v s="$2" -v t="$CLK_TCK" 'BEGIN { printf "%d", c + s * t + 0.999 }'
+}
+
 # proc_state PID: the state letter of PID (R, S, T, Z...), empty once it is gone.
 proc_state() {
 	local stat
@@ -304,20 +314,15 @@ thaw() {
 # flamed starts and stops, so that its CPU time while recorded is known
 # exactly: CPU_USED, in seconds. Waits at most 120 s.
 record_for_cpu() {
-	local name=$1 pid=$2 secs=$3 c0 c want i
+	local name=$1 pid=$2 secs=$3 c0 c want
 	shift 3
 	freeze "$pid"
 	bg_flamed "$name" "$@"
 	wait_sampling "$name"
 	c0=$(cpu_ticks "$pid")
-	want=$(awk -v c="$c0" -v s="$secs" -v t="$CLK_TCK" 'BEGIN { printf "%d", c + s * t + 0.999 }')
+	want=$(cpu_want "$pid" "$secs")
 	thaw "$pid"
-	for ((i = 0; i < 2400; i++)); do
-		c=$(cpu_ticks "$pid")
-		((c < want)) || break
-		sleep 0.05
-	done
-	((c >= want)) || fail "$name: process $pid got $(((c - c0) / CLK_TCK)) s of CPU in 120 s, not $secs"
+	wait_until 120 "$name: $secs s of CPU for process $pid" cpu_at_least "$pid" "$want"
 	freeze "$pid"
 	c=$(cpu_ticks "$pid")
 	stop_flamed "$name"

@@ -95,6 +95,44 @@ ge() {
 	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'
 }
 
+# settle: two snapshots asked for with SIGUSR1, the second once the first
+# is logged: it was taken after this call, so every sample taken before the
+# call is in the snapshots logged when it returns.
+settle() {
+	local i n
+	for i in 1 2; do
+		n=$(nlog "$DLOG")
+		kill -USR1 "$DPID"
+		wait_until 10 "a snapshot after SIGUSR1" logged_at_least $((n + 1))
+	done
+}
+
+# cpu_window DIR PID SECONDS ROOT: the daemon's samples of PID for SECONDS of
+# its CPU, however long the machine takes to give them. PID is frozen while
+# the snapshots settle, runs for SECONDS of CPU, is frozen again while they
+# settle: the snapshots logged in between hold every sample of it for that
+# CPU, and no other. Sets WINDOW_CPU (its CPU seconds) and WINDOW_SAMPLES
+# (the samples under root frame ROOT in those snapshots, in DIR).
+cpu_window() {
+	local dir=$1 pid=$2 secs=$3 root=$4 n0 c0 c s want
+	freeze "$pid"
+	settle
+	n0=$(nlog "$DLOG")
+	c0=$(cpu_ticks "$pid")
+	want=$(cpu_want "$pid" "$secs")
+	thaw "$pid"
+	wait_until 120 "$secs s of CPU for process $pid" cpu_at_least "$pid" "$want"
+	freeze "$pid"
+	c=$(cpu_ticks "$pid")
+	settle
+	thaw "$pid"
+	WINDOW_SAMPLES=0
+	for s in $(snap_log "$DLOG" | tail -n +$((n0 + 1))); do
+		WINDOW_SAMPLES=$((WINDOW_SAMPLES + $(root_count "$dir/$s.folded" "$root")))
+	done
+	WINDOW_CPU=$(awk -v a="$c0" -v b="$c" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
+}
+
 # start_listener SOCKET NAME: notify_listen on SOCKET, its output in $NLOG.
 start_listener() {
 	NLOG=$T/$2.notify

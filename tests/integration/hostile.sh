@@ -80,16 +80,21 @@ note "strace: one execve (flamed's own), no pwned file, short_hot named under th
 # (A running executable cannot be written: ETXTBSY. Its libraries can.)
 mkdir "$T/trunc"
 cp "$FIXTURES/nofp_callback" "$FIXTURES/libnofp_cb.so" "$T/trunc/"
-"$T/trunc/nofp_callback" 4 >/dev/null 2>&1 &
+# It burns 4 s of its own CPU (tests/fixtures/progs/work.h), frozen until
+# flamed samples it: the library is truncated while it is recorded, after a
+# second of use, however long a busy machine takes to start flamed.
+FIXTURE_CLOCK=cpu "$T/trunc/nofp_callback" 4 >/dev/null 2>&1 &
 victim=$!
 BG_PIDS+=("$victim")
 wait_comm "$victim" nofp_callback
-"$FLAMED" record -p "$victim" -d 3 -o "$T/trunc.folded" >"$T/trunc.out" 2>"$T/trunc.err" &
-fpid=$!
+freeze "$victim"
+bg_flamed trunc record -v -p "$victim" -d 3 -o "$T/trunc.folded"
+wait_sampling trunc
+thaw "$victim"
 sleep 1
 truncate -s 4096 "$T/trunc/libnofp_cb.so"
 set +e
-wait "$fpid"
+wait "$FLAMED_PID"
 rc=$?
 wait "$victim"
 vrc=$?

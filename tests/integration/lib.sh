@@ -308,6 +308,25 @@ thaw() {
 	kill -CONT "$1"
 }
 
+# record_frozen NAME PIDS FLAMED_RECORD_ARGS...: `flamed record -v -p PIDS
+# ARGS` (PIDS: "PID" or "PID,PID..."), with the processes frozen until flamed
+# samples them: on a busy machine flamed may take seconds to start, and they
+# must neither run unrecorded nor exit before. Waits for flamed's exit (at
+# the end of -d, or of the processes); it must exit 0.
+record_frozen() {
+	local name=$1 pids=$2 pid
+	shift 2
+	for pid in ${pids//,/ }; do
+		freeze "$pid"
+	done
+	bg_flamed "$name" record -v -p "$pids" "$@"
+	wait_sampling "$name"
+	for pid in ${pids//,/ }; do
+		thaw "$pid"
+	done
+	wait_flamed "$name"
+}
+
 # record_for_cpu NAME PID CPU_SECONDS FLAMED_ARGS...: runs `flamed FLAMED_ARGS`
 # (a recording without -d, with -v) in the background until PID has used
 # CPU_SECONDS of CPU while recorded, then stops it. PID is frozen while

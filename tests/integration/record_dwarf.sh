@@ -51,21 +51,20 @@ note "dwarf,256: $cut samples cut"
 grep -q "cut where the 256-byte stack copy ended (a bigger --call-graph dwarf,SIZE copies more)" "$T/short.err" ||
 	fail "the summary does not report the cut stacks: $(grep DWARF "$T/short.err")"
 
-# -p works the same way.
-bg "$FIXTURES/nofp_chain" 4
+# -p works the same way. (The -p targets burn CPU seconds, frozen until
+# flamed samples them: a busy machine neither ends nor starves them first.)
+FIXTURE_CLOCK=cpu bg "$FIXTURES/nofp_chain" 4
 wait_comm "$BG_PID" nofp_chain
-run_flamed pid record -F 999 --call-graph dwarf -d 1 -p "$BG_PID" -o "$T/pid.folded"
-expect_rc 0
+record_frozen pid "$BG_PID" -F 999 --call-graph dwarf -d 1 -o "$T/pid.folded"
 expect_between "$(share "$T/pid.folded" "$NOFP_CHAIN")" 95 100 "-p --call-graph dwarf whole chains"
 
 # A binary deleted while it runs is still unwound and named: its CFI and its
 # symbols are read through /proc/PID/map_files (the file flamed holds open).
 cp "$FIXTURES/nofp_chain" "$T/victim"
-bg "$T/victim" 4
+FIXTURE_CLOCK=cpu bg "$T/victim" 4
 wait_comm "$BG_PID" victim
 rm "$T/victim"
-run_flamed deleted record -F 999 --call-graph dwarf -d 1 -p "$BG_PID" -o "$T/deleted.folded"
-expect_rc 0
+record_frozen deleted "$BG_PID" -F 999 --call-graph dwarf -d 1 -o "$T/deleted.folded"
 expect_between "$(share "$T/deleted.folded" "$NOFP_CHAIN")" 95 100 \
 	"the share of a deleted binary's samples with the whole chain, named"
 

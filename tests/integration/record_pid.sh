@@ -12,10 +12,12 @@ need_root_and_perf
 FIXTURE_CLOCK=cpu bg "$FIXTURES/chains" 4 --late-thread
 pid=$BG_PID
 wait_comm "$pid" chains
+freeze "$pid"
 bg_flamed pid record -v -F 999 -p "$pid" -o "$T/pid.folded"
 wait_sampling pid
 t_start=$(now)
 c0=$(cpu_ticks "$pid")
+thaw "$pid"
 # Its exit, as this shell sees it (bash reaps it at once), and the CPU it
 # had used when last seen alive.
 exited() {
@@ -49,11 +51,10 @@ roots=$(root_frames "$T/pid.folded" | sort -u | tr '\n' ' ')
 
 # 2. --per-thread: roots are chains-PID/TID; the main thread runs chains A
 # and B, the late thread chain C.
-bg "$FIXTURES/chains" 3 --late-thread
+FIXTURE_CLOCK=cpu bg "$FIXTURES/chains" 3 --late-thread
 pid=$BG_PID
 wait_comm "$pid" chains
-TIMEOUT=30 run_flamed thread record -F 999 -p "$pid" --per-thread -o "$T/thread.folded"
-expect_rc 0
+record_frozen thread "$pid" -F 999 --per-thread -o "$T/thread.folded"
 check_folded "$T/thread.folded"
 bad=$(root_frames "$T/thread.folded" | grep -vE "^chains-$pid/[0-9]+\$" | sort -u | head -n 3 || true)
 [[ -z $bad ]] || fail "--per-thread root frames not of the form chains-$pid/TID: $bad"
@@ -66,14 +67,13 @@ late=$(grep -F -- "$CHAIN_C" "$T/thread.folded" | head -n 1 || true)
 [[ $late != "chains-$pid/$pid;"* ]] || fail "--per-thread: the late thread's chain under the main thread: $late"
 
 # 3. --per-process with two PIDs: roots are chains-PID1 and chains-PID2.
-bg "$FIXTURES/chains" 2
+FIXTURE_CLOCK=cpu bg "$FIXTURES/chains" 2
 p1=$BG_PID
-bg "$FIXTURES/chains" 2
+FIXTURE_CLOCK=cpu bg "$FIXTURES/chains" 2
 p2=$BG_PID
 wait_comm "$p1" chains
 wait_comm "$p2" chains
-TIMEOUT=30 run_flamed procs record -F 999 -p "$p1,$p2" --per-process -o "$T/procs.folded"
-expect_rc 0
+record_frozen procs "$p1,$p2" -F 999 --per-process -o "$T/procs.folded"
 check_folded "$T/procs.folded"
 roots=$(root_frames "$T/procs.folded" | sort -u | tr '\n' ' ')
 want=$(printf '%s\n' "chains-$p1" "chains-$p2" | sort | tr '\n' ' ')

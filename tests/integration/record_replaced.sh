@@ -54,13 +54,8 @@ grep -q '^victim3-[0-9]*;.*;main;chain_a1' "$T/gone.mine" ||
 # The same run with the binary left alone names the chains: the check above is not vacuous.
 cp "$FIXTURES/chains" "$T/victim2"
 FIXTURE_CLOCK=cpu bg "$T/victim2" 1
-victim=$BG_PID
-wait_comm "$victim" victim2
-freeze "$victim"
-bg_flamed intact record -v -F 999 -p "$victim" -o "$T/intact.folded"
-wait_sampling intact
-thaw "$victim"
-wait_flamed intact
+wait_comm "$BG_PID" victim2
+record_frozen intact "$BG_PID" -F 999 -o "$T/intact.folded"
 grep -q ';main;chain_a1' "$T/intact.folded" || fail "the untouched binary's frames are not named"
 
 pass "a replaced binary is not used for symbols; the mapped one is, also deleted and exited"

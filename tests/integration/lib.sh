@@ -327,26 +327,34 @@ record_frozen() {
 	wait_flamed "$name"
 }
 
+# cpu_span PID SECONDS CMD [ARGS...]: lets PID, which the caller froze, run
+# for SECONDS of its CPU (waiting at most 120 s for them), freezes it again,
+# runs CMD while it stands, and lets it go on. Sets CPU_USED, the CPU seconds
+# it used in between: exactly what a recording running meanwhile saw of it.
+cpu_span() {
+	local pid=$1 secs=$2 c0 want
+	shift 2
+	c0=$(cpu_ticks "$pid")
+	want=$(cpu_want "$pid" "$secs")
+	thaw "$pid"
+	wait_until 120 "$secs s of CPU for process $pid" cpu_at_least "$pid" "$want"
+	freeze "$pid"
+	CPU_USED=$(awk -v a="$c0" -v b="$(cpu_ticks "$pid")" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
+	"$@"
+	thaw "$pid"
+}
+
 # record_for_cpu NAME PID CPU_SECONDS FLAMED_ARGS...: runs `flamed FLAMED_ARGS`
-# (a recording without -d, with -v) in the background until PID has used
-# CPU_SECONDS of CPU while recorded, then stops it. PID is frozen while
-# flamed starts and stops, so that its CPU time while recorded is known
-# exactly: CPU_USED, in seconds. Waits at most 120 s.
+# (a recording without -d, with -v) in the background while PID, frozen
+# until flamed samples, uses CPU_SECONDS of CPU; stops it while PID is frozen
+# again. CPU_USED: the CPU seconds PID used while recorded.
 record_for_cpu() {
-	local name=$1 pid=$2 secs=$3 c0 c want
+	local name=$1 pid=$2 secs=$3
 	shift 3
 	freeze "$pid"
 	bg_flamed "$name" "$@"
 	wait_sampling "$name"
-	c0=$(cpu_ticks "$pid")
-	want=$(cpu_want "$pid" "$secs")
-	thaw "$pid"
-	wait_until 120 "$name: $secs s of CPU for process $pid" cpu_at_least "$pid" "$want"
-	freeze "$pid"
-	c=$(cpu_ticks "$pid")
-	stop_flamed "$name"
-	thaw "$pid"
-	CPU_USED=$(awk -v a="$c0" -v b="$c" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
+	cpu_span "$pid" "$secs" stop_flamed "$name"
 	note "$name: recorded while process $pid used $CPU_USED s of CPU"
 }
 

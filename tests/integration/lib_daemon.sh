@@ -114,23 +114,16 @@ settle() {
 # CPU, and no other. Sets WINDOW_CPU (its CPU seconds) and WINDOW_SAMPLES
 # (the samples under root frame ROOT in those snapshots, in DIR).
 cpu_window() {
-	local dir=$1 pid=$2 secs=$3 root=$4 n0 c0 c s want
+	local dir=$1 pid=$2 secs=$3 root=$4 n0 s
 	freeze "$pid"
 	settle
 	n0=$(nlog "$DLOG")
-	c0=$(cpu_ticks "$pid")
-	want=$(cpu_want "$pid" "$secs")
-	thaw "$pid"
-	wait_until 120 "$secs s of CPU for process $pid" cpu_at_least "$pid" "$want"
-	freeze "$pid"
-	c=$(cpu_ticks "$pid")
-	settle
-	thaw "$pid"
+	cpu_span "$pid" "$secs" settle
+	WINDOW_CPU=$CPU_USED
 	WINDOW_SAMPLES=0
 	for s in $(snap_log "$DLOG" | tail -n +$((n0 + 1))); do
 		WINDOW_SAMPLES=$((WINDOW_SAMPLES + $(root_count "$dir/$s.folded" "$root")))
 	done
-	WINDOW_CPU=$(awk -v a="$c0" -v b="$c" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
 }
 
 # start_listener SOCKET NAME: notify_listen on SOCKET, its output in $NLOG.

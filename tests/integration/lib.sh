@@ -270,11 +270,11 @@ CLK_TCK=$(getconf CLK_TCK)
 
 # cpu_ticks PID: the CPU time (user + system, all threads) PID has used, in clock ticks.
 cpu_ticks() {
-	local stat f
+	local stat fields
 	stat=$(cat "/proc/$1/stat" 2>/dev/null) || fail "process $1 is gone"
 	# After "comm) ": the state (field 3), ... utime (14), stime (15).
-	read -ra f <<<"${stat##*) }"
-	echo $((f[11] + f[12]))
+	read -ra fields <<<"${stat##*) }"
+	echo $((fields[11] + fields[12]))
 }
 
 # cpu_at_least PID TICKS: PID has used TICKS of CPU or more.

@@ -99,8 +99,8 @@ ge() {
 # is logged: it was taken after this call, so every sample taken before the
 # call is in the snapshots logged when it returns.
 settle() {
-	local i n
-	for i in 1 2; do
+	local n
+	for _ in 1 2; do
 		n=$(nlog "$DLOG")
 		kill -USR1 "$DPID"
 		wait_until 10 "a snapshot after SIGUSR1" logged_at_least $((n + 1))
@@ -119,6 +119,7 @@ cpu_window() {
 	settle
 	n0=$(nlog "$DLOG")
 	cpu_span "$pid" "$secs" settle
+	# shellcheck disable=SC2034 # read by the tests
 	WINDOW_CPU=$CPU_USED
 	WINDOW_SAMPLES=0
 	for s in $(snap_log "$DLOG" | tail -n +$((n0 + 1))); do

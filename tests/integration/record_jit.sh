@@ -115,8 +115,9 @@ EOF
 		optimized flamedHotAlpha && optimized flamedHotBeta && break
 		sleep 0.05
 	done
-	optimized flamedHotAlpha && optimized flamedHotBeta ||
+	if ! optimized flamedHotAlpha || ! optimized flamedHotBeta; then
 		fail "node did not write optimized flamedHotAlpha/Beta to $node_map within 5 s: $(grep flamedHot "$node_map" | head -n 6)"
+	fi
 
 	record_for_cpu node "$node_pid" 2 record -v -F 999 -p "$node_pid" -o "$T/node.folded"
 	check_folded "$T/node.folded"

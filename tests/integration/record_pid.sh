@@ -20,13 +20,13 @@ c0=$(cpu_ticks "$pid")
 thaw "$pid"
 # Its exit, as this shell sees it (bash reaps it at once), and the CPU it
 # had used when last seen alive.
+# shellcheck disable=SC2317 # called by wait_until
 exited() {
-	local stat
+	local stat fields
 	stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 0
-	stat=${stat##*) }
-	read -ra f <<<"$stat"
-	[[ ${f[0]} == Z ]] && return 0
-	c1=$((f[11] + f[12]))
+	read -ra fields <<<"${stat##*) }"
+	[[ ${fields[0]} == Z ]] && return 0
+	c1=$((fields[11] + fields[12]))
 	return 1
 }
 wait_until 120 "the exit of chains (4 s of CPU)" exited

@@ -566,7 +566,10 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 	} else {
 		/* Checked against the room left before it was read: it fits. */
 		fl_budget__force(&s->budget, m->bytes);
-		fl_pr_debug("symbolizer: read %s: %zu symbols, %llu bytes\n", tm->path,
+		/* Device and inode say which file: containers have their own libc.so.6. */
+		fl_pr_debug("symbolizer: read %s (device %u:%u, inode %llu): %zu symbols, %llu "
+			    "bytes\n",
+			    tm->path, tm->dev_major, tm->dev_minor, (unsigned long long)tm->ino,
 			    m->syms ? fl_elfsyms__count(m->syms) : 0, (unsigned long long)m->bytes);
 	}
 	if (m->not_read) {

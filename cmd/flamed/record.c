@@ -1060,8 +1060,6 @@ static int record(struct record_args *a)
 	err = epoll_add(ep, sfd, TAG_SIGNAL, 0);
 	if (!err)
 		err = epoll_add(ep, tfd, TAG_TICK, 0);
-	if (!err)
-		err = timer_arm(tfd, 1.0, 1.0);
 	r.tick_fd = tfd;
 	if (!err && a->duration > 0) {
 		dfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -1099,9 +1097,16 @@ static int record(struct record_args *a)
 	phase_done("tracker start (/proc scan) and sampler start", &phase);
 	if (err)
 		goto out;
+	/*
+	 * The clock starts with the sampling: the /proc scan may take seconds
+	 * on a busy machine, and -d is the time sampled, not the time since
+	 * flamed started (once it was nothing: "3 samples in 0.0 s"). The ticks
+	 * too: the first status line a second into the recording.
+	 */
 	r.started = now_s();
-	/* -d counts from here: however long the set-up took, the recording lasts that long. */
-	err = dfd >= 0 ? timer_arm(dfd, a->duration, 0) : 0;
+	err = timer_arm(tfd, 1.0, 1.0);
+	if (!err && dfd >= 0)
+		err = timer_arm(dfd, a->duration, 0);
 	if (err) {
 		msg("cannot set up the event loop: %s", strerror(-err));
 		goto out;

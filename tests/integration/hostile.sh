@@ -26,7 +26,9 @@ perl -0777 -pi -e 's/evil;name\\nforged;line 999\\r/evil;name\nnforged;line 999\
 grep -qaF "$(printf 'evil;name\nnforged')" "$EVIL" || fail "could not put a newline into the symbol of $EVIL"
 
 # --- names --------------------------------------------------------------------
-run_flamed names record -F 999 -o "$T/names.folded" -- "$EVIL" 1
+# 1 s of its own CPU (tests/fixtures/progs/work.h): its start-up, named
+# otherwise, stays a small share however busy the machine.
+FIXTURE_CLOCK=cpu run_flamed names record -F 999 -o "$T/names.folded" -- "$EVIL" 1
 expect_rc 0
 samples=$(summary_samples "$T/names.err")
 # Lines: as many as newlines, each "STACK COUNT" with no control byte in it.
@@ -81,16 +83,21 @@ note "strace: one execve (flamed's own), no pwned file, short_hot named under th
 # (A running executable cannot be written: ETXTBSY. Its libraries can.)
 mkdir "$T/trunc"
 cp "$FIXTURES/nofp_callback" "$FIXTURES/libnofp_cb.so" "$T/trunc/"
-"$T/trunc/nofp_callback" 4 >/dev/null 2>&1 &
+# It burns 4 s of its own CPU (tests/fixtures/progs/work.h), frozen until
+# flamed samples it: the library is truncated while it is recorded, after a
+# second of use, however long a busy machine takes to start flamed.
+FIXTURE_CLOCK=cpu "$T/trunc/nofp_callback" 4 >/dev/null 2>&1 &
 victim=$!
 BG_PIDS+=("$victim")
 wait_comm "$victim" nofp_callback
-"$FLAMED" record -p "$victim" -d 3 -o "$T/trunc.folded" >"$T/trunc.out" 2>"$T/trunc.err" &
-fpid=$!
+freeze "$victim"
+bg_flamed trunc record -v -p "$victim" -d 3 -o "$T/trunc.folded"
+wait_sampling trunc
+thaw "$victim"
 sleep 1
 truncate -s 4096 "$T/trunc/libnofp_cb.so"
 set +e
-wait "$fpid"
+wait "$FLAMED_PID"
 rc=$?
 wait "$victim"
 vrc=$?

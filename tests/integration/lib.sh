@@ -121,11 +121,15 @@ bg() {
 }
 
 # bg_flamed NAME ARGS...: starts flamed ARGS in the background, its stderr into
-# $T/NAME.err; sets FLAMED_PID (killed on exit if still running).
+# $T/NAME.err (LAST_ERR); sets FLAMED_PID (killed on exit if still running).
+# FLAMED_WRAP, when set, is a command that execs flamed (its arguments): to
+# run it under other limits, e.g. (bash -c 'ulimit -n 128 && exec "$@"' -).
+FLAMED_WRAP=()
 bg_flamed() {
 	local name=$1
 	shift
-	"$FLAMED" "$@" 2>"$T/$name.err" &
+	LAST_ERR=$T/$name.err
+	"${FLAMED_WRAP[@]}" "$FLAMED" "$@" 2>"$LAST_ERR" &
 	FLAMED_PID=$!
 	BG_PIDS+=("$FLAMED_PID")
 }
@@ -135,6 +139,27 @@ wait_flamed() {
 	local rc=0
 	wait "$FLAMED_PID" || rc=$?
 	[[ $rc -eq 0 ]] || fail "$1: exit $rc: $(cat "$T/$1.err")"
+}
+
+# wait_sampling NAME: waits until the flamed bg_flamed NAME started, with -v,
+# says that it samples (at most 30 s: on a busy machine the start-up takes
+# time; a recording checked against what happens next must have begun).
+wait_sampling() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q '^flamed: debug: tracker start .* and sampler start' "$T/$1.err" && return 0
+		kill -0 "$FLAMED_PID" 2>/dev/null || fail "$1: flamed exited before sampling: $(grep -v 'debug:' "$T/$1.err")"
+		sleep 0.05
+	done
+	fail "$1: flamed does not say that it samples after 30 s (no 'tracker start ... and sampler start' with -v)"
+}
+
+# stop_flamed NAME: SIGINT to the flamed bg_flamed NAME started (a recording
+# without -d: it ends when what it records is done, not at a wall-clock time
+# a busy machine may not keep); fails unless it exits 0.
+stop_flamed() {
+	signal_and_wait "$FLAMED_PID" INT flamed
+	[[ $WAIT_RC -eq 0 ]] || fail "$1: exit $WAIT_RC after SIGINT: $(grep -v 'debug:' "$T/$1.err")"
 }
 
 # wait_comm PID NAME: waits (at most 5 s) until PID has exec'd NAME, so that a
@@ -152,6 +177,18 @@ wait_comm() {
 # now: seconds since the epoch, with microseconds.
 now() {
 	echo "${EPOCHREALTIME/,/.}"
+}
+
+# wait_until SECONDS WHAT CMD [ARGS...]: polls CMD every 50 ms; fails after SECONDS.
+wait_until() {
+	local limit=$1 what=$2 t0
+	shift 2
+	t0=$(now)
+	until "$@"; do
+		awk -v a="$t0" -v b="$(now)" -v m="$limit" 'BEGIN { exit !(b - a > m) }' &&
+			fail "$what: not within $limit s"
+		sleep 0.05
+	done
 }
 
 # run_cmd NAME CMD [ARGS...]: runs CMD with a time limit of $TIMEOUT seconds
@@ -219,6 +256,128 @@ count_matching() {
 # -PID/TID) of every line, one per line.
 root_frames() {
 	awk '{ s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); print f[1] }' "$1"
+}
+
+# --- Samples against the CPU time the fixture got ------------------------------
+# At HZ, a process is sampled about HZ times per second of CPU it uses: on a
+# busy machine a fixture gets less CPU than the wall time it runs, so counts of
+# its samples are checked against its CPU time, never against wall time. With
+# FIXTURE_CLOCK=cpu in their environment, the fixtures measure their SECONDS on
+# their own CPU clock (tests/fixtures/progs/work.h): their CPU time is known
+# beforehand, however long the machine makes them take.
+
+CLK_TCK=$(getconf CLK_TCK)
+
+# cpu_ticks PID: the CPU time (user + system, all threads) PID has used, in clock ticks.
+cpu_ticks() {
+	local stat fields
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || fail "process $1 is gone"
+	# After "comm) ": the state (field 3), ... utime (14), stime (15).
+	read -ra fields <<<"${stat##*) }"
+	echo $((fields[11] + fields[12]))
+}
+
+# cpu_at_least PID TICKS: PID has used TICKS of CPU or more.
+cpu_at_least() {
+	(($(cpu_ticks "$1") >= $2))
+}
+
+# cpu_want PID SECONDS: the CPU ticks PID will have used SECONDS from now.
+cpu_want() {
+	awk -v c="$(cpu_ticks "$1")" -v s="$2" -v t="$CLK_TCK" 'BEGIN { printf "%d", c + s * t + 0.999 }'
+}
+
+# proc_state PID: the state letter of PID (R, S, T, Z...), empty once it is gone.
+proc_state() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	echo "${stat:0:1}"
+}
+
+# freeze PID / thaw PID: SIGSTOP (waiting until it stops) and SIGCONT. The
+# CPU a frozen process used is what it used while recorded, to the tick.
+stopped() {
+	[[ $(proc_state "$1") == T ]]
+}
+freeze() {
+	kill -STOP "$1"
+	wait_until 10 "process $1 stopped by SIGSTOP" stopped "$1"
+}
+thaw() {
+	kill -CONT "$1"
+}
+
+# record_frozen NAME PIDS FLAMED_RECORD_ARGS...: `flamed record -v -p PIDS
+# ARGS` (PIDS: "PID" or "PID,PID..."), with the processes frozen until flamed
+# samples them: on a busy machine flamed may take seconds to start, and they
+# must neither run unrecorded nor exit before. Waits for flamed's exit (at
+# the end of -d, or of the processes); it must exit 0.
+record_frozen() {
+	local name=$1 pids=$2 pid
+	shift 2
+	for pid in ${pids//,/ }; do
+		freeze "$pid"
+	done
+	bg_flamed "$name" record -v -p "$pids" "$@"
+	wait_sampling "$name"
+	for pid in ${pids//,/ }; do
+		thaw "$pid"
+	done
+	wait_flamed "$name"
+}
+
+# cpu_span PID SECONDS CMD [ARGS...]: lets PID, which the caller froze, run
+# for SECONDS of its CPU (waiting at most 120 s for them), freezes it again,
+# runs CMD while it stands, and lets it go on. Sets CPU_USED, the CPU seconds
+# it used in between: exactly what a recording running meanwhile saw of it.
+cpu_span() {
+	local pid=$1 secs=$2 c0 want
+	shift 2
+	c0=$(cpu_ticks "$pid")
+	want=$(cpu_want "$pid" "$secs")
+	thaw "$pid"
+	wait_until 120 "$secs s of CPU for process $pid" cpu_at_least "$pid" "$want"
+	freeze "$pid"
+	CPU_USED=$(awk -v a="$c0" -v b="$(cpu_ticks "$pid")" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / t }')
+	"$@"
+	thaw "$pid"
+}
+
+# record_for_cpu NAME PID CPU_SECONDS FLAMED_ARGS...: runs `flamed FLAMED_ARGS`
+# (a recording without -d, with -v) in the background while PID, frozen
+# until flamed samples, uses CPU_SECONDS of CPU; stops it while PID is frozen
+# again. CPU_USED: the CPU seconds PID used while recorded.
+record_for_cpu() {
+	local name=$1 pid=$2 secs=$3
+	shift 3
+	freeze "$pid"
+	bg_flamed "$name" "$@"
+	wait_sampling "$name"
+	cpu_span "$pid" "$secs" stop_flamed "$name"
+	note "$name: recorded while process $pid used $CPU_USED s of CPU"
+}
+
+# expect_samples_of_cpu COUNT HZ CPU_SECONDS WHAT: COUNT, the samples of a
+# process that used CPU_SECONDS of CPU while sampled at HZ, is 85 to 115 % of
+# HZ per CPU second: none lost, none counted twice.
+expect_samples_of_cpu() {
+	local share
+	share=$(awk -v n="$1" -v hz="$2" -v s="$3" 'BEGIN { printf "%.1f", (s > 0 ? 100 * n / (hz * s) : 0) }')
+	note "$4: $1 samples for $3 s of CPU at $2 Hz: $share% of $2 per CPU second"
+	expect_between "$share" 85 115 "$4: samples per CPU second, as a share of $2 Hz (%)"
+}
+
+# of_pids FILE PID...: the lines of FILE, recorded with --per-process, whose
+# root frame is COMM-PID for one of the PIDs. A -a recording on a shared
+# machine holds other people's processes of the same name too (another run
+# of the same test): a test counts the samples of the processes it started.
+of_pids() {
+	local f=$1
+	shift
+	awk -v pids="$*" 'BEGIN { n = split(pids, p, " "); for (i = 1; i <= n; i++) want[p[i]] = 1 }
+		{ root = $0; sub(/;.*/, "", root); pid = root; sub(/.*-/, "", pid)
+		  if (root != pid && pid in want) print }' "$f"
 }
 
 # percent PART WHOLE: 100 * PART / WHOLE with one decimal.

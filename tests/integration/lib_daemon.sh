@@ -85,18 +85,6 @@ root_count() {
 		if (f[1] == root) n += $NF } END { printf "%.0f\n", n }' "$1"
 }
 
-# wait_until SECONDS WHAT CMD [ARGS...]: polls CMD every 50 ms; fails after SECONDS.
-wait_until() {
-	local limit=$1 what=$2 t0
-	shift 2
-	t0=$(now)
-	until "$@"; do
-		awk -v a="$t0" -v b="$(now)" -v m="$limit" 'BEGIN { exit !(b - a > m) }' &&
-			fail "$what: not within $limit s"
-		sleep 0.05
-	done
-}
-
 # since T0: seconds elapsed since T0 (a value of now), 2 decimals.
 since() {
 	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'
@@ -105,6 +93,38 @@ since() {
 # ge A B: A >= B (numbers).
 ge() {
 	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'
+}
+
+# settle: two snapshots asked for with SIGUSR1, the second once the first
+# is logged: it was taken after this call, so every sample taken before the
+# call is in the snapshots logged when it returns.
+settle() {
+	local n
+	for _ in 1 2; do
+		n=$(nlog "$DLOG")
+		kill -USR1 "$DPID"
+		wait_until 10 "a snapshot after SIGUSR1" logged_at_least $((n + 1))
+	done
+}
+
+# cpu_window DIR PID SECONDS ROOT: the daemon's samples of PID for SECONDS of
+# its CPU, however long the machine takes to give them. PID is frozen while
+# the snapshots settle, runs for SECONDS of CPU, is frozen again while they
+# settle: the snapshots logged in between hold every sample of it for that
+# CPU, and no other. Sets WINDOW_CPU (its CPU seconds) and WINDOW_SAMPLES
+# (the samples under root frame ROOT in those snapshots, in DIR).
+cpu_window() {
+	local dir=$1 pid=$2 secs=$3 root=$4 n0 s
+	freeze "$pid"
+	settle
+	n0=$(nlog "$DLOG")
+	cpu_span "$pid" "$secs" settle
+	# shellcheck disable=SC2034 # read by the tests
+	WINDOW_CPU=$CPU_USED
+	WINDOW_SAMPLES=0
+	for s in $(snap_log "$DLOG" | tail -n +$((n0 + 1))); do
+		WINDOW_SAMPLES=$((WINDOW_SAMPLES + $(root_count "$dir/$s.folded" "$root")))
+	done
 }
 
 # start_listener SOCKET NAME: notify_listen on SOCKET, its output in $NLOG.

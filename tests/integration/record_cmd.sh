@@ -5,10 +5,12 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 
-run_flamed cmd record -F 999 -o "$T/out.folded" -- "$FIXTURES/chains" 3
+# 3 s of its own CPU, however busy the machine: about 3 x 999 samples.
+FIXTURE_CLOCK=cpu run_flamed cmd record -F 999 -o "$T/out.folded" -- "$FIXTURES/chains" 3
 expect_rc 0
 check_folded "$T/out.folded"
 check_chains_split "$T/out.folded"
+expect_samples_of_cpu "$(total_count "$T/out.folded")" 999 3 "chains"
 
 # Only the command is profiled, and only after its exec: every root is its comm.
 roots=$(root_frames "$T/out.folded" | sort -u | tr '\n' ' ')

@@ -16,7 +16,9 @@ share() {
 	percent "$(count_matching "$1" "$2")" "$(total_count "$1")"
 }
 
-run_flamed dwarf record -F 999 --call-graph dwarf -o "$T/dwarf.folded" -- "$FIXTURES/nofp_chain" 2
+# The fixtures burn their seconds of CPU however busy the machine (work.h):
+# start-up and exit, which have no whole chain, stay a small share.
+FIXTURE_CLOCK=cpu run_flamed dwarf record -F 999 --call-graph dwarf -o "$T/dwarf.folded" -- "$FIXTURES/nofp_chain" 2
 expect_rc 0
 check_folded "$T/dwarf.folded"
 s=$(share "$T/dwarf.folded" "$NOFP_CHAIN")
@@ -27,21 +29,21 @@ grep -Eq "DWARF unwinding of [0-9]+ user stacks: (9[5-9]|100)\.[0-9]% complete" 
 	fail "no DWARF outcome line with >= 95% complete: $(grep DWARF "$T/dwarf.err")"
 
 # The same program with frame pointers: callers vanish.
-run_flamed fp record -F 999 -o "$T/fp.folded" -- "$FIXTURES/nofp_chain" 1
+FIXTURE_CLOCK=cpu run_flamed fp record -F 999 -o "$T/fp.folded" -- "$FIXTURES/nofp_chain" 1
 expect_rc 0
 s=$(share "$T/fp.folded" "$NOFP_CHAIN")
 note "frame pointers: $s% of the samples have the whole chain"
 expect_between "$s" 0 5 "the share of whole chains with frame pointers (code without them)"
 
 # A callback called from inside a shared library built without frame pointers.
-run_flamed lib record -F 999 --call-graph dwarf -o "$T/lib.folded" -- "$FIXTURES/nofp_callback" 2
+FIXTURE_CLOCK=cpu run_flamed lib record -F 999 --call-graph dwarf -o "$T/lib.folded" -- "$FIXTURES/nofp_callback" 2
 expect_rc 0
 s=$(share "$T/lib.folded" "$NOFP_CB")
 note "through libnofp_cb.so: $s%"
 expect_between "$s" 95 100 "the share of nofp_callback samples with the chain through the library"
 
 # A copy too short for the chain: the stacks it cut end in a marker, and the summary says so.
-run_flamed short record -F 999 --call-graph dwarf,256 -o "$T/short.folded" -- "$FIXTURES/nofp_chain" 1
+FIXTURE_CLOCK=cpu run_flamed short record -F 999 --call-graph dwarf,256 -o "$T/short.folded" -- "$FIXTURES/nofp_chain" 1
 expect_rc 0
 cut=$(count_matching "$T/short.folded" ";[stack copy ended];")
 note "dwarf,256: $cut samples cut"
@@ -49,28 +51,29 @@ note "dwarf,256: $cut samples cut"
 grep -q "cut where the 256-byte stack copy ended (a bigger --call-graph dwarf,SIZE copies more)" "$T/short.err" ||
 	fail "the summary does not report the cut stacks: $(grep DWARF "$T/short.err")"
 
-# -p works the same way.
-bg "$FIXTURES/nofp_chain" 4
+# -p works the same way. (The -p targets burn CPU seconds, frozen until
+# flamed samples them: a busy machine neither ends nor starves them first.)
+FIXTURE_CLOCK=cpu bg "$FIXTURES/nofp_chain" 4
 wait_comm "$BG_PID" nofp_chain
-run_flamed pid record -F 999 --call-graph dwarf -d 1 -p "$BG_PID" -o "$T/pid.folded"
-expect_rc 0
+record_frozen pid "$BG_PID" -F 999 --call-graph dwarf -d 1 -o "$T/pid.folded"
 expect_between "$(share "$T/pid.folded" "$NOFP_CHAIN")" 95 100 "-p --call-graph dwarf whole chains"
 
 # A binary deleted while it runs is still unwound and named: its CFI and its
 # symbols are read through /proc/PID/map_files (the file flamed holds open).
 cp "$FIXTURES/nofp_chain" "$T/victim"
-bg "$T/victim" 4
+FIXTURE_CLOCK=cpu bg "$T/victim" 4
 wait_comm "$BG_PID" victim
 rm "$T/victim"
-run_flamed deleted record -F 999 --call-graph dwarf -d 1 -p "$BG_PID" -o "$T/deleted.folded"
-expect_rc 0
+record_frozen deleted "$BG_PID" -F 999 --call-graph dwarf -d 1 -o "$T/deleted.folded"
 expect_between "$(share "$T/deleted.folded" "$NOFP_CHAIN")" 95 100 \
 	"the share of a deleted binary's samples with the whole chain, named"
 
 # Mappings that change while recorded: a library dlopen()ed, used and
 # dlclose()d, code run after it, then an exec of another program in the same
 # process; every phase unwinds whole and is named.
-run_flamed dlopen record -F 999 --call-graph dwarf -o "$T/dlopen.folded" -- \
+# Phases of CPU time, not wall time: a load that changes between them would
+# change their shares (tests/fixtures/progs/work.h).
+FIXTURE_CLOCK=cpu run_flamed dlopen record -F 999 --call-graph dwarf -o "$T/dlopen.folded" -- \
 	"$FIXTURES/nofp_dlopen" 2 --then "$FIXTURES/nofp_chain" 1
 expect_rc 0
 in_lib=$(share "$T/dlopen.folded" ';main;nofp_lib_iterate;nofp_lib_outer;nofp_lib_inner;nofp_cb;nofp_burn')

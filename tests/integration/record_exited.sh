@@ -10,39 +10,37 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 
-# record_during NAME SECONDS COMMAND [FLAMED ARGS...]: records -a for SECONDS
-# (-v) while bash runs COMMAND, started once the recording runs.
+# record_during NAME COMMAND [FLAMED ARGS...]: records -a (-v) while bash
+# runs COMMAND, started once flamed samples, and stops it afterwards: 3 s
+# after COMMAND, and 12 s after the start at the earliest. (flamed drops
+# what it held for processes that exited two of its 1 s ticks before, every
+# 256 exits or every 10 ticks: the last ones must have had their turn.)
 record_during() {
-	local name=$1 secs=$2 cmd=$3 fpid rc
-	shift 3
-	LAST_ERR=$T/$name.err
-	"$FLAMED" record -a -F 999 -v -d "$secs" "$@" -o "$T/$name.folded" >"$T/$name.out" 2>"$LAST_ERR" &
-	fpid=$!
-	BG_PIDS+=("$fpid")
-	for ((i = 0; i < 100; i++)); do
-		grep -q "debug: tracker start" "$LAST_ERR" && break
-		sleep 0.05
-	done
-	((i < 100)) || fail "$name: no 'debug: tracker start' line within 5 s: flamed did not start, or -v says it otherwise"
+	local name=$1 cmd=$2 t0
+	shift 2
+	bg_flamed "$name" record -a -F 999 -v "$@" -o "$T/$name.folded"
+	wait_sampling "$name"
+	t0=$SECONDS
 	bash -c "$cmd"
-	set +e
-	wait "$fpid"
-	rc=$?
-	set -e
-	note "$name: flamed exit $rc"
-	[[ $rc -eq 0 ]] || fail "$name: flamed exited $rc: $(grep -v debug: "$LAST_ERR")"
+	sleep $((SECONDS - t0 < 9 ? 12 - (SECONDS - t0) : 3))
+	stop_flamed "$name"
 	check_folded "$T/$name.folded"
 }
 
 for mode in fp dwarf; do
 	args=()
 	[[ $mode == dwarf ]] && args=(--call-graph dwarf)
-	record_during "short-$mode" 14 "for i in \$(seq 200); do '$FIXTURES/short_burn' 0.04; done" "${args[@]}"
-	grep '^short_burn;' "$T/short-$mode.folded" >"$T/short-$mode.mine" || true
+	# Each burns 40 ms of its own CPU, however busy the machine (work.h);
+	# their pids tell them from the short_burn of other tests on the machine.
+	pids=$T/short-$mode.pids
+	record_during "short-$mode" "export FIXTURE_CLOCK=cpu; for i in \$(seq 200); do
+		'$FIXTURES/short_burn' 0.04 & echo \$! >>'$pids'; wait \$!; done" --per-process "${args[@]}"
+	# shellcheck disable=SC2046 # one pid per word
+	of_pids "$T/short-$mode.folded" $(cat "$pids") >"$T/short-$mode.mine"
 	all=$(total_count "$T/short-$mode.mine")
 	hot=$(count_matching "$T/short-$mode.mine" ";short_hot")
-	# 200 x 40 ms at 999 Hz: about 8000 samples on an idle machine.
-	[[ $all -ge 2000 ]] || fail "$mode: only $all samples of short_burn"
+	# 200 x 40 ms of CPU at 999 Hz: about 8000 samples, none lost with its process.
+	expect_samples_of_cpu "$all" 999 8 "$mode: short_burn"
 	s=$(percent "$hot" "$all")
 	note "$mode: $hot of $all short_burn samples name short_hot ($s%)"
 	expect_between "$s" 95 100 "the share of short_burn samples in short_hot ($mode)"
@@ -52,7 +50,9 @@ for mode in fp dwarf; do
 done
 
 # Thousands of processes: what is tracked at once stays a fraction of them.
-record_during churn 6 "end=\$((SECONDS + 5)); while ((SECONDS < end)); do /bin/true; done"
+# flamed drops a process two of its 1 s ticks after its exit at the soonest:
+# the churn lasts 10 s, and 1500 processes (a busy machine runs fewer in 10 s).
+record_during churn "end=\$((SECONDS + 10)); for ((i = 0; i < 1500 || SECONDS < end; i++)); do /bin/true; done"
 line=$(grep "process tracker:" "$T/churn.err") || fail "no process tracker line in -v output"
 note "$line"
 read -r forks exits peak dropped < <(sed -E 's/.* ([0-9]+) forks, [0-9]+ execs, ([0-9]+) exits; [0-9]+ processes tracked at the end, at most ([0-9]+) at once, ([0-9]+) dropped.*/\1 \2 \3 \4/' <<<"$line")

@@ -26,25 +26,35 @@ parts=0
 if [[ $(uname -m) != x86_64 ]]; then
 	note "jit_spin: its machine code is x86-64, this is $(uname -m): part (a) skipped"
 else
-	run_flamed jit record -F 999 -o "$T/jit.folded" -- "$FIXTURES/jit_spin" 2
+	# 2 s of CPU, however long the machine takes to give them.
+	FIXTURE_CLOCK=cpu run_flamed jit record -F 999 -o "$T/jit.folded" -- "$FIXTURES/jit_spin" 2
 	expect_rc 0
 	check_folded "$T/jit.folded"
 	all=$(total_count "$T/jit.folded")
 	hot=$(count_jit "$T/jit.folded" jit_spin_hot)
 	chain=$(count_matching "$T/jit.folded" ';main;jit_call;jit_spin_hot_[j]')
 	note "jit_spin_hot_[j]: $hot of $all samples, $chain of them under main;jit_call"
-	[[ $all -ge 300 ]] || fail "only $all samples in 2 s at 999 Hz"
+	expect_samples_of_cpu "$all" 999 2 "jit_spin"
 	expect_between "$(percent "$hot" "$all")" 90 100 "the share of samples in jit_spin_hot_[j] (%)"
 	# The generated code keeps a frame pointer: the unwind goes on through it.
 	expect_between "$(percent "$chain" "$all")" 90 100 \
 		"the share of samples in main;jit_call;jit_spin_hot_[j] (%)"
-	# A map with junk before the real line: the junk is skipped and counted, the rest named.
-	JIT_SPIN_JUNK=1 run_flamed junk record -F 999 -o "$T/junk.folded" -- "$FIXTURES/jit_spin" 1
+	# A map with junk before the real line: the junk is skipped and counted,
+	# the rest named. (2 s: flamed reads its mapping records, and so learns of
+	# the JIT, once a second; a JIT that lives less may be gone with its map.)
+	JIT_SPIN_JUNK=1 FIXTURE_CLOCK=cpu run_flamed junk record -F 999 -o "$T/junk.folded" -- "$FIXTURES/jit_spin" 2
 	expect_rc 0
 	expect_between "$(percent "$(count_jit "$T/junk.folded" jit_spin_hot)" "$(total_count "$T/junk.folded")")" \
 		90 100 "the share of samples in jit_spin_hot_[j] with junk in the map (%)"
-	grep -q "perf maps (JIT): 3 lines skipped in 1 maps (2 malformed, 1 longer than 4096 bytes" "$T/junk.err" ||
-		fail "the skipped perf-map lines are not reported: $(grep 'perf maps' "$T/junk.err")"
+	# The count covers every perf map flamed opened: those of other JIT
+	# processes on the machine (another test's jit_spin, node) add to it.
+	skipped=$(sed -nE 's/^flamed: perf maps \(JIT\): ([0-9]+) lines skipped in ([0-9]+) maps \(([0-9]+) malformed, ([0-9]+) longer than 4096 bytes.*/\1 \2 \3 \4/p' "$T/junk.err")
+	read -r lines maps malformed long <<<"${skipped:-0 0 0 0}"
+	if [[ $maps -eq 1 ]]; then
+		[[ $lines -eq 3 && $malformed -eq 2 && $long -eq 1 ]]
+	else
+		[[ $maps -gt 1 && $lines -ge 3 && $malformed -ge 2 && $long -ge 1 ]]
+	fi || fail "the skipped perf-map lines (2 malformed, 1 longer than 4096 bytes) are not reported: $(grep 'perf maps' "$T/junk.err")"
 	parts=$((parts + 1))
 fi
 
@@ -87,31 +97,35 @@ function flamedHotBeta() {
 
 next();
 EOF
-	bg node --perf-basic-prof "$T/hot.js" 5
+	# It runs until the test ends: the recording below stops by the CPU node got.
+	bg node --perf-basic-prof "$T/hot.js" 600
 	node_pid=$BG_PID
 	node_map=/tmp/perf-$node_pid.map
 	# node leaves its map behind: remove it with the rest.
 	trap 'cleanup; rm -f "$node_map"' EXIT
 	wait_comm "$node_pid" node
 	# Until V8 has optimized both (the '*' of its names), the samples would
-	# mostly land in the interpreter.
+	# mostly land in the interpreter. V8 tags each name with the kind of
+	# code: JS:*name since node 20, LazyCompile:*name (or Function:, Script:...)
+	# in node 18, the one of Debian 12; flamed names the frame as the map does.
+	optimized() {
+		grep -Eqs "^[0-9a-f]+ [0-9a-f]+ [A-Za-z]+:\\*$1 " "$node_map"
+	}
 	for ((i = 0; i < 100; i++)); do
-		if grep -qs 'JS:\*flamedHotAlpha' "$node_map" && grep -qs 'JS:\*flamedHotBeta' "$node_map"; then
-			break
-		fi
+		optimized flamedHotAlpha && optimized flamedHotBeta && break
 		sleep 0.05
 	done
-	grep -qs 'JS:\*flamedHotBeta' "$node_map" ||
-		fail "node did not write optimized flamedHotAlpha/Beta to $node_map within 5 s"
+	if ! optimized flamedHotAlpha || ! optimized flamedHotBeta; then
+		fail "node did not write optimized flamedHotAlpha/Beta to $node_map within 5 s: $(grep flamedHot "$node_map" | head -n 6)"
+	fi
 
-	run_flamed node record -F 999 -p "$node_pid" -d 2 -o "$T/node.folded"
-	expect_rc 0
+	record_for_cpu node "$node_pid" 2 record -v -F 999 -p "$node_pid" -o "$T/node.folded"
 	check_folded "$T/node.folded"
 	all=$(total_count "$T/node.folded")
 	alpha=$(count_jit "$T/node.folded" flamedHotAlpha)
 	beta=$(count_jit "$T/node.folded" flamedHotBeta)
 	note "node: flamedHotAlpha $alpha, flamedHotBeta $beta, all $all samples"
-	[[ $all -ge 300 ]] || fail "only $all samples of node in 2 s at 999 Hz"
+	expect_samples_of_cpu "$all" 999 "$CPU_USED" "node"
 	# They share the CPU about half and half; 10% each leaves room for GC and the JIT.
 	expect_between "$(percent "$alpha" "$all")" 10 100 "the share of samples in flamedHotAlpha_[j] (%)"
 	expect_between "$(percent "$beta" "$all")" 10 100 "the share of samples in flamedHotBeta_[j] (%)"

@@ -57,11 +57,15 @@ for ((i = 0; i < 300; i++)); do
 	sleep 0.05
 done
 grep -qx ready "$T/threads.out" || fail "many_threads did not start its threads"
-run_cmd threads bash -c 'ulimit -n 128 && exec "$0" record -F 999 -p "$2" --per-thread -d 3 -o "$1"' "$FLAMED" "$T/threads.folded" "$mt"
-expect_rc 0
-grep -q 'duration reached' "$LAST_ERR" || fail "-p with 1000 threads: the recording ended early: $(head -n 1 "$LAST_ERR")"
+# Recorded until they used 4 s of CPU (4000 samples), however busy the machine.
+FLAMED_WRAP=(bash -c 'ulimit -n 128 && exec "$@"' -)
+record_for_cpu threads "$mt" 4 record -v -F 999 -p "$mt" --per-thread -o "$T/threads.folded"
+FLAMED_WRAP=()
+grep -q '^flamed: [0-9]* samples, .*(interrupted, ' "$LAST_ERR" ||
+	fail "-p with 1000 threads: the recording ended early: $(grep '^flamed: [0-9]* samples' "$LAST_ERR")"
 threads=$(awk -F';' '/;thread_burn/ { split($1, a, "/"); seen[a[2]] = 1 } END { print length(seen) }' "$T/threads.folded")
 note "-p with 1000 threads under RLIMIT_NOFILE 128: samples of $threads threads in thread_burn"
+expect_samples_of_cpu "$(total_count "$T/threads.folded")" 999 "$CPU_USED" "1000 threads under RLIMIT_NOFILE 128"
 ((threads >= 500)) || fail "only $threads of the 1000 threads have samples: a partial profile"
 kill "$mt" 2>/dev/null || true
 wait "$mt" 2>/dev/null || true

@@ -7,22 +7,42 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 
-# 1. No -d: flamed must stop when the process exits (6 s after it started).
-t0=$(now)
-bg "$FIXTURES/chains" 6 --late-thread
+# 1. No -d: flamed must stop when the process exits. The fixture burns 4 s
+# of its own CPU (tests/fixtures/progs/work.h), however long that takes.
+FIXTURE_CLOCK=cpu bg "$FIXTURES/chains" 4 --late-thread
 pid=$BG_PID
 wait_comm "$pid" chains
-sleep 0.2
-TIMEOUT=30 run_flamed pid record -F 999 -p "$pid" -o "$T/pid.folded"
-t1=$(now)
-expect_rc 0
+freeze "$pid"
+bg_flamed pid record -v -F 999 -p "$pid" -o "$T/pid.folded"
+wait_sampling pid
+t_start=$(now)
+c0=$(cpu_ticks "$pid")
+thaw "$pid"
+# Its exit, as this shell sees it (bash reaps it at once), and the CPU it
+# had used when last seen alive.
+# shellcheck disable=SC2317 # called by wait_until
+exited() {
+	local stat fields
+	stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 0
+	read -ra fields <<<"${stat##*) }"
+	[[ ${fields[0]} == Z ]] && return 0
+	c1=$((fields[11] + fields[12]))
+	return 1
+}
+wait_until 120 "the exit of chains (4 s of CPU)" exited
+t_exit=$(now)
+wait_flamed pid
 wait "$pid" || fail "the chains fixture failed"
-end=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-expect_between "$end" 5.8 11 "the time from starting the 6 s fixture to flamed's exit (s)"
 check_folded "$T/pid.folded"
+read -r secs why < <(sed -nE 's/^flamed: [0-9]+ samples, [0-9]+ stacks in ([0-9.]+) s \(([^,]*),.*/\1 \2/p' "$T/pid.err")
+lived=$(awk -v a="$t_start" -v b="$t_exit" 'BEGIN { printf "%.2f", b - a }')
+note "flamed recorded ${secs:-?} s and stopped as '${why:-?}'; chains exited ${lived} s after flamed said it samples"
+[[ ${why:-} == "the processes exited" ]] || fail "flamed did not stop because the process exited: $(grep -v debug: "$T/pid.err" | head -n 1)"
+expect_between "$secs" 0 "$(awk -v l="$lived" 'BEGIN { print l + 1 }')" "the time flamed recorded, against chains' life while recorded (s)"
 check_chains_split "$T/pid.folded"
 c=$(count_matching "$T/pid.folded" "$CHAIN_C")
 all=$(total_count "$T/pid.folded")
+expect_samples_of_cpu "$all" 999 "$(awk -v a="$c0" -v b="$c1" -v t="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / t }')" "chains while recorded"
 note "late thread: $c of $all samples (expected about 45%)"
 [[ $c -gt 0 ]] || fail "no samples of the thread created while recording ($CHAIN_C)"
 expect_between "$(percent "$c" "$all")" 25 70 "the late thread's share of all samples (%)"
@@ -31,11 +51,10 @@ roots=$(root_frames "$T/pid.folded" | sort -u | tr '\n' ' ')
 
 # 2. --per-thread: roots are chains-PID/TID; the main thread runs chains A
 # and B, the late thread chain C.
-bg "$FIXTURES/chains" 3 --late-thread
+FIXTURE_CLOCK=cpu bg "$FIXTURES/chains" 3 --late-thread
 pid=$BG_PID
 wait_comm "$pid" chains
-TIMEOUT=30 run_flamed thread record -F 999 -p "$pid" --per-thread -o "$T/thread.folded"
-expect_rc 0
+record_frozen thread "$pid" -F 999 --per-thread -o "$T/thread.folded"
 check_folded "$T/thread.folded"
 bad=$(root_frames "$T/thread.folded" | grep -vE "^chains-$pid/[0-9]+\$" | sort -u | head -n 3 || true)
 [[ -z $bad ]] || fail "--per-thread root frames not of the form chains-$pid/TID: $bad"
@@ -48,14 +67,13 @@ late=$(grep -F -- "$CHAIN_C" "$T/thread.folded" | head -n 1 || true)
 [[ $late != "chains-$pid/$pid;"* ]] || fail "--per-thread: the late thread's chain under the main thread: $late"
 
 # 3. --per-process with two PIDs: roots are chains-PID1 and chains-PID2.
-bg "$FIXTURES/chains" 2
+FIXTURE_CLOCK=cpu bg "$FIXTURES/chains" 2
 p1=$BG_PID
-bg "$FIXTURES/chains" 2
+FIXTURE_CLOCK=cpu bg "$FIXTURES/chains" 2
 p2=$BG_PID
 wait_comm "$p1" chains
 wait_comm "$p2" chains
-TIMEOUT=30 run_flamed procs record -F 999 -p "$p1,$p2" --per-process -o "$T/procs.folded"
-expect_rc 0
+record_frozen procs "$p1,$p2" -F 999 --per-process -o "$T/procs.folded"
 check_folded "$T/procs.folded"
 roots=$(root_frames "$T/procs.folded" | sort -u | tr '\n' ' ')
 want=$(printf '%s\n' "chains-$p1" "chains-$p2" | sort | tr '\n' ' ')

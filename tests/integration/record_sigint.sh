@@ -12,11 +12,11 @@ bg "$FIXTURES/chains" 12
 wait_comm "$BG_PID" chains
 
 for sig in INT TERM; do
-	LAST_ERR=$T/$sig.err
-	"$FLAMED" record -a -F 99 -o "$T/$sig.folded" >"$T/$sig.out" 2>"$LAST_ERR" &
-	fpid=$!
+	# 2 s of sampling: the start-up may take seconds on a busy machine.
+	bg_flamed "$sig" record -a -v -F 99 -o "$T/$sig.folded"
+	wait_sampling "$sig"
 	sleep 2
-	signal_and_wait "$fpid" "$sig" flamed
+	signal_and_wait "$FLAMED_PID" "$sig" flamed
 	rc=$WAIT_RC
 	[[ $rc -eq 0 ]] || fail "exit status $rc after SIG$sig, expected 0"
 	check_folded "$T/$sig.folded"

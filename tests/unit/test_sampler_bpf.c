@@ -4,11 +4,13 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,25 +57,89 @@ __attribute__((noinline)) static uint64_t spin(unsigned depth, uint64_t x)
 	return x;
 }
 
-static pid_t busy_child(double seconds)
-{
-	pid_t pid = fork();
+/*
+ * A child that burns @seconds of its own CPU time (not of wall time: on a busy
+ * machine it takes longer, and is sampled as often per CPU second), once
+ * child_go() lets it: it is not sampled before the sampler runs.
+ */
+struct child {
+	pid_t pid;
+	int go_fd;
+};
 
+static double cpu_clock_s(clockid_t clock)
+{
+	struct timespec t;
+
+	assert_int_equal(clock_gettime(clock, &t), 0);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static struct child busy_child(double seconds)
+{
+	int go[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct timespec t0, t;
 		volatile uint64_t sink = 0;
 		unsigned n = 0;
+		char c;
+		double end;
 
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		do {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		end = cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID) + seconds;
+		do
 			sink += spin(n++ % 40, sink);
-			clock_gettime(CLOCK_MONOTONIC, &t);
-		} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 <
-			 seconds);
+		while (cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID) < end);
 		_exit(0);
 	}
-	return pid;
+	close(go[0]);
+	return (struct child){.pid = pid, .go_fd = go[1]};
+}
+
+static void child_go(struct child *c)
+{
+	assert_int_equal(write(c->go_fd, "g", 1), 1);
+	close(c->go_fd);
+	c->go_fd = -1;
+}
+
+/* Whether the child has exited (a zombie until child_reap()). */
+static bool child_exited(pid_t pid)
+{
+	siginfo_t si = {};
+
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+	return si.si_pid == pid;
+}
+
+/* Reaps the child; returns the CPU seconds it used. */
+static double child_reap(const struct child *c)
+{
+	struct rusage ru;
+
+	assert_int_equal(wait4(c->pid, NULL, 0, &ru), c->pid);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/*
+ * @samples taken at @freq of a process that used @cpu_s seconds of CPU
+ * while sampled: about @freq per CPU second (85 to 115 %), none lost, none
+ * counted twice, however busy the machine is.
+ */
+static void assert_samples_of_cpu(uint64_t samples, uint64_t freq, double cpu_s)
+{
+	double share = 100.0 * (double)samples / ((double)freq * cpu_s);
+
+	printf("# %llu samples for %.3f s of CPU at %llu Hz: %.1f%%\n", (unsigned long long)samples,
+	       cpu_s, (unsigned long long)freq, share);
+	assert_true(share >= 85.0 && share <= 115.0);
 }
 
 static struct fl_sampler *open_or_skip(struct fl_sampler_opts *o)
@@ -90,29 +156,33 @@ static struct fl_sampler *open_or_skip(struct fl_sampler_opts *o)
 	return s;
 }
 
-static void record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss, struct tally *t)
+/* Records a child that burns 1 s of CPU; returns the CPU seconds it used. */
+static double record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss,
+			   struct tally *t)
 {
 	struct fl_sampler *s;
-	pid_t child;
-	int pid;
+	struct child child = busy_child(1.0);
+	double cpu_s;
+	int pid = child.pid;
 
-	child = busy_child(1.5);
-	pid = child;
 	o->pids = &pid;
 	o->nr_pids = 1;
 	s = open_or_skip(o);
 	assert_int_equal(fl_sampler__start(s), 0);
-	for (int i = 0; i < 20; i++) {
+	child_go(&child);
+	/* Until it exits: polled as flamed does, whatever time that takes. */
+	while (!child_exited(child.pid)) {
 		usleep(100000);
 		assert_int_equal(fl_sampler__poll(s), 0);
 	}
-	assert_int_equal(waitpid(child, NULL, 0), child);
+	cpu_s = child_reap(&child);
 	assert_int_equal(fl_sampler__stop(s), 0);
 	assert_int_equal(fl_sampler__poll(s), 0);
-	*t = (struct tally){.pid = (uint32_t)child};
+	*t = (struct tally){.pid = (uint32_t)child.pid};
 	assert_int_equal(fl_sampler__drain(s, tally_cb, t), 0);
 	assert_int_equal(fl_sampler__stats(s, ss), 0);
 	fl_sampler__free(s);
+	return cpu_s;
 }
 
 static void test_counts_one_process(void **state)
@@ -122,9 +192,7 @@ static void test_counts_one_process(void **state)
 	struct tally t;
 
 	(void)state;
-	record_child(&o, &ss, &t);
-	/* 1.5 s at 999 Hz on one CPU: far more than 300 samples. */
-	assert_true(t.total > 300);
+	assert_samples_of_cpu(t.total, o.freq, record_child(&o, &ss, &t));
 	assert_int_equal(t.other_pid, 0);
 	assert_true(t.with_user * 10 > t.total * 9);
 	/* Every sample is accounted for: kept, idle, other processes, or lost. */
@@ -145,7 +213,8 @@ static void test_collisions_are_recovered(void **state)
 	struct tally t;
 
 	(void)state;
-	record_child(&o, &ss, &t);
+	/* Samples counted in user space count all the same. */
+	assert_samples_of_cpu(t.total, o.freq, record_child(&o, &ss, &t));
 	printf("# %llu samples in %llu stacks; %llu collisions, %llu full, %llu recovered, %llu "
 	       "lost\n",
 	       (unsigned long long)t.total, (unsigned long long)t.stacks,
@@ -175,36 +244,55 @@ static void test_snapshots_partition_samples(void **state)
 	struct fl_sampler *s;
 	struct tally parts[8] = {}, last = {};
 	uint64_t sum = 0;
-	pid_t child = busy_child(1.6);
-	int pid = child;
+	struct child child = busy_child(3600); /* until killed */
+	int pid = child.pid;
+	double cpu_prev = 0, cpu_now;
+	clockid_t clock;
 
 	(void)state;
+	assert_int_equal(clock_getcpuclockid(child.pid, &clock), 0);
 	o.pids = &pid;
 	o.nr_pids = 1;
 	s = open_or_skip(&o);
 	assert_int_equal(fl_sampler__start(s), 0);
+	child_go(&child);
 	for (int i = 0; i < 8; i++) {
-		usleep(200000);
-		parts[i].pid = (uint32_t)child;
+		/* 0.15 s more of the child's CPU, however long a busy machine takes to give it. */
+		do {
+			usleep(20000);
+			cpu_now = cpu_clock_s(clock);
+		} while (cpu_now < cpu_prev + 0.15);
+		parts[i].pid = (uint32_t)child.pid;
 		assert_int_equal(fl_sampler__snapshot(s, tally_cb, &parts[i]), 0);
 		sum += parts[i].total;
-		/* The child burns the whole time: each interval holds samples. */
-		if (i < 7)
-			assert_true(parts[i].total > 50);
+		/* Each interval holds the samples of the CPU the child used in it. */
+		printf("# snapshot %d: %llu samples for %.3f s of CPU\n", i,
+		       (unsigned long long)parts[i].total, cpu_now - cpu_prev);
+		assert_true((double)parts[i].total >= 0.7 * (double)o.freq * (cpu_now - cpu_prev));
 		assert_int_equal(parts[i].other_pid, 0);
+		cpu_prev = cpu_now;
 	}
-	assert_int_equal(waitpid(child, NULL, 0), child);
+	kill(child.pid, SIGKILL);
+	cpu_now = child_reap(&child);
 	assert_int_equal(fl_sampler__stop(s), 0);
 	assert_int_equal(fl_sampler__poll(s), 0);
-	last.pid = (uint32_t)child;
-	assert_int_equal(fl_sampler__drain(s, tally_cb, &last), 0);
+	/* The rest: what the child burnt after the last one, until it was killed. */
+	last.pid = (uint32_t)child.pid;
+	assert_int_equal(fl_sampler__snapshot(s, tally_cb, &last), 0);
 	sum += last.total;
+	assert_samples_of_cpu(sum, o.freq, cpu_now);
 	assert_int_equal(fl_sampler__stats(s, &ss), 0);
 	assert_int_equal(ss.lost, 0);
 	assert_int_equal(ss.samples, sum + ss.idle + ss.filtered);
-	/* A snapshot of nothing new is empty. */
+	/*
+	 * A snapshot of nothing new is empty, and so is the drain at the end:
+	 * the snapshots took every sample. (A drain does not take what it
+	 * gives: it comes once, last.)
+	 */
 	memset(&last, 0, sizeof(last));
 	assert_int_equal(fl_sampler__snapshot(s, tally_cb, &last), 0);
+	assert_int_equal(last.total, 0);
+	assert_int_equal(fl_sampler__drain(s, tally_cb, &last), 0);
 	assert_int_equal(last.total, 0);
 	fl_sampler__free(s);
 
@@ -223,8 +311,7 @@ static void test_user_only_and_per_thread(void **state)
 	struct tally t;
 
 	(void)state;
-	record_child(&o, &ss, &t);
-	assert_true(t.total > 100);
+	assert_samples_of_cpu(t.total, o.freq, record_child(&o, &ss, &t));
 	assert_int_equal(ss.kstack_none, 0);
 }
 

@@ -198,8 +198,7 @@ static __always_inline bool ns_ids(__u32 *tgid, __u32 *tid)
 	struct bpf_pidns_info ns;
 	struct task_struct *task;
 
-	if (have_ns_helper &&
-	    !bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
+	if (have_ns_helper && !bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
 		*tgid = ns.tgid;
 		*tid = ns.pid;
 		return true;

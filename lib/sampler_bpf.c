@@ -140,9 +140,9 @@ static int set_pidns(struct profile_bpf *skel, const struct fl_sampler_opts *opt
 	skel->rodata->child_pidns = true;
 	skel->rodata->pidns_dev = ns.dev;
 	skel->rodata->pidns_ino = ns.ino;
-	skel->rodata->have_ns_helper = libbpf_probe_bpf_helper(
-					       BPF_PROG_TYPE_PERF_EVENT,
-					       BPF_FUNC_get_ns_current_pid_tgid, NULL) == 1;
+	skel->rodata->have_ns_helper =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_ns_current_pid_tgid,
+					NULL) == 1;
 	fl_pr_debug("sampler_bpf: pid namespace %llu:%llu, %s\n", (unsigned long long)ns.dev,
 		    (unsigned long long)ns.ino,
 		    skel->rodata->have_ns_helper ? "bpf_get_ns_current_pid_tgid"

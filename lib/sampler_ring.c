@@ -756,7 +756,7 @@ static const struct fl_sampler_ops ring_ops = {
 
 /* Samples with callchains, and the names and parentage in the same ring. */
 static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, bool child_ns,
-				       size_t ring_bytes)
+					size_t ring_bytes)
 {
 	return (struct perf_event_attr){
 		.size = sizeof(struct perf_event_attr),

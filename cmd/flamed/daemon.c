@@ -1161,7 +1161,8 @@ int cmd_daemon(int argc, char **argv)
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	ret = 1;
 	if (load_config(&d, &d.cfg, err, sizeof(err))) {
-		msg("%s%s", err, d.check_only ? " (refused: a running daemon keeps its old one)" : "");
+		msg("%s%s", err,
+		    d.check_only ? " (refused: a running daemon keeps its old one)" : "");
 		goto out;
 	}
 	if (d.check_only) {

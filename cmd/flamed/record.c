@@ -863,7 +863,8 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 			    (unsigned long long)(js.max_bytes >> 20), FL_SYM_JIT_SHARE);
 		if (js.rereads_refused)
 			msg("perf maps (JIT): a map shrank and grew back more than %d times: not "
-			    "read again %llu times, its names kept as they were (some may be stale)",
+			    "read again %llu times, its names kept as they were (some may be "
+			    "stale)",
 			    FL_PERFMAP_MAX_REREADS, (unsigned long long)js.rereads_refused);
 		if (verbose && js.processes)
 			msg("perf maps (JIT): %llu processes with JIT code, %llu maps opened, %llu "

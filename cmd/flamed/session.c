@@ -100,7 +100,8 @@ void permission_hint(const char *what, int err)
 	if (may_perf()) {
 		/* The kernel would let us: something in front of it did not. */
 		msg("cannot open %s: %s, although flamed has CAP_PERFMON%s: %s refuses "
-		    "perf_event_open or bpf (a container: docker run --cap-add PERFMON --cap-add BPF "
+		    "perf_event_open or bpf (a container: docker run --cap-add PERFMON --cap-add "
+		    "BPF "
 		    "with a seccomp profile that allows both, or --privileged; a systemd unit: "
 		    "SystemCallFilter=)",
 		    what, strerror(-err), geteuid() == 0 ? " (root)" : "",
@@ -418,7 +419,8 @@ int session_open(struct session *s, const struct session_opts *o)
 		 * when kernel.perf_event_paranoid <= 1), 2 to nobody.
 		 */
 		if (kptr != 2 && !have_cap(CAP_SYSLOG))
-			msg("warning: kernel addresses are hidden from flamed (kernel.kptr_restrict=%d "
+			msg("warning: kernel addresses are hidden from flamed "
+			    "(kernel.kptr_restrict=%d "
 			    "and no CAP_SYSLOG): kernel frames will show as [kernel]; run as root, "
 			    "or grant cap_syslog too",
 			    kptr);
@@ -567,7 +569,8 @@ void session_report_hotplug(const struct fl_sampler_stats *ss)
 	if (!h->cpus)
 		return;
 	if (h->dead_now)
-		snprintf(still, sizeof(still), ", %u of them still offline at the end", h->dead_now);
+		snprintf(still, sizeof(still), ", %u of them still offline at the end",
+			 h->dead_now);
 	msg("CPU hotplug: %u CPU%s offline for part of the time (about %.1f CPU-seconds in "
 	    "all%s): nothing was sampled there meanwhile",
 	    h->cpus, h->cpus == 1 ? " was" : "s were", (double)h->dead_ns / 1e9, still);

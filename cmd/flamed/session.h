@@ -79,7 +79,7 @@ struct session {
 	 * the symbolizer's cache and the unwinder's CFI both charge it.
 	 */
 	struct fl_budget budget;
-	struct fl_pidns pidns; /* flamed's pid namespace (session_check_pidns()) */
+	struct fl_pidns pidns;	      /* flamed's pid namespace (session_check_pidns()) */
 	struct fl_unwinder *unwinder; /* --call-graph dwarf */
 	struct fl_sampler *sampler;
 	struct fl_tracker *tracker;

@@ -128,9 +128,9 @@ int fl_cpu_events__revive(struct fl_cpu_events *ev, fl_cpu_events_fn before, fl_
 			  void *ctx, int *cpus, size_t max);
 /* What CPU hotplug cost the events: CPUs that were not sampled for a while. */
 struct fl_cpu_hotplug {
-	uint32_t cpus;	  /* CPUs offline at open, or whose event died, at some time */
+	uint32_t cpus;	   /* CPUs offline at open, or whose event died, at some time */
 	uint32_t dead_now; /* ... of them still without a live event */
-	uint64_t dead_ns; /* the time those CPUs had no live event, summed (at most
+	uint64_t dead_ns;  /* the time those CPUs had no live event, summed (at most
 			     about a revive interval more than the truth per outage) */
 };
 void fl_cpu_events__hotplug(const struct fl_cpu_events *ev, struct fl_cpu_hotplug *st);

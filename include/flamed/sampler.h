@@ -131,7 +131,7 @@ struct fl_sampler_stats {
 	uint64_t samples;		   /* every sample taken (kept, idle, filtered) */
 	uint64_t idle;			   /* idle-task samples dropped */
 	uint64_t filtered;		   /* samples of processes not asked for */
-	uint64_t other_ns;		   /* samples of processes outside the pid namespace, dropped */
+	uint64_t other_ns; /* samples of processes outside the pid namespace, dropped */
 	uint64_t kstack_none, ustack_none; /* samples with no kernel/user stack */
 	uint64_t collisions;		   /* BPF: stack-id hash collisions (recovered) */
 	uint64_t map_full;		   /* BPF: a full map (recovered) */

@@ -134,7 +134,8 @@ static void test_defaults(void **state)
 	assert_string_equal(c.output_dir, "/var/lib/flamed");
 	assert_true(c.fmt_folded && !c.fmt_svg);
 	/* Bounded retention by default: a week, 1 GiB. */
-	assert_true(c.keep_files == 0 && c.keep_age_ns == 7 * 86400 * SEC && c.keep_bytes == 1ull << 30);
+	assert_true(c.keep_files == 0 && c.keep_age_ns == 7 * 86400 * SEC &&
+		    c.keep_bytes == 1ull << 30);
 	assert_int_equal(c.max_stacks, 65536);
 	assert_int_equal(c.max_processes, 32768);
 	assert_true(c.max_symbol_cache == 1ull << 30);

@@ -1114,7 +1114,8 @@ static void test_reread_bound(void **state)
 	expect_name(m, 0x1000, "first_name_with_a_long_tail");
 	/* Each write is shorter than the one before: the file shrank. */
 	for (int i = 0; i < FL_PERFMAP_MAX_REREADS + 3; i++, pad--) {
-		snprintf(line, sizeof(line), "1000 10 n%d_%.*s\n", i, pad, "xxxxxxxxxxxxxxxxxxxxxx");
+		snprintf(line, sizeof(line), "1000 10 n%d_%.*s\n", i, pad,
+			 "xxxxxxxxxxxxxxxxxxxxxx");
 		put_str(fx->map, line, false);
 		fl_perfmap__refresh(m);
 	}

@@ -157,8 +157,7 @@ static struct fl_sampler *open_or_skip(struct fl_sampler_opts *o)
 }
 
 /* Records a child that burns 1 s of CPU; returns the CPU seconds it used. */
-static double record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss,
-			   struct tally *t)
+static double record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *ss, struct tally *t)
 {
 	struct fl_sampler *s;
 	struct child child = busy_child(1.0);

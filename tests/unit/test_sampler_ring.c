@@ -502,7 +502,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_opts), cmocka_unit_test(test_pid_filter),
 		cmocka_unit_test(test_idle),	 cmocka_unit_test(test_follow_children),
-		cmocka_unit_test(test_add_pid), cmocka_unit_test(test_idle_refused_in_child_pidns),
+		cmocka_unit_test(test_add_pid),	 cmocka_unit_test(test_idle_refused_in_child_pidns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,10 @@
 # CPU is sampled again: a program pinned to it afterwards is in the profile
 # with its symbols (the tracker's events were opened again too, and the
 # processes scanned). With BPF and with the ring buffer.
+# CPU 1 is brought back online whatever happens, also when the test fails or
+# is killed (lib_restore.sh).
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib_restore.sh"
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
@@ -14,8 +18,7 @@ ONLINE=/sys/devices/system/cpu/cpu1/online
 [[ $(nproc --all) -ge 2 && -w $ONLINE ]] ||
 	skip "no CPU 1 that can be taken offline here ($ONLINE is not writable)"
 [[ $(cat "$ONLINE") == 1 ]] || skip "CPU 1 is offline already"
-# Whatever happens, CPU 1 comes back.
-trap 'echo 1 >"$ONLINE" 2>/dev/null || true; cleanup' EXIT
+restore_on_exit "echo 1 >$ONLINE"
 
 for backend in bpf ring; do
 	opts=()

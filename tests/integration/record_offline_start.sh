@@ -32,20 +32,12 @@ for backend in bpf ring; do
 	bg_flamed "$backend" record -a -F 99 "${opts[@]}" -o "$out"
 	# Sampling has started (the notice is printed then) before the CPU comes
 	# back: waited for, however long a busy machine makes the start.
-	for ((i = 0; i < 1200; i++)); do
-		grep -q 'CPU 1 is offline' "$T/$backend.err" && break
-		sleep 0.05
-	done
-	grep -q '^flamed: CPU 1 is offline: it is sampled from when it comes online' "$T/$backend.err" ||
-		fail "$backend: no notice that CPU 1 is offline at the start: $(cat "$T/$backend.err")"
+	wait_until 60 "$backend: the notice that CPU 1 is offline at the start" \
+		grep -q '^flamed: CPU 1 is offline: it is sampled from when it comes online' "$T/$backend.err"
 	echo 1 >"$ONLINE"
 	# Online CPUs are looked for every second (a busy machine: later).
-	for ((i = 0; i < 600; i++)); do
-		grep -q 'CPU 1 came online' "$T/$backend.err" && break
-		sleep 0.05
-	done
-	grep -q '^flamed: CPU 1 came online: sampling it from now on' "$T/$backend.err" ||
-		fail "$backend: no notice of CPU 1 coming online within 30 s: $(cat "$T/$backend.err")"
+	wait_until 30 "$backend: the notice of CPU 1 coming online" \
+		grep -q '^flamed: CPU 1 came online: sampling it from now on' "$T/$backend.err"
 	# The CPU time the program got, as the kernel counted it (bash's time: user + system).
 	TIMEFORMAT='%3U %3S'
 	cpu=$({ time taskset -c 1 "$T/offline_burn" 1.5 >/dev/null; } 2>&1 | awk '{ print $1 + $2 }')

@@ -73,7 +73,10 @@ grep -q 'Permission denied' "$T/cmd.err" ||
 	fail "record -- CMD behind a closed directory: no 'Permission denied': $(cat "$T/cmd.err")"
 
 # The capabilities still sample: the user's own command, named.
-run_cmd rec "${NOBODY[@]}" "$T/flamed-caps" record -o "$T/own/rec.folded" -- "$FIXTURES/chains" 0.5
+# A copy the user can reach: the build tree may be in root's 0700 home.
+cp "$FIXTURES/chains" "$T/chains"
+chmod 755 "$T/chains"
+run_cmd rec "${NOBODY[@]}" "$T/flamed-caps" record -o "$T/own/rec.folded" -- "$T/chains" 0.5
 expect_rc 0
 check_folded "$T/own/rec.folded"
 

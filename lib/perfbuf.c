@@ -130,7 +130,8 @@ static void release(struct fl_perfbuf *b, uint64_t tail)
 	__atomic_store_n(&b->meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx)
+/* Calls fn for the records from data_tail on; releases what was read only with consume. */
+static int ring_walk(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx, bool consume)
 {
 	uint64_t head, tail;
 	int n = 0;
@@ -169,18 +170,32 @@ int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx)
 		if (n < INT_MAX)
 			n++;
 		if (rc) {
-			release(b, tail);
+			if (consume)
+				release(b, tail);
 			return rc;
 		}
 	}
-	release(b, tail);
+	if (consume)
+		release(b, tail);
 	return n;
 
 out_corrupt:
+	if (!consume)
+		return -EBADMSG; /* left for fl_perfbuf__consume() to reset */
 	fl_pr_debug("perfbuf: fd %d: corrupt ring (head %llu tail %llu), reset\n", b->fd,
 		    (unsigned long long)head, (unsigned long long)tail);
 	release(b, head);
 	return -EBADMSG;
+}
+
+int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx)
+{
+	return ring_walk(b, fn, ctx, true);
+}
+
+int fl_perfbuf__peek(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx)
+{
+	return ring_walk(b, fn, ctx, false);
 }
 
 int fl_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd,
@@ -642,6 +657,22 @@ static int consume_one(const struct perf_event_header *hdr, void *ctx)
 		return rc;
 	c->err = rc;
 	return rc ? -ECANCELED : 0;
+}
+
+int fl_cpu_events__peek(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)
+{
+	struct consume_ctx c = {.fn = fn, .ctx = ctx};
+
+	if (!ev->bufs || !fn)
+		return -EINVAL;
+	for (size_t i = 0; i < ev->nr; i++) {
+		/* A corrupt ring is the next fl_cpu_events__consume()'s to reset and report. */
+		if (ev->bufs[i])
+			fl_perfbuf__peek(ev->bufs[i], consume_one, &c);
+		if (c.err)
+			return c.err;
+	}
+	return 0;
 }
 
 int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)

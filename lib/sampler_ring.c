@@ -166,21 +166,28 @@ static struct comm_ent *comm_ent(const struct ring_sampler *r, uint32_t tid)
 	return &r->comms[idx];
 }
 
-/* A live thread renamed at time (a COMM record's): its old name stays for older samples. */
+/*
+ * A thread renamed at time (a COMM record's): its old name stays for older
+ * samples. A record not newer than the last rename applied is one read
+ * ahead already (ring_poll() applies every ring's names before reading any
+ * sample) or older than what is known: the name stays as it is.
+ */
 static int comm_rename(struct ring_sampler *r, uint32_t tid, const char *comm, size_t len,
 		       uint64_t time)
 {
 	struct comm_ent *e = comm_ent(r, tid);
-	char old[FL_TASK_COMM_LEN];
+	char old[FL_TASK_COMM_LEN] = "";
 	int err;
 
-	if (!e || e->exited || !time)
-		return comm_set(r, tid, comm, len);
-	memcpy(old, e->name, sizeof(old));
+	if (e && time && time <= e->since)
+		return 0;
+	/* An exited thread's name is not this one's past: a new task took its tid. */
+	if (e && !e->exited)
+		memcpy(old, e->name, sizeof(old));
 	err = comm_set(r, tid, comm, len);
-	if (err)
+	if (err || !time)
 		return err;
-	e = comm_ent(r, tid); /* in place: an existing entry does not move */
+	e = comm_ent(r, tid); /* comm_set() may have moved the table */
 	memcpy(e->prev, old, sizeof(e->prev));
 	e->since = time;
 	return 0;
@@ -526,7 +533,8 @@ static void on_exit_rec(struct ring_sampler *r, const struct perf_event_header *
 		return;
 	/* The name stays for the samples still unread; a new task may take the tid over. */
 	e = comm_ent(r, rec->tid);
-	if (e) {
+	/* Older than the name the tid bears (read ahead): the end of an earlier task with that tid. */
+	if (e && !(rec->time && e->since && rec->time < e->since)) {
 		e->exited = true;
 		e->exit_poll = r->polls;
 	}
@@ -565,6 +573,20 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 		break;
 	}
 	return err;
+}
+
+/* Names only, up to where on_record() stops (a sample to be read at the next poll). */
+static int on_peek(const struct perf_event_header *hdr, void *ctx)
+{
+	struct ring_sampler *r = ctx;
+	const struct sample_rec *rec = (const void *)hdr;
+
+	if (hdr->type == PERF_RECORD_COMM)
+		return on_comm(r, hdr);
+	if (hdr->type == PERF_RECORD_SAMPLE && hdr->size >= sizeof(*rec) &&
+	    rec->time > r->known_until)
+		return FL_PERFBUF_LATER;
+	return 0;
 }
 
 /* ---- operations ---- */
@@ -659,6 +681,14 @@ static int ring_poll(struct fl_sampler *s)
 
 	r->polls++;
 	r->known_until = r->opts.known_until ? r->opts.known_until(r->opts.era_ctx) : UINT64_MAX;
+	/*
+	 * The rings are read one after the other, and a thread renamed (an exec)
+	 * on one CPU may be sampled on another whose ring comes first: every
+	 * ring's names are applied before any sample is named.
+	 */
+	err = fl_cpu_events__peek(r->events, on_peek, r);
+	if (err)
+		return err;
 	ret = fl_cpu_events__consume(r->events, on_record, r);
 	/* A corrupt ring was reset and the others read: the pending samples can still be decided. */
 	if (ret < 0 && ret != -EBADMSG)

@@ -33,6 +33,13 @@ void fl_perfbuf__free(struct fl_perfbuf *b);
 typedef int (*fl_perfbuf_fn)(const struct perf_event_header *hdr, void *ctx);
 int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx);
 
+/*
+ * The same walk as fl_perfbuf__consume() without releasing anything: the
+ * next consume (or peek) sees the same records again, and more. A corrupt
+ * ring is left for consume to reset; -EBADMSG. fn must not consume.
+ */
+int fl_perfbuf__peek(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx);
+
 /* The fd given to fl_perfbuf__new(). */
 int fl_perfbuf__fd(const struct fl_perfbuf *b);
 
@@ -145,5 +152,12 @@ int fl_cpu_events__gone(struct fl_cpu_events *ev, size_t i);
  * returned then. Otherwise 0. -EINVAL without rings.
  */
 int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx);
+/*
+ * fl_perfbuf__peek() on every ring, in CPU order, with fn as for consume:
+ * a look at what every ring holds before any is read for good. Corrupt
+ * rings are skipped (consume resets them). Returns 0, fn's negative errno,
+ * or -EINVAL without rings.
+ */
+int fl_cpu_events__peek(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx);
 
 #endif

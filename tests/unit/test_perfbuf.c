@@ -263,6 +263,43 @@ static void test_fake_later(void **state)
 	fake_ring_fini(&r);
 }
 
+/* peek walks as consume does and releases nothing: consume then sees every record. */
+static void test_fake_peek(void **state)
+{
+	struct fake_ring r;
+	struct fl_perfbuf *b = NULL;
+	struct collect c = {.later_at = 4};
+	uint64_t pos = 0;
+
+	(void)state;
+	fake_ring_init(&r, 2);
+	for (int i = 0; i < 5; i++)
+		pos = fake_ring_record(&r, pos, 24, (unsigned char)(10 * i));
+	r.meta->data_head = pos;
+
+	assert_int_equal(fl_perfbuf__new(r.fd, 2, &b), 0);
+	assert_int_equal(fl_perfbuf__peek(b, collect_fn, &c), 3); /* stopped before the fourth */
+	assert_int_equal(r.meta->data_tail, 0);
+	assert_int_equal(fl_perfbuf__peek(b, collect_fn, &c), 5);
+	assert_int_equal(r.meta->data_tail, 0);
+	assert_int_equal(fl_perfbuf__consume(b, collect_fn, &c), 5);
+	assert_int_equal(c.n, 14);
+	assert_int_equal(c.first[4], c.first[9]);
+	assert_int_equal(c.first[9], (unsigned char)(0 + 8));
+	assert_int_equal(r.meta->data_tail, pos);
+	assert_int_equal(c.bad_content, 0);
+	/* A corrupt ring is left as it is for consume to reset. */
+	fake_ring_record(&r, pos, 24, 0);
+	((struct perf_event_header *)(void *)(r.data + pos))->size = 4;
+	r.meta->data_head = pos + 24;
+	assert_int_equal(fl_perfbuf__peek(b, collect_fn, &c), -EBADMSG);
+	assert_int_equal(r.meta->data_tail, pos);
+	assert_int_equal(fl_perfbuf__consume(b, collect_fn, &c), -EBADMSG);
+	assert_int_equal(r.meta->data_tail, pos + 24);
+	fl_perfbuf__free(b);
+	fake_ring_fini(&r);
+}
+
 static void test_fake_corrupt(void **state)
 {
 	struct fake_ring r;
@@ -571,7 +608,8 @@ int main(void)
 		cmocka_unit_test(test_cpu_list_good),	cmocka_unit_test(test_cpu_list_bad),
 		cmocka_unit_test(test_online_cpus),	cmocka_unit_test(test_new_args),
 		cmocka_unit_test(test_fake_wrap),	cmocka_unit_test(test_fake_stop_early),
-		cmocka_unit_test(test_fake_later),	cmocka_unit_test(test_fake_corrupt),
+		cmocka_unit_test(test_fake_later),
+		cmocka_unit_test(test_fake_peek),	cmocka_unit_test(test_fake_corrupt),
 		cmocka_unit_test(test_real_wraparound), cmocka_unit_test(test_real_overflow_lost),
 		cmocka_unit_test(test_cpu_events),
 	};

@@ -466,6 +466,103 @@ static void test_add_pid(void **state)
 	fl_sampler__free(NULL);
 }
 
+struct name_count {
+	uint32_t pid;
+	uint64_t before, after, other;
+};
+
+static int count_names(const struct fl_raw_stack *st, void *ctx)
+{
+	struct name_count *nc = ctx;
+
+	if (st->pid != nc->pid)
+		return 0;
+	if (!strcmp(st->comm, "before"))
+		nc->before += st->count;
+	else if (!strcmp(st->comm, "after"))
+		nc->after += st->count;
+	else
+		nc->other += st->count;
+	return 0;
+}
+/* Spins until the calling thread has had secs of CPU time (a busy machine gives it less per second). */
+__attribute__((noinline)) static void spin_cpu(double secs)
+{
+	struct timespec ts;
+
+	do {
+		spin_work(200000);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 < secs);
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+/*
+ * A thread renamed on one CPU and sampled on another: its COMM records are
+ * in the last CPU's ring, the samples under its new name mostly in the
+ * first one's, which is read first. The rings are read once, after it
+ * exited: each sample still gets the name it ran under (0.1 s of CPU as
+ * "before", 0.4 s as "after"), not the one of whichever ring came first.
+ */
+static void test_rename_across_rings(void **state)
+{
+	struct fl_sampler *s;
+	long last = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	struct fl_sampler_opts opts = {
+		.sz = sizeof(opts),
+		.freq = 999,
+		.kernel = true,
+		.user = true,
+	};
+	struct name_count nc = {0};
+	int go[2], status;
+	pid_t child;
+
+	(void)state;
+	if (last < 1) {
+		printf("# one CPU online: no second ring to read first\n");
+		skip();
+	}
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		pin_to(last);
+		prctl(PR_SET_NAME, "before", 0, 0, 0);
+		spin_cpu(0.1);
+		prctl(PR_SET_NAME, "after", 0, 0, 0);
+		pin_to(0);
+		spin_cpu(0.5);
+		_exit(0);
+	}
+	close(go[0]);
+	s = new_sampler(&opts);
+	assert_int_equal(fl_sampler__add_pid(s, child), 0);
+	assert_int_equal(fl_sampler__start(s), 0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	close(go[1]);
+	/* No read while it runs: each ring holds all it got (a few hundred samples). */
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(fl_sampler__stop(s), 0);
+	assert_int_equal(fl_sampler__poll(s), 0);
+	nc.pid = (uint32_t)child;
+	assert_int_equal(fl_sampler__drain(s, count_names, &nc), 0);
+	print_stats("rename across rings", s);
+	printf("# %llu samples named before, %llu after, %llu otherwise\n",
+	       (unsigned long long)nc.before, (unsigned long long)nc.after,
+	       (unsigned long long)nc.other);
+	assert_true(nc.after > 100);
+	assert_true(nc.before * 2 < nc.after);
+	assert_true(nc.other * 20 < nc.after);
+	fl_sampler__free(s);
+}
+
 static void test_bad_opts(void **state)
 {
 	struct fl_sampler *s = (struct fl_sampler *)0x1;
@@ -503,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_bad_opts), cmocka_unit_test(test_pid_filter),
 		cmocka_unit_test(test_idle),	 cmocka_unit_test(test_follow_children),
 		cmocka_unit_test(test_add_pid),	 cmocka_unit_test(test_idle_refused_in_child_pidns),
+		cmocka_unit_test(test_rename_across_rings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

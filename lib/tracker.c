@@ -135,10 +135,9 @@ static int proc_get(struct fl_tracker *t, uint32_t pid, struct tproc **ret)
 	struct tproc *p = proc_find(t, pid);
 	int err;
 
-	if (p) {
-		*ret = p;
+	*ret = p; /* NULL on failure: a caller that forgets the error faults at once */
+	if (p)
 		return 0;
-	}
 	if (pid == 0 || t->nr_procs >= UINT32_MAX)
 		return -EINVAL;
 	if (t->max_procs && t->nr_procs >= t->max_procs) {
@@ -711,7 +710,12 @@ static int on_fork(struct fl_tracker *t, const struct perf_event_header *hdr)
 	}
 
 	err = proc_get(t, r->pid, &child); /* may move parent */
-	if (!err && (child->forked || (child->scanned && child->exited)))
+	if (err) {
+		/* Past max_processes (-ENOSPC): the child is not tracked. */
+		free(pmaps);
+		return err;
+	}
+	if (child->forked || (child->scanned && child->exited))
 		err = proc_barrier(t, child, r->time);
 	had_maps = child->nr_maps > 0;
 	for (size_t i = 0; !err && i < nr_pmaps; i++)

@@ -222,6 +222,27 @@ static void test_pid_reused(void **state)
 }
 
 /*
+ * A fork past max_processes: the child is not tracked (counted in over_max),
+ * and the tracker goes on (it read the untracked child's state before).
+ */
+static void test_fork_past_max_processes(void **state)
+{
+	struct fl_tracker *t = bare_tracker();
+
+	(void)state;
+	t->max_procs = 2;
+	feed_mmap2_at(t, 1, 0x500000, 0x1000, 0, "/sbin/init", 1, 1);
+	feed_task(t, PERF_RECORD_FORK, 200, 1, 10);
+	feed_task(t, PERF_RECORD_FORK, 300, 1, 20); /* the third process: not tracked */
+	feed_mmap2_at(t, 300, 0x900000, 0x1000, 0, "/third", 2, 21);
+	assert_int_equal(t->nr_procs, 2);
+	assert_true(t->st.over_max >= 2);
+	assert_string_equal(path_at(t, 200, 0x500800, 15), "/sbin/init");
+	assert_string_equal(path_at(t, 300, 0x900800, 25), "(none)");
+	fl_tracker__free(t);
+}
+
+/*
  * On the host pid 2 is kthreadd, and what it forks is a kernel thread until
  * it maps code; in a container (kthreadd 0: none) pid 2 is any process.
  */
@@ -310,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_same_code_again_is_no_change),
 		cmocka_unit_test(test_pid_reused),
 		cmocka_unit_test(test_pid_2_in_a_container),
+		cmocka_unit_test(test_fork_past_max_processes),
 		cmocka_unit_test(test_exited_and_forgotten),
 		cmocka_unit_test(test_history_is_capped),
 	};

@@ -659,23 +659,12 @@ static int consume_one(const struct perf_event_header *hdr, void *ctx)
 	return rc ? -ECANCELED : 0;
 }
 
-int fl_cpu_events__peek(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)
-{
-	struct consume_ctx c = {.fn = fn, .ctx = ctx};
-
-	if (!ev->bufs || !fn)
-		return -EINVAL;
-	for (size_t i = 0; i < ev->nr; i++) {
-		/* A corrupt ring is the next fl_cpu_events__consume()'s to reset and report. */
-		if (ev->bufs[i])
-			fl_perfbuf__peek(ev->bufs[i], consume_one, &c);
-		if (c.err)
-			return c.err;
-	}
-	return 0;
-}
-
-int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)
+/*
+ * Every ring in CPU order, read for good (consume) or only looked at. A
+ * corrupt ring: consume resets it, reads the others and returns -EBADMSG;
+ * a look leaves it for the next consume.
+ */
+static int events_walk(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx, bool consume)
 {
 	struct consume_ctx c = {.fn = fn, .ctx = ctx};
 	int ret = 0;
@@ -683,15 +672,24 @@ int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx
 	if (!ev->bufs || !fn)
 		return -EINVAL;
 	for (size_t i = 0; i < ev->nr; i++) {
-		int rc = ev->bufs[i] ? fl_perfbuf__consume(ev->bufs[i], consume_one, &c) : 0;
+		int rc = ev->bufs[i] ? ring_walk(ev->bufs[i], consume_one, &c, consume) : 0;
 
 		if (c.err)
 			return c.err;
-		/* A corrupt ring was reset and its records are gone; read the others first. */
 		if (rc == -EBADMSG)
-			ret = rc;
+			ret = consume ? rc : 0;
 		else if (rc < 0)
 			return rc;
 	}
 	return ret;
+}
+
+int fl_cpu_events__peek(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)
+{
+	return events_walk(ev, fn, ctx, false);
+}
+
+int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)
+{
+	return events_walk(ev, fn, ctx, true);
 }

@@ -237,18 +237,27 @@ static void test_fake_stop_early(void **state)
 }
 
 /* FL_PERFBUF_LATER: the record stays, and comes first next time. */
+/* A two-page fake ring holding five 24-byte records, seeds 0, 10, ... 40: returns data_head. */
+static uint64_t fake_ring_five(struct fake_ring *r)
+{
+	uint64_t pos = 0;
+
+	fake_ring_init(r, 2);
+	for (int i = 0; i < 5; i++)
+		pos = fake_ring_record(r, pos, 24, (unsigned char)(10 * i));
+	r->meta->data_head = pos;
+	return pos;
+}
+
 static void test_fake_later(void **state)
 {
 	struct fake_ring r;
 	struct fl_perfbuf *b = NULL;
 	struct collect c = {.later_at = 3};
-	uint64_t pos = 0;
+	uint64_t pos;
 
 	(void)state;
-	fake_ring_init(&r, 2);
-	for (int i = 0; i < 5; i++)
-		pos = fake_ring_record(&r, pos, 24, (unsigned char)(10 * i));
-	r.meta->data_head = pos;
+	pos = fake_ring_five(&r);
 
 	assert_int_equal(fl_perfbuf__new(r.fd, 2, &b), 0);
 	assert_int_equal(fl_perfbuf__consume(b, collect_fn, &c), 2);
@@ -269,13 +278,10 @@ static void test_fake_peek(void **state)
 	struct fake_ring r;
 	struct fl_perfbuf *b = NULL;
 	struct collect c = {.later_at = 4};
-	uint64_t pos = 0;
+	uint64_t pos;
 
 	(void)state;
-	fake_ring_init(&r, 2);
-	for (int i = 0; i < 5; i++)
-		pos = fake_ring_record(&r, pos, 24, (unsigned char)(10 * i));
-	r.meta->data_head = pos;
+	pos = fake_ring_five(&r);
 
 	assert_int_equal(fl_perfbuf__new(r.fd, 2, &b), 0);
 	assert_int_equal(fl_perfbuf__peek(b, collect_fn, &c), 3); /* stopped before the fourth */

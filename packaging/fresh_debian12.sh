@@ -6,7 +6,9 @@
 #
 #   packaging/fresh_debian12.sh [RUNS] [BRANCH]      (as root; default 5 main)
 #
-# The root is a new directory under $FRESH_DIR (default /var/tmp/flamed-fresh);
+# The root is a new directory under $FRESH_DIR (default: a new private
+# directory made by mktemp under /var/tmp; one given must be root's own, not a
+# symlink, and writable by nobody else: it is emptied as root);
 # BRANCH of this clone is cloned into its /root/flamed, with ../shared copied
 # beside it when there is one. Each run goes through unshare --mount and
 # pivot_root (not chroot: a chrooted process may not create the user
@@ -19,7 +21,7 @@ set -euo pipefail
 
 RUNS=${1:-5}
 BRANCH=${2:-main}
-FRESH_DIR=${FRESH_DIR:-/var/tmp/flamed-fresh}
+FRESH_DIR=${FRESH_DIR:-$(mktemp -d /var/tmp/flamed-fresh.XXXXXX)}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 SRC=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 ROOT=$FRESH_DIR/root
@@ -28,8 +30,14 @@ ROOT=$FRESH_DIR/root
 command -v debootstrap >/dev/null ||
 	{ echo "fresh_debian12.sh: debootstrap is missing (apt-get install debootstrap)" >&2; exit 2; }
 
+[[ -e $FRESH_DIR ]] || mkdir -m 0700 "$FRESH_DIR"
+# Root empties it: not somebody else's link or directory (/var/tmp is everyone's).
+if [[ -L $FRESH_DIR || $(stat -c '%u' "$FRESH_DIR") != 0 ]] || (($(stat -c '0%a' "$FRESH_DIR") & 022)); then
+	echo "fresh_debian12.sh: $FRESH_DIR must be a directory of root's that others cannot write" >&2
+	exit 2
+fi
+echo "fresh_debian12.sh: in $FRESH_DIR"
 rm -rf "$ROOT"
-mkdir -p "$FRESH_DIR"
 debootstrap --variant=minbase --include=ca-certificates,git,sudo bookworm "$ROOT" "$MIRROR" \
 	>"$FRESH_DIR/debootstrap.log" 2>&1 ||
 	{ echo "fresh_debian12.sh: debootstrap failed, see $FRESH_DIR/debootstrap.log" >&2; exit 1; }

@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "flamed.h"
-#include "flamed/cleanup.h"
-#include "flamed/folded.h"
-#include "flamed/perfscript.h"
-#include "flamed/profile.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/formats/folded.h"
+#include "flamed/formats/perfscript.h"
+#include "flamed/profile/profile.h"
 #include "inline_lookup.h"
 
 static const char collapse_usage[] =

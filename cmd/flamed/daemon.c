@@ -23,14 +23,14 @@
 #include <unistd.h>
 
 #include "flamed.h"
-#include "flamed/cleanup.h"
-#include "flamed/config.h"
-#include "flamed/unwind.h"
-#include "flamed/folded.h"
-#include "flamed/log.h"
-#include "flamed/profile.h"
-#include "flamed/sampler.h"
-#include "flamed/symbolizer.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/daemon/config.h"
+#include "flamed/unwinding/unwind.h"
+#include "flamed/formats/folded.h"
+#include "flamed/common/log.h"
+#include "flamed/profile/profile.h"
+#include "flamed/sampling/sampler.h"
+#include "flamed/symbols/symbolizer.h"
 #include "session.h"
 
 static void closedirp(DIR **d)

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flamed/flametree.h"
-#include "flamed/outpath.h"
-#include "flamed/palette.h"
-#include "flamed/svg.h"
+#include "flamed/profile/flametree.h"
+#include "flamed/files/outpath.h"
+#include "flamed/formats/palette.h"
+#include "flamed/formats/svg.h"
 
 /* Exit codes: 0 success, 1 runtime failure, 2 bad usage. */
 #define EXIT_USAGE 2

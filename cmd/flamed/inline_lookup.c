@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flamed/debuginfo.h"
-#include "flamed/demangle.h"
-#include "flamed/elfsyms.h"
-#include "flamed/regfile.h"
-#include "flamed/srcinfo.h"
+#include "flamed/symbols/debuginfo.h"
+#include "flamed/symbols/demangle.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/files/regfile.h"
+#include "flamed/symbols/srcinfo.h"
 #include "inline_lookup.h"
 
 /* Modules read, at most: a perf script names few files, a hostile one many. */

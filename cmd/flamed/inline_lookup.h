@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "flamed/perfscript.h"
+#include "flamed/formats/perfscript.h"
 
 #define INLINE_LOOKUP_MAX 32
 

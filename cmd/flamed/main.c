@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "flamed.h"
-#include "flamed/log.h"
+#include "flamed/common/log.h"
 
 bool verbose;
 

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "flamed.h"
-#include "flamed/cleanup.h"
-#include "flamed/regfile.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/files/regfile.h"
 
 #define CHOOSE_PRIVATE "choose a path in a directory only you can write"
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "flamed.h"
-#include "flamed/cleanup.h"
+#include "flamed/common/cleanup.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

@@ -13,12 +13,12 @@
 #include <unistd.h>
 
 #include "flamed.h"
-#include "flamed/cleanup.h"
-#include "flamed/flametree.h"
-#include "flamed/perfbuf.h"
-#include "flamed/profile.h"
-#include "flamed/symbolizer.h"
-#include "flamed/unwind.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/profile/flametree.h"
+#include "flamed/sampling/perfbuf.h"
+#include "flamed/profile/profile.h"
+#include "flamed/symbols/symbolizer.h"
+#include "flamed/unwinding/unwind.h"
 #include "session.h"
 
 int epoll_add(int ep, int fd, enum tag tag, uint32_t idx)

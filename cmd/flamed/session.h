@@ -12,11 +12,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flamed/budget.h"
-#include "flamed/fold.h"
-#include "flamed/pidns.h"
-#include "flamed/sampler.h"
-#include "flamed/tracker.h"
+#include "flamed/common/budget.h"
+#include "flamed/profile/fold.h"
+#include "flamed/sampling/pidns.h"
+#include "flamed/sampling/sampler.h"
+#include "flamed/sampling/tracker.h"
 
 struct fl_profile;
 struct fl_symbolizer;

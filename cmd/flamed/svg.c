@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "flamed.h"
-#include "flamed/cleanup.h"
-#include "flamed/foldedread.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/formats/foldedread.h"
 
 DEFINE_FREE_FUNC(struct fl_flametree, fl_flametree__free)
 

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "flamed.h"
-#include "flamed/cleanup.h"
-#include "flamed/regfile.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/files/regfile.h"
 
 const char svg_options_help[] =
 	"flame graph options (as flamegraph.pl's):\n"

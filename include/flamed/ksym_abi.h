@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* What bpf/ksym.bpf.c and lib/ksym_bpf.c share: the batch of addresses to name. */
+/* What bpf/ksym.bpf.c and lib/symbols/ksym_bpf.c share: the batch of addresses to name. */
 #ifndef FLAMED_KSYM_ABI_H
 #define FLAMED_KSYM_ABI_H
 

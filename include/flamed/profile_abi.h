@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* What bpf/profile.bpf.c and lib/sampler_bpf.c share: map layouts and records. */
+/* What bpf/profile.bpf.c and lib/sampling/sampler_bpf.c share: map layouts and records. */
 #ifndef FLAMED_PROFILE_ABI_H
 #define FLAMED_PROFILE_ABI_H
 

@@ -39,10 +39,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flamed/demangle.h"
-#include "flamed/srcinfo.h"
-#include "flamed/symbolizer.h"
-#include "flamed/tracker.h"
+#include "flamed/symbols/demangle.h"
+#include "flamed/symbols/srcinfo.h"
+#include "flamed/symbols/symbolizer.h"
+#include "flamed/sampling/tracker.h"
 
 #define MAX_MODULES 64
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Measurement tool (not part of the build): libdw (flamed's lib/unwind.c)
+ * Measurement tool (not part of the build): libdw (flamed's lib/unwinding/unwind.c)
  * against libunwind's remote API on the same perf user-stack samples.
  *
  *   unwind_compare [-n N] [-F HZ] [-w PASSES] [-r ROUNDS] [-s STACK] [-d DIFFS]
@@ -61,10 +61,10 @@
 
 #include <libunwind.h>
 
-#include "flamed/elfsyms.h"
-#include "flamed/perfbuf.h"
-#include "flamed/procmaps.h"
-#include "flamed/unwind.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/sampling/perfbuf.h"
+#include "flamed/sampling/procmaps.h"
+#include "flamed/unwinding/unwind.h"
 
 /* Not in libunwind's public headers; exported by libunwind-x86_64. */
 int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,

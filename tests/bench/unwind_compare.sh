@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Measurement: flamed's libdw DWARF unwinder (lib/unwind.c) against libunwind's
+# Measurement: flamed's libdw DWARF unwinder (lib/unwinding/unwind.c) against libunwind's
 # remote API (UNW_CACHE_GLOBAL, .eh_frame_hdr through dwarf_search_unwind_table)
 # on the same in-memory perf samples: agreement of the frames, ns per sample
 # (cold first pass, warm passes), peak memory. See unwind_compare.c.

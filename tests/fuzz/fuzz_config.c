@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "flamed/config.h"
+#include "flamed/daemon/config.h"
 #include "fuzz.h"
 
 static uint64_t hash_config(uint64_t h, const struct fl_config *c)

@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 
-#include "flamed/elfsyms.h"
+#include "flamed/symbols/elfsyms.h"
 #include "fuzz.h"
 
 /* Cap on the decompressed MiniDebugInfo: a small xz stream can claim gigabytes. */

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <math.h>
 
-#include "flamed/flametree.h"
-#include "flamed/foldedread.h"
+#include "flamed/profile/flametree.h"
+#include "flamed/formats/foldedread.h"
 #include "fuzz.h"
 
 struct ctx {

@@ -4,7 +4,7 @@
  * is a memfd, read through /proc/self/fd/N), then lookups at the addresses
  * the lines start with.
  */
-#include "flamed/ksyms.h"
+#include "flamed/symbols/ksyms.h"
 #include "fuzz.h"
 
 #define MAX_ADDRS 64

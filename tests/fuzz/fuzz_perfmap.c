@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "flamed/perfmap.h"
+#include "flamed/symbols/perfmap.h"
 #include "fuzz.h"
 
 #define NSPID 4242 /* the file is tmp/perf-4242.map under the fake root */

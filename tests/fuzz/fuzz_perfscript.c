@@ -5,7 +5,7 @@
  * on after finish(): the input is parsed whole twice in a row and once in
  * small chunks, and all three must give the same samples.
  */
-#include "flamed/perfscript.h"
+#include "flamed/formats/perfscript.h"
 #include "fuzz.h"
 
 static uint64_t hash_str(uint64_t h, struct fl_ps_str s)

@@ -3,7 +3,7 @@
  * Fuzz target: /proc/PID/maps text, whose paths any process chooses
  * (fl_procmaps__parse() reads a FILE: the input through fmemopen()).
  */
-#include "flamed/procmaps.h"
+#include "flamed/sampling/procmaps.h"
 #include "fuzz.h"
 
 static int on_map(const struct fl_procmap *m, void *ctx)

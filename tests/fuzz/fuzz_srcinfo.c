@@ -8,9 +8,9 @@
  */
 #include <errno.h>
 
-#include "flamed/debuginfo.h"
-#include "flamed/elfsyms.h"
-#include "flamed/srcinfo.h"
+#include "flamed/symbols/debuginfo.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/symbols/srcinfo.h"
 #include "fuzz.h"
 
 #define MAX_MINI (4u << 20)

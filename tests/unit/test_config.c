@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "flamed/config.h"
+#include "flamed/daemon/config.h"
 
 #define SHIPPED_CONF FIXTURE_SRC_DIR "/../../packaging/flamed.conf"
 #define SEC 1000000000ull

@@ -30,9 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flamed/debuginfo.h"
-#include "flamed/elfsyms.h"
-#include "flamed/log.h"
+#include "flamed/symbols/debuginfo.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/common/log.h"
 
 #define DEBUGROOT FIXTURE_DIR "/debugroot"
 #define MAX_NM 256

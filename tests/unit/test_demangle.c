@@ -20,9 +20,9 @@
 
 #include <cmocka.h>
 
-#include "flamed/cleanup.h"
-#include "flamed/demangle.h"
-#include "flamed/elfsyms.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/symbols/demangle.h"
+#include "flamed/symbols/elfsyms.h"
 
 #define BUF_SIZE (FL_DEMANGLE_MAX_NAME + 64) /* every name fits */
 

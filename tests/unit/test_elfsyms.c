@@ -23,9 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "flamed/debuginfo.h"
-#include "flamed/elfsyms.h"
-#include "flamed/procmaps.h"
+#include "flamed/symbols/debuginfo.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/sampling/procmaps.h"
 #include "hostile_paths.h"
 
 #define MAX_FNS 32

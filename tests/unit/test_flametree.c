@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "flamed/flametree.h"
+#include "flamed/profile/flametree.h"
 
 static struct fl_flametree *new_tree(bool chart, bool reverse)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests for lib/fold.c: frame naming and order, root frames, kernel annotation, stats. */
+/* Tests for lib/profile/fold.c: frame naming and order, root frames, kernel annotation, stats. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,11 +10,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "flamed/fold.h"
-#include "flamed/folded.h"
-#include "flamed/profile.h"
-#include "flamed/sampler.h"
-#include "flamed/symbolizer.h"
+#include "flamed/profile/fold.h"
+#include "flamed/formats/folded.h"
+#include "flamed/profile/profile.h"
+#include "flamed/sampling/sampler.h"
+#include "flamed/symbols/symbolizer.h"
 
 /* Captured from a real /proc/kallsyms (see tests/fixtures/data/kallsyms.fold). */
 #define SYS_GETPID 0xffffffff81377cc0ULL

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "flamed/folded.h"
-#include "flamed/profile.h"
+#include "flamed/formats/folded.h"
+#include "flamed/profile/profile.h"
 
 #ifndef FIXTURE_SRC_DIR
 #error "FIXTURE_SRC_DIR must name the source tests/fixtures directory"

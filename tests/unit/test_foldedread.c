@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "flamed/foldedread.h"
+#include "flamed/formats/foldedread.h"
 
 struct got {
 	char stack[256][64];

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 /* Private to lib/, and linked into libflamed: reached by path. */
-#include "../../lib/keycount.h"
+#include "../../lib/common/keycount.h"
 
 static void test_empty(void **state)
 {

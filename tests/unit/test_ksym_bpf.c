@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests for lib/ksym_bpf.c: "%ps" parsing, and naming real kernel addresses through BPF. */
+/* Tests for lib/symbols/ksym_bpf.c: "%ps" parsing, and naming real kernel addresses through BPF. */
 #include <errno.h>
 #include <stdbool.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "flamed/ksym_bpf.h"
+#include "flamed/symbols/ksym_bpf.h"
 
 static void parse(const char *text, const char *want_name, const char *want_module)
 {

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flamed/ksyms.h"
+#include "flamed/symbols/ksyms.h"
 
 #define MIB (UINT64_C(1) << 20)
 

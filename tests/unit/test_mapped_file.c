@@ -20,7 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "../../lib/mapped_file.h"
+#include "../../lib/files/mapped_file.h"
 #include "hostile_paths.h"
 
 struct fx {

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "flamed/outpath.h"
+#include "flamed/files/outpath.h"
 
 static char dir[256];
 

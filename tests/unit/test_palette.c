@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "flamed/cleanup.h"
-#include "flamed/palette.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/formats/palette.h"
 
 static const enum fl_palette_kind all_kinds[] = {
 	FL_PALETTE_HOT,	 FL_PALETTE_MEM,  FL_PALETTE_IO,     FL_PALETTE_WAKEUP, FL_PALETTE_CHAIN,

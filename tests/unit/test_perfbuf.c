@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "flamed/perfbuf.h"
+#include "flamed/sampling/perfbuf.h"
 
 /* ---- CPU lists ---- */
 

@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flamed/budget.h"
-#include "flamed/perfmap.h"
+#include "flamed/common/budget.h"
+#include "flamed/symbols/perfmap.h"
 #include "hostile_paths.h"
 
 #define NSPID 4242 /* names the file in the fake roots: tmp/perf-4242.map */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests for lib/perfscript.c: headers, stack lines, and text cut anywhere. */
+/* Tests for lib/formats/perfscript.c: headers, stack lines, and text cut anywhere. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "flamed/perfscript.h"
+#include "flamed/formats/perfscript.h"
 
 static bool str_is(struct fl_ps_str s, const char *want)
 {

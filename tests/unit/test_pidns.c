@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests for lib/pidns.c: the kernel's device encoding, the namespace's identity, /proc's. */
+/* Tests for lib/sampling/pidns.c: the kernel's device encoding, the namespace's identity, /proc's. */
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "flamed/pidns.h"
+#include "flamed/sampling/pidns.h"
 
 /* bpf_get_ns_current_pid_tgid() compares with the kernel's dev_t: major above 20 bits of minor. */
 static void test_kernel_dev(void **state)

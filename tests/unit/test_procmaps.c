@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "flamed/procmaps.h"
+#include "flamed/sampling/procmaps.h"
 
 #define MAX_MAPS 256
 

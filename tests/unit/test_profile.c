@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "flamed/profile.h"
+#include "flamed/profile/profile.h"
 
 static struct fl_profile *new_profile(void)
 {

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flamed/regfile.h"
+#include "flamed/files/regfile.h"
 #include "hostile_paths.h"
 
 struct fx {

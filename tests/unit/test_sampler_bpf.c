@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests for lib/sampler_bpf.c with the real BPF program on real perf events. */
+/* Tests for lib/sampling/sampler_bpf.c with the real BPF program on real perf events. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "flamed/sampler.h"
+#include "flamed/sampling/sampler.h"
 
 struct tally {
 	uint64_t total;

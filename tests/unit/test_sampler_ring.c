@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "flamed/sampler.h"
+#include "flamed/sampling/sampler.h"
 
 static volatile uint64_t sink;
 

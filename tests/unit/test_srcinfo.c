@@ -19,10 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flamed/debuginfo.h"
-#include "flamed/elfsyms.h"
-#include "flamed/regfile.h"
-#include "flamed/srcinfo.h"
+#include "flamed/symbols/debuginfo.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/files/regfile.h"
+#include "flamed/symbols/srcinfo.h"
 #include "hostile_paths.h"
 
 #if !defined(FIXTURE_DIR)

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "flamed/profile_abi.h"
-#include "flamed/stackagg.h"
+#include "flamed/sampling/stackagg.h"
 
 static struct fl_stackagg *new_agg(void)
 {

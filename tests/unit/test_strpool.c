@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "flamed/cleanup.h"
-#include "flamed/strpool.h"
+#include "flamed/common/cleanup.h"
+#include "flamed/common/strpool.h"
 
 static struct fl_strpool *new_pool(void)
 {

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "flamed/flametree.h"
-#include "flamed/palette.h"
-#include "flamed/svg.h"
+#include "flamed/profile/flametree.h"
+#include "flamed/formats/palette.h"
+#include "flamed/formats/svg.h"
 
 #ifndef FIXTURE_SRC_DIR
 #error "FIXTURE_SRC_DIR must name the source tests/fixtures directory"

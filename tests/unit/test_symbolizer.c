@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Tests for lib/symbolizer.c on this very process: its own code, libc, the vdso, unmapped memory. */
+/* Tests for lib/symbols/symbolizer.c on this very process: its own code, libc, the vdso, unmapped memory. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,8 +20,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "flamed/symbolizer.h"
-#include "flamed/tracker.h"
+#include "flamed/symbols/symbolizer.h"
+#include "flamed/sampling/tracker.h"
 
 static struct fl_tracker *tracker;
 static struct fl_symbolizer *sym;

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "flamed/tracker.h"
+#include "flamed/sampling/tracker.h"
 
 static struct fl_tracker *start_tracker(const int *pids, size_t nr_pids)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * White-box tests for lib/tracker.c's record handling, fed with records built
+ * White-box tests for lib/sampling/tracker.c's record handling, fed with records built
  * here: orders of events that real rings produce only by chance (a child's
  * mmap read before its fork, from another CPU's ring).
  */
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "../../lib/tracker.c"
+#include "../../lib/sampling/tracker.c"
 
 static struct fl_tracker *bare_tracker(void)
 {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 /* Private to lib/, and linked into libflamed: reached by path. */
-#include "../../lib/u32map.h"
+#include "../../lib/common/u32map.h"
 
 static void test_empty(void **state)
 {

@@ -24,11 +24,11 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "flamed/elfsyms.h"
-#include "flamed/perfbuf.h"
-#include "flamed/procmaps.h"
-#include "flamed/budget.h"
-#include "flamed/unwind.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/sampling/perfbuf.h"
+#include "flamed/sampling/procmaps.h"
+#include "flamed/common/budget.h"
+#include "flamed/unwinding/unwind.h"
 
 #if !defined(FIXTURE_DIR) || !defined(FIXTURE_SRC_DIR)
 #error "FIXTURE_DIR and FIXTURE_SRC_DIR must name the fixtures directories"

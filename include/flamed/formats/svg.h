@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The SVG writer: an interactive flame graph (docs/svg-format.md) from a flame tree. */
+#ifndef FLAMED_SVG_H
+#define FLAMED_SVG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "flamed/profile/flametree.h"
+#include "flamed/formats/palette.h"
+
+struct fl_svg_opts {
+	size_t sz; /* sizeof(struct fl_svg_opts) */
+	/* Texts, any bytes (escaped, invalid UTF-8 replaced); NULL for the defaults. */
+	const char *title;     /* default "Flame Graph", "Icicle Graph", "Flame Chart" */
+	const char *subtitle;  /* NULL: none */
+	const char *notes;     /* NULL: none; goes into <desc id="notes"> */
+	const char *fonttype;  /* default "Verdana" */
+	const char *countname; /* default "samples" */
+	const char *nametype;  /* default "Function:" */
+	double width;	       /* image width in pixels, default 1200 */
+	double frame_height;   /* default 16 */
+	double fontsize;       /* default 12 */
+	double fontwidth;      /* average character width / fontsize, default 0.59 */
+	/* Frames narrower than this many pixels are merged (flamegraph.pl's default: 0.1). */
+	double minwidth;
+	/* If > 0, minwidth is this percentage of the total instead. */
+	double minwidth_pct;
+	/* Percentages and widths relative to this instead of the sum of counts, if larger. */
+	double total;
+	enum fl_flametree_sort sort;
+	bool inverted;		    /* icicle: roots at the top */
+	bool flamechart;	    /* the tree is a flame chart (title, data-flamechart) */
+	bool diff;		    /* colour by before/after (counts before are in the tree) */
+	bool negate;		    /* diff: swap red and blue */
+	struct fl_palette *palette; /* colours of a normal graph; required unless diff */
+	struct fl_rgb bg_top, bg_bottom; /* all zero: the default yellow gradient */
+};
+
+/*
+ * Lays the tree out (fl_flametree__layout()) and writes the SVG to f.
+ * An empty tree gives a graph without frames. Returns 0, -EINVAL (bad options), -ENOMEM or -EIO (what was
+ * written may be partial; the caller owns f and makes the output atomic).
+ */
+int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *f);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Folding raw stacks into a profile: symbolize, name every frame, add to the profile. */
+#ifndef FLAMED_FOLD_H
+#define FLAMED_FOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flamed/sampling/sampler.h"
+
+struct fl_profile;
+struct fl_symbolizer;
+struct fl_tracker;
+struct fl_fold;
+
+struct fl_fold_opts {
+	size_t sz;			  /* sizeof(struct fl_fold_opts) */
+	struct fl_symbolizer *symbolizer; /* borrowed */
+	struct fl_tracker *tracker;	  /* borrowed; may be NULL */
+	struct fl_profile *profile;	  /* borrowed: stacks are added to it */
+	bool per_process;		  /* root frame "comm-PID" */
+	bool per_thread; /* root frame "comm-PID/TID" (needs per-thread raw stacks) */
+	/*
+	 * C++ and Rust names demangled. Inlined functions, when the
+	 * symbolizer gives them, become frames of their own, "_[i]"; with
+	 * srclines every user frame ends in " (file:line)".
+	 */
+	bool demangle;
+	bool srclines;
+};
+
+struct fl_fold_stats {
+	uint64_t samples;	  /* samples added to the profile */
+	uint64_t frames;	  /* user and kernel frames of all samples added */
+	uint64_t unsymbolized;	  /* ... of which had no symbol: the profile's unnamed share */
+	uint64_t no_user_stack;	  /* samples of user processes whose user stack was missing */
+	uint64_t kthread_samples; /* samples of kernel threads */
+	/*
+	 * Samples counted in the kernel under one stack whose addresses meant
+	 * other code at its first and last sample (the same raw stack before
+	 * and after a library was replaced at its address): named with the
+	 * mappings of the last.
+	 */
+	uint64_t spanning_eras;
+	/* Frame names cut at FL_FOLD_MAX_NAME bytes (each distinct name once, mostly). */
+	uint64_t names_cut;
+};
+
+/* The longest frame name written, in bytes (C++ template names can be far longer). */
+#define FL_FOLD_MAX_NAME 1023
+
+/*
+ * Stack naming, the folded-stack conventions of FlameGraph's stackcollapse
+ * scripts: the root frame is the thread name with spaces turned into '_'
+ * (plus -PID or -PID/TID), then user frames outermost first, then kernel
+ * frames suffixed "_[k]". A frame without a symbol is "[module]" (the
+ * module's basename), "[unknown]" outside every mapping, "[anon]" in
+ * anonymous executable memory, and "[kernel]_[k]" when kernel symbols are
+ * hidden.
+ */
+int fl_fold__new(const struct fl_fold_opts *opts, struct fl_fold **ret);
+/* Accepts NULL. */
+void fl_fold__free(struct fl_fold *f);
+
+/* Symbolizes st and adds st->count samples of it. Returns 0 or -ENOMEM. */
+int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st);
+
+void fl_fold__stats(const struct fl_fold *f, struct fl_fold_stats *st);
+
+#endif

@@ -1,0 +1,832 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The daemon's configuration: one setter per key, shared by the file parser and the command line. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "flamed/common/cleanup.h"
+#include "flamed/daemon/config.h"
+#include "flamed/files/regfile.h"
+#include "common/parse.h"
+
+#define NS_PER_SEC 1000000000ull
+#define PID_MAX_LIMIT 4194304u /* the kernel's ceiling for pid_max */
+#define MAX_STACK_COPY 65528u  /* perf's limit for PERF_SAMPLE_STACK_USER */
+#define MAX_INTERVAL_S (7ull * 86400)
+#define MAX_KEEP_AGE_S (36500ull * 86400)
+#define MAX_KEEP_FILES 1000000000ull
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * s quoted for a one-line message: '"' and '\' escaped, bytes that are not
+ * printable ASCII as \xNN, cut after 64 input bytes with "...".
+ */
+static const char *quote(char *out, size_t outlen, const char *s)
+{
+	size_t o = 0, i;
+
+	out[o++] = '"';
+	for (i = 0; s[i] && o + 8 < outlen; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (i == 64) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (ch == '"' || ch == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)ch;
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", ch);
+		} else {
+			out[o++] = (char)ch;
+		}
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+	return out;
+}
+
+#define QUOTE_SIZE (64 * 4 + 8)
+#define Q(s) quote((char[QUOTE_SIZE]){0}, QUOTE_SIZE, (s))
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+/* s without leading and trailing blanks, as [*start, *start + *len). */
+static void trim(const char *s, size_t n, const char **start, size_t *len)
+{
+	while (n && is_blank(*s))
+		s++, n--;
+	while (n && is_blank(s[n - 1]))
+		n--;
+	*start = s;
+	*len = n;
+}
+
+/* A decimal number that is the whole of s, at most max. -EINVAL or -ERANGE. */
+static int parse_num(const char *s, uint64_t max, uint64_t *v)
+{
+	const char *p = s;
+	int r = fl_parse_uint(&p, 10, max, v);
+
+	if (r)
+		return r;
+	return *p ? -EINVAL : 0;
+}
+
+/*
+ * A number and an optional one-letter unit, blanks between them allowed: the
+ * unit units[k] (case-insensitive) multiplies by mult[k + 1], no unit by
+ * mult[0]. Returns -EINVAL, or -ERANGE when the product is above max.
+ */
+static int parse_with_unit(const char *s, const char *units, const uint64_t *mult, uint64_t max,
+			   uint64_t *v)
+{
+	const char *p = s;
+	uint64_t n, m = mult[0];
+	int r = fl_parse_uint(&p, 10, UINT64_MAX, &n);
+
+	if (r)
+		return r;
+	while (is_blank(*p))
+		p++;
+	if (*p) {
+		const char *u = strchr(units, tolower((unsigned char)*p));
+
+		if (!u || p[1])
+			return -EINVAL;
+		m = mult[u - units + 1];
+	}
+	if (n > max / m)
+		return -ERANGE;
+	*v = n * m;
+	return 0;
+}
+
+/* Seconds, or s, m, h, d: in ns, at most max_s seconds. */
+static int parse_duration(const char *s, uint64_t max_s, uint64_t *ns)
+{
+	static const uint64_t mult[] = {NS_PER_SEC, NS_PER_SEC, 60 * NS_PER_SEC, 3600 * NS_PER_SEC,
+					86400 * NS_PER_SEC};
+
+	return parse_with_unit(s, "smhd", mult, max_s * NS_PER_SEC, ns);
+}
+
+static int parse_bool(const char *s, bool *v)
+{
+	static const char *const yes[] = {"yes", "true", "1", "on"};
+	static const char *const no[] = {"no", "false", "0", "off"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(s, yes[i]) || !strcasecmp(s, no[i])) {
+			*v = !strcasecmp(s, yes[i]);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* --- one setter per key: parse fully, then write c ------------------------------- */
+
+typedef int (*setter_fn)(struct fl_config *c, const char *v, char *err, size_t errlen);
+
+static int set_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out, char *err, size_t errlen)
+{
+	uint64_t n;
+	int r = parse_num(v, hi, &n);
+
+	if (r == -EINVAL) {
+		seterr(err, errlen, "%s is not a number (%u-%u)", Q(v), lo, hi);
+		return -EINVAL;
+	}
+	if (r || n < lo) {
+		seterr(err, errlen, "%s is out of range (%u-%u)", Q(v), lo, hi);
+		return -EINVAL;
+	}
+	*out = (uint32_t)n;
+	return 0;
+}
+
+static int set_frequency(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_u32(v, 1, 100000, &c->frequency, err, errlen);
+}
+
+static int set_max_stacks(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_u32(v, 1, 1u << 24, &c->max_stacks, err, errlen);
+}
+
+static int set_max_processes(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_u32(v, 1, PID_MAX_LIMIT, &c->max_processes, err, errlen);
+}
+
+static int set_interval(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t ns;
+	int r = parse_duration(v, MAX_INTERVAL_S, &ns);
+
+	if (r == -EINVAL) {
+		seterr(err, errlen,
+		       "%s is not a duration (seconds, or a number with s, m, h or d: 90, 5m, 1h)",
+		       Q(v));
+		return -EINVAL;
+	}
+	if (r || ns < NS_PER_SEC) {
+		seterr(err, errlen, "%s is out of range (1s-7d)", Q(v));
+		return -EINVAL;
+	}
+	c->interval_ns = ns;
+	return 0;
+}
+
+static int set_keep_age(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t ns;
+	int r = parse_duration(v, MAX_KEEP_AGE_S, &ns);
+
+	if (r == -EINVAL) {
+		seterr(err, errlen,
+		       "%s is not a duration (seconds, or a number with s, m, h or d: 12h, 30d; "
+		       "0 = unlimited)",
+		       Q(v));
+		return -EINVAL;
+	}
+	if (r) {
+		seterr(err, errlen, "%s is out of range (0-36500d)", Q(v));
+		return -EINVAL;
+	}
+	c->keep_age_ns = ns;
+	return 0;
+}
+
+/* A size: bytes, or a number with K, M or G (powers of 1024). zero: what 0 means, or NULL. */
+static int parse_size(const char *v, const char *zero, uint64_t *n, char *err, size_t errlen)
+{
+	static const uint64_t mult[] = {1, 1ull << 10, 1ull << 20, 1ull << 30};
+	int r = parse_with_unit(v, "kmg", mult, UINT64_MAX, n);
+
+	if (r == -EINVAL) {
+		seterr(err, errlen,
+		       "%s is not a size (bytes, or a number with K, M or G, powers of 1024: 512M, "
+		       "2G%s%s)",
+		       Q(v), zero ? "; 0 = " : "", zero ? zero : "");
+		return -EINVAL;
+	}
+	if (r) {
+		seterr(err, errlen, "%s is too big", Q(v));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_keep_bytes(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (parse_size(v, "unlimited", &n, err, errlen))
+		return -EINVAL;
+	c->keep_bytes = n;
+	return 0;
+}
+
+static int set_max_symbol_cache(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (parse_size(v, NULL, &n, err, errlen))
+		return -EINVAL;
+	if (n < (1ull << 20) || n > (1ull << 40)) {
+		seterr(err, errlen, "%s is out of range (1M-1024G)", Q(v));
+		return -EINVAL;
+	}
+	c->max_symbol_cache = n;
+	return 0;
+}
+
+static int set_keep_files(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+	int r = parse_num(v, MAX_KEEP_FILES, &n);
+
+	if (r) {
+		seterr(err, errlen, "%s is %s (0-%llu; 0 = unlimited)", Q(v),
+		       r == -EINVAL ? "not a number" : "out of range", MAX_KEEP_FILES);
+		return -EINVAL;
+	}
+	c->keep_files = n;
+	return 0;
+}
+
+static int set_bool(const char *v, bool *out, char *err, size_t errlen)
+{
+	if (parse_bool(v, out)) {
+		seterr(err, errlen, "%s is not a boolean (yes, no, true, false, on, off, 1, 0)",
+		       Q(v));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_idle(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_bool(v, &c->idle, err, errlen);
+}
+
+static int set_kernel(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_bool(v, &c->kernel, err, errlen);
+}
+
+static int set_user(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_bool(v, &c->user, err, errlen);
+}
+
+/* "fp", "dwarf" or "dwarf,SIZE", as perf record spells it (blanks around ',' allowed). */
+static int set_call_graph(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t size = FL_CONFIG_DEFAULT_DWARF_STACK;
+	const char *p;
+	int r;
+
+	if (!strcasecmp(v, "fp")) {
+		c->dwarf = false;
+		c->stack_size = 0;
+		return 0;
+	}
+	if (strncasecmp(v, "dwarf", 5))
+		goto bad;
+	p = v + 5;
+	while (is_blank(*p))
+		p++;
+	if (*p) {
+		if (*p++ != ',')
+			goto bad;
+		while (is_blank(*p))
+			p++;
+		r = parse_num(p, MAX_STACK_COPY, &size);
+		if (r == -EINVAL)
+			goto bad;
+		if (r || size < 8 || size % 8) {
+			seterr(err, errlen,
+			       "%s: the stack size must be a multiple of 8 from 8 to 65528", Q(v));
+			return -EINVAL;
+		}
+	}
+	c->dwarf = true;
+	c->stack_size = (uint32_t)size;
+	return 0;
+bad:
+	seterr(err, errlen, "%s is not a call graph (fp, dwarf or dwarf,SIZE)", Q(v));
+	return -EINVAL;
+}
+
+/*
+ * Calls fn on each comma-separated item of v, trimmed, until fn returns
+ * non-zero. Returns fn's non-zero return, or -EINVAL with a message for an
+ * empty item.
+ */
+static int for_each_item(const char *v, int (*fn)(const char *item, size_t len, void *ctx),
+			 void *ctx, char *err, size_t errlen)
+{
+	const char *p = v;
+
+	for (;;) {
+		const char *end = strchr(p, ','), *s;
+		size_t n;
+		int r;
+
+		if (!end)
+			end = p + strlen(p);
+		trim(p, (size_t)(end - p), &s, &n);
+		if (!n) {
+			seterr(err, errlen, "%s has an empty item (a list is \"a, b, c\")", Q(v));
+			return -EINVAL;
+		}
+		r = fn(s, n, ctx);
+		if (r)
+			return r;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
+#define ITEM_REFUSED 1 /* from an item callback: the item is not valid */
+
+struct formats {
+	bool folded, svg;
+};
+
+static int add_format(const char *s, size_t n, void *ctx)
+{
+	struct formats *f = ctx;
+
+	if (n == 6 && !strncasecmp(s, "folded", 6))
+		f->folded = true;
+	else if (n == 3 && !strncasecmp(s, "svg", 3))
+		f->svg = true;
+	else
+		return ITEM_REFUSED;
+	return 0;
+}
+
+static int set_formats(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	struct formats f = {0};
+	int r = for_each_item(v, add_format, &f, err, errlen);
+
+	if (r == ITEM_REFUSED)
+		seterr(err, errlen, "%s is not a list of formats (folded, svg, \"folded, svg\")",
+		       Q(v));
+	if (r)
+		return -EINVAL;
+	c->fmt_folded = f.folded;
+	c->fmt_svg = f.svg;
+	return 0;
+}
+
+struct targets {
+	int *pids;
+	size_t nr_pids;
+	char **names;
+	size_t nr_names;
+	bool all;
+	const char *why; /* why an item was refused */
+	char item[65];	 /* which one, cut */
+};
+
+static void targets_free(struct targets *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_names; i++)
+		free(t->names[i]);
+	free(t->names);
+	free(t->pids);
+}
+
+static int refuse(struct targets *t, const char *s, size_t n, const char *why)
+{
+	snprintf(t->item, sizeof(t->item), "%.*s", (int)(n < 64 ? n : 64), s);
+	t->why = why;
+	return ITEM_REFUSED;
+}
+
+static bool all_digits(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+static int add_pid(struct targets *t, const char *s, size_t n)
+{
+	const char *p = s;
+	uint64_t pid;
+	size_t i;
+	int *np;
+
+	/* The item is followed by ',', a blank or the end: the digits stop there. */
+	if (fl_parse_uint(&p, 10, PID_MAX_LIMIT, &pid) || !pid)
+		return refuse(t, s, n, "is not a valid pid (1-4194304)");
+	for (i = 0; i < t->nr_pids; i++)
+		if (t->pids[i] == (int)pid)
+			return 0;
+	np = realloc(t->pids, (t->nr_pids + 1) * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	t->pids = np;
+	t->pids[t->nr_pids++] = (int)pid;
+	return 0;
+}
+
+static int add_name(struct targets *t, const char *s, size_t n)
+{
+	char **nn;
+	size_t i;
+
+	if (n > FL_CONFIG_NAME_MAX)
+		return refuse(t, s, n,
+			      "is longer than 15 bytes, the kernel's limit for a process name "
+			      "(/proc/PID/comm)");
+	for (i = 0; i < t->nr_names; i++)
+		if (strlen(t->names[i]) == n && !memcmp(t->names[i], s, n))
+			return 0;
+	nn = realloc(t->names, (t->nr_names + 1) * sizeof(*nn));
+	if (!nn)
+		return -ENOMEM;
+	t->names = nn;
+	t->names[t->nr_names] = strndup(s, n);
+	if (!t->names[t->nr_names])
+		return -ENOMEM;
+	t->nr_names++;
+	return 0;
+}
+
+/* An item of digits only is a pid, anything else a process name; duplicates are dropped. */
+static int add_target(const char *s, size_t n, void *ctx)
+{
+	struct targets *t = ctx;
+
+	if (n == 3 && !strncasecmp(s, "all", 3)) {
+		t->all = true;
+		return 0;
+	}
+	if (t->nr_pids + t->nr_names >= FL_CONFIG_MAX_TARGETS)
+		return refuse(t, s, n, "is one target too many (at most 1024)");
+	return all_digits(s, n) ? add_pid(t, s, n) : add_name(t, s, n);
+}
+
+static int set_targets(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	struct targets t = {0};
+	int r = for_each_item(v, add_target, &t, err, errlen);
+
+	if (!r && t.all && (t.nr_pids || t.nr_names)) {
+		seterr(err, errlen, "%s: \"all\" cannot be combined with pids or names", Q(v));
+		r = -EINVAL;
+	} else if (r == -ENOMEM) {
+		seterr(err, errlen, "out of memory");
+	} else if (r == ITEM_REFUSED) {
+		seterr(err, errlen, "%s %s", Q(t.item), t.why);
+		r = -EINVAL;
+	}
+	if (r) {
+		targets_free(&t);
+		return r;
+	}
+	targets_free(&(struct targets){.pids = c->pids,
+				       .nr_pids = c->nr_pids,
+				       .names = c->names,
+				       .nr_names = c->nr_names});
+	c->all_targets = t.all;
+	c->pids = t.pids;
+	c->nr_pids = t.nr_pids;
+	c->names = t.names;
+	c->nr_names = t.nr_names;
+	return 0;
+}
+
+static int set_output_dir(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	size_t n = strlen(v);
+
+	if (v[0] != '/') {
+		seterr(err, errlen, "%s is not an absolute path (it must start with '/')", Q(v));
+		return -EINVAL;
+	}
+	if (n >= FL_CONFIG_PATH_MAX) {
+		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_PATH_MAX - 1);
+		return -EINVAL;
+	}
+	while (n > 1 && v[n - 1] == '/') /* "/var/lib/flamed/" is "/var/lib/flamed" */
+		n--;
+	memcpy(c->output_dir, v, n);
+	c->output_dir[n] = '\0';
+	return 0;
+}
+
+/* In the order of the shipped flamed.conf. */
+static const struct key {
+	const char *name;
+	setter_fn set;
+} keys[] = {
+	{"frequency", set_frequency},
+	{"interval", set_interval},
+	{"call_graph", set_call_graph},
+	{"targets", set_targets},
+	{"idle", set_idle},
+	{"kernel", set_kernel},
+	{"user", set_user},
+	{"output_dir", set_output_dir},
+	{"formats", set_formats},
+	{"keep_files", set_keep_files},
+	{"keep_age", set_keep_age},
+	{"keep_bytes", set_keep_bytes},
+	{"max_stacks", set_max_stacks},
+	{"max_processes", set_max_processes},
+	{"max_symbol_cache", set_max_symbol_cache},
+};
+
+const char *fl_config__key(size_t i)
+{
+	return i < ARRAY_SIZE(keys) ? keys[i].name : NULL;
+}
+
+/* The index in keys[] of the n bytes at s, '-' matching '_', or -1. */
+static int find_key(const char *s, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *k = keys[i].name;
+
+		for (j = 0; j < n && k[j]; j++)
+			if (s[j] != k[j] && !(s[j] == '-' && k[j] == '_'))
+				break;
+		if (j == n && !k[j])
+			return (int)i;
+	}
+	return -1;
+}
+
+void fl_config__init(struct fl_config *c)
+{
+	*c = (struct fl_config){
+		.frequency = 99,
+		.interval_ns = 60 * NS_PER_SEC,
+		.all_targets = true,
+		.kernel = true,
+		.user = true,
+		.output_dir = "/var/lib/flamed",
+		.fmt_folded = true,
+		.max_stacks = 65536,
+		.max_processes = 32768,
+		.max_symbol_cache = 1ull << 30,
+		/* Bounded by default: a daemon installed and forgotten must not fill the disk. */
+		.keep_age_ns = 7 * 24 * 3600 * NS_PER_SEC,
+		.keep_bytes = 1ull << 30,
+	};
+}
+
+void fl_config__fini(struct fl_config *c)
+{
+	if (!c)
+		return;
+	targets_free(&(struct targets){.pids = c->pids,
+				       .nr_pids = c->nr_pids,
+				       .names = c->names,
+				       .nr_names = c->nr_names});
+	fl_config__init(c);
+}
+
+static int set_known(struct fl_config *c, int k, const char *value, char *err, size_t errlen)
+{
+	if (!value || !*value) {
+		seterr(err, errlen, "no value");
+		return -EINVAL;
+	}
+	return keys[k].set(c, value, err, errlen);
+}
+
+int fl_config__set(struct fl_config *c, const char *key, const char *value, char *err,
+		   size_t errlen)
+{
+	int k = key ? find_key(key, strlen(key)) : -1;
+
+	if (k < 0) {
+		seterr(err, errlen, "unknown key");
+		return -EINVAL;
+	}
+	return set_known(c, k, value, err, errlen);
+}
+
+int fl_config__check(const struct fl_config *c, char *err, size_t errlen)
+{
+	if (!c->kernel && !c->user) {
+		seterr(err, errlen,
+		       "kernel and user are both off: there would be no stacks to record");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The file, whole, NUL-terminated, at most FL_CONFIG_MAX_FILE bytes. */
+static int read_file(const char *path, char **ret, size_t *retlen, char *err, size_t errlen)
+{
+	/*
+	 * A FIFO would block the daemon, a tty become its terminal: only a
+	 * regular file is opened. The path is root's: /proc/self/fd/N will do.
+	 */
+	_cleanup_close_ int fd = fl_regfile__open(AT_FDCWD, path, FL_REGFILE_MAGICLINKS, NULL);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+
+	if (fd == -EINVAL) {
+		seterr(err, errlen, "%s is not a regular file (give a configuration file)", path);
+		return fd;
+	}
+	if (fd < 0) {
+		seterr(err, errlen, "cannot open %s: %s", path, strerror(-fd));
+		return fd;
+	}
+	buf = malloc(FL_CONFIG_MAX_FILE + 2);
+	if (!buf) {
+		seterr(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, FL_CONFIG_MAX_FILE + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			seterr(err, errlen, "cannot read %s: %s", path, strerror(e));
+			return -e;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+		if (len > FL_CONFIG_MAX_FILE) {
+			seterr(err, errlen, "%s: larger than %u bytes, not a configuration file",
+			       path, FL_CONFIG_MAX_FILE);
+			return -EFBIG;
+		}
+	}
+	buf[len] = '\0';
+	*ret = TAKE_PTR(buf);
+	*retlen = len;
+	return 0;
+}
+
+/* Where the comment starts in the n bytes at s ('#' first or after a blank), or n. */
+static size_t comment_start(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] == '#' && (i == 0 || is_blank(s[i - 1])))
+			return i;
+	return n;
+}
+
+/*
+ * One line (without its "\n") into cfg; seen[k] is the line that set key k.
+ * Errors go to err as "path:lineno: ...".
+ */
+static int parse_line(struct fl_config *cfg, const char *line, size_t n, const char *path,
+		      size_t lineno, size_t *seen, char *err, size_t errlen)
+{
+	char buf[FL_CONFIG_MAX_LINE + 1], msg[512];
+	const char *key, *val, *eq;
+	size_t klen, vlen, i;
+	int k, r;
+
+	if (memchr(line, '\0', n)) {
+		seterr(err, errlen, "%s:%zu: a NUL byte (not a text file?)", path, lineno);
+		return -EINVAL;
+	}
+	if (n && line[n - 1] == '\r')
+		n--;
+	if (n > FL_CONFIG_MAX_LINE) {
+		seterr(err, errlen, "%s:%zu: line longer than %u bytes", path, lineno,
+		       FL_CONFIG_MAX_LINE);
+		return -EINVAL;
+	}
+	trim(line, comment_start(line, n), &line, &n);
+	if (!n)
+		return 0;
+	memcpy(buf, line, n);
+	buf[n] = '\0';
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)buf[i];
+
+		if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
+			seterr(err, errlen, "%s:%zu: a control character (0x%02x)", path, lineno,
+			       ch);
+			return -EINVAL;
+		}
+	}
+	eq = strchr(buf, '=');
+	if (!eq) {
+		seterr(err, errlen, "%s:%zu: %s is not a \"key = value\" line", path, lineno,
+		       Q(buf));
+		return -EINVAL;
+	}
+	trim(buf, (size_t)(eq - buf), &key, &klen);
+	trim(eq + 1, strlen(eq + 1), &val, &vlen);
+	if (!klen) {
+		seterr(err, errlen, "%s:%zu: no key before '='", path, lineno);
+		return -EINVAL;
+	}
+	buf[key - buf + klen] = '\0';
+	buf[val - buf + vlen] = '\0';
+	k = find_key(key, klen);
+	if (k < 0) {
+		seterr(err, errlen, "%s:%zu: %.64s: unknown key", path, lineno, key);
+		return -EINVAL;
+	}
+	if (seen[k]) {
+		seterr(err, errlen, "%s:%zu: %.64s: already set on line %zu", path, lineno, key,
+		       seen[k]);
+		return -EINVAL;
+	}
+	r = set_known(cfg, k, val, msg, sizeof(msg));
+	if (r) {
+		seterr(err, errlen, "%s:%zu: %.64s: %s", path, lineno, key, msg);
+		return r;
+	}
+	seen[k] = lineno;
+	return 0;
+}
+
+int fl_config__load(struct fl_config *c, const char *path, char *err, size_t errlen)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, lineno = 0, seen[ARRAY_SIZE(keys)] = {0};
+	struct fl_config n;
+	const char *p, *end;
+	char msg[512];
+	int r;
+
+	r = read_file(path, &buf, &len, err, errlen);
+	if (r)
+		return r;
+	fl_config__init(&n);
+	p = buf;
+	end = buf + len;
+	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
+		p += 3;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+
+		r = parse_line(&n, p, (size_t)(eol - p), path, ++lineno, seen, err, errlen);
+		if (r)
+			goto out_fini;
+		p = nl ? nl + 1 : end;
+	}
+	r = fl_config__check(&n, msg, sizeof(msg));
+	if (r) {
+		seterr(err, errlen, "%s: %s", path, msg);
+		goto out_fini;
+	}
+	fl_config__fini(c);
+	*c = n;
+	return 0;
+out_fini:
+	fl_config__fini(&n);
+	return r;
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Opening a file another user named for reading: O_PATH first, checked, then the fd reopened. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "flamed/common/cleanup.h"
+#include "flamed/files/regfile.h"
+
+static int open_o_path(int dirfd, const char *path, unsigned int flags)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC};
+	long fd;
+
+	if (flags & FL_REGFILE_NOFOLLOW)
+		how.flags |= O_NOFOLLOW;
+	if (flags & FL_REGFILE_IN_ROOT)
+		how.resolve |= RESOLVE_IN_ROOT;
+	if (flags & FL_REGFILE_NO_SYMLINKS)
+		how.resolve |= RESOLVE_NO_SYMLINKS;
+	if (!(flags & FL_REGFILE_MAGICLINKS))
+		how.resolve |= RESOLVE_NO_MAGICLINKS;
+	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd >= 0)
+		return (int)fd;
+	if (errno != ENOSYS || (flags & FL_REGFILE_IN_ROOT))
+		return -errno;
+	/* No openat2: the last component at least; an O_PATH open has no effect on the file anyway. */
+	if (flags & FL_REGFILE_NO_SYMLINKS)
+		how.flags |= O_NOFOLLOW;
+	fd = openat(dirfd, path, (int)how.flags);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int regular_or_errno(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return 0;
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	/* O_PATH | O_NOFOLLOW opens a symlink itself. */
+	return S_ISLNK(st->st_mode) ? -ELOOP : -EINVAL;
+}
+
+int fl_regfile__open_path(int dirfd, const char *path, unsigned int flags, struct stat *st)
+{
+	_cleanup_close_ int fd = -1;
+	int err;
+
+	if (!path || !st)
+		return -EINVAL;
+	fd = open_o_path(dirfd, path, flags);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st) < 0)
+		return -errno;
+	err = regular_or_errno(st);
+	return err ? err : TAKE_FD(fd);
+}
+
+int fl_regfile__reopen(int path_fd, const struct stat *st)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat now;
+	char self[32];
+
+	if (path_fd < 0 || !st)
+		return -EINVAL;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &now) < 0)
+		return -errno;
+	if (!S_ISREG(now.st_mode) || now.st_dev != st->st_dev || now.st_ino != st->st_ino)
+		return -ESTALE;
+	return TAKE_FD(fd);
+}
+
+int fl_regfile__open(int dirfd, const char *path, unsigned int flags, struct stat *st)
+{
+	_cleanup_close_ int pfd = -1;
+	struct stat tmp;
+
+	if (!st)
+		st = &tmp;
+	pfd = fl_regfile__open_path(dirfd, path, flags, st);
+	if (pfd < 0)
+		return pfd;
+	return fl_regfile__reopen(pfd, st);
+}

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The flame tree: merges stacks by common prefix and lays the frames out for drawing. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamed/profile/flametree.h"
+#include "flamed/common/strpool.h"
+#include "common/hash.h"
+
+/*
+ * Node 0 is a virtual root above the roots; a parent is always created
+ * before its children, so parent ids are smaller than child ids and one
+ * backward pass over the nodes sums counts up the tree.
+ *
+ * Most of the work of reading a big profile is finding each frame's node.
+ * Folded files are sorted, so a stack shares most of its frames with the
+ * one before: the path of the previous stack is kept, and only the frames
+ * after the common prefix (found with memcmp) are looked up, by
+ * (parent, name id) in one open-addressing table.
+ */
+
+struct ft_node {
+	uint32_t parent;
+	uint32_t name; /* strpool id */
+	double self, self_before;
+	double count, before; /* inclusive, after layout */
+	double start;	      /* flame chart: the count added before this frame appeared */
+	uint64_t below;	      /* frames in the subtree, without itself (after layout) */
+};
+
+struct fl_flametree {
+	struct fl_flametree_opts opts;
+	struct fl_strpool *names;
+	struct ft_node *nodes;
+	size_t nr_nodes, cap_nodes;
+
+	uint32_t *slots; /* node ids, FL_FLAMETREE_NONE when empty */
+	size_t nr_slots; /* power of two */
+
+	/*
+	 * The previous stack's path: node ids, and a copy of its names back to
+	 * back in prev (names[k] at prev + path_off[k]): comparing with the copy
+	 * reads memory just written, not the string pool.
+	 */
+	uint32_t *path;
+	struct ft_name {
+		size_t off, len;
+	} * path_names;
+	size_t path_len;
+	char *prev;
+	size_t prev_cap;
+	struct fl_str *scratch; /* split or reversed frames */
+
+	double total, total_before;
+
+	/* Layout output and workspace. */
+	struct fl_drawn *drawn;
+	size_t nr_drawn, cap_drawn;
+	uint32_t *child_off; /* CSR: children of node i are kids[child_off[i] .. child_off[i+1]) */
+	uint32_t *kids;
+};
+
+int fl_flametree__new(const struct fl_flametree_opts *opts, struct fl_flametree **ret)
+{
+	struct fl_flametree *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	if (opts)
+		memcpy(&t->opts, opts,
+		       opts->sz && opts->sz < sizeof(t->opts) ? opts->sz : sizeof(t->opts));
+	err = fl_strpool__new(&t->names);
+	t->cap_nodes = 1024;
+	t->nodes = calloc(t->cap_nodes, sizeof(*t->nodes));
+	t->nr_slots = 2048;
+	t->slots = malloc(t->nr_slots * sizeof(*t->slots));
+	t->path = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->path));
+	t->path_names = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->path_names));
+	t->scratch = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->scratch));
+	t->prev_cap = 4096;
+	t->prev = malloc(t->prev_cap);
+	if (err || !t->nodes || !t->slots || !t->path || !t->path_names || !t->scratch ||
+	    !t->prev) {
+		fl_flametree__free(t);
+		return -ENOMEM;
+	}
+	memset(t->slots, 0xff, t->nr_slots * sizeof(*t->slots));
+	t->nodes[0].parent = FL_FLAMETREE_NONE;
+	t->nodes[0].name = FL_FLAMETREE_NONE;
+	t->nr_nodes = 1;
+	*ret = t;
+	return 0;
+}
+
+void fl_flametree__free(struct fl_flametree *t)
+{
+	if (!t)
+		return;
+	fl_strpool__free(t->names);
+	free(t->nodes);
+	free(t->slots);
+	free(t->path);
+	free(t->path_names);
+	free(t->prev);
+	free(t->scratch);
+	free(t->drawn);
+	free(t->child_off);
+	free(t->kids);
+	free(t);
+}
+
+static uint64_t slot_hash(uint32_t parent, uint32_t name)
+{
+	return fl_hash_u64_pair(parent, name);
+}
+
+static int grow_slots(struct fl_flametree *t)
+{
+	size_t n = t->nr_slots * 2, mask = n - 1;
+	uint32_t *s = malloc(n * sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	memset(s, 0xff, n * sizeof(*s));
+	for (size_t i = 0; i < t->nr_slots; i++) {
+		uint32_t id = t->slots[i];
+		size_t j;
+
+		if (id == FL_FLAMETREE_NONE)
+			continue;
+		j = slot_hash(t->nodes[id].parent, t->nodes[id].name) & mask;
+		while (s[j] != FL_FLAMETREE_NONE)
+			j = (j + 1) & mask;
+		s[j] = id;
+	}
+	free(t->slots);
+	t->slots = s;
+	t->nr_slots = n;
+	return 0;
+}
+
+static int new_node(struct fl_flametree *t, uint32_t parent, uint32_t name, uint32_t *ret)
+{
+	struct ft_node *n;
+
+	if (t->nr_nodes >= FL_FLAMETREE_NONE - 1)
+		return -ENOMEM;
+	if (t->nr_nodes == t->cap_nodes) {
+		size_t cap = t->cap_nodes * 2;
+		struct ft_node *nn = realloc(t->nodes, cap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		t->nodes = nn;
+		t->cap_nodes = cap;
+	}
+	n = &t->nodes[t->nr_nodes];
+	memset(n, 0, sizeof(*n));
+	n->parent = parent;
+	n->name = name;
+	n->start = t->total;
+	*ret = (uint32_t)t->nr_nodes++;
+	return 0;
+}
+
+/* The child of parent named name (an interned id), created if missing. */
+static int child_of(struct fl_flametree *t, uint32_t parent, const struct fl_str *f, uint32_t *ret)
+{
+	uint32_t name, id;
+	size_t mask, j;
+	int err;
+
+	if (memchr(f->s, '\0', f->len))
+		return -EINVAL;
+	err = fl_strpool__intern(t->names, f->s, f->len, &name);
+	if (err)
+		return err;
+	if (t->opts.flamechart)
+		return new_node(t, parent, name, ret);
+	if ((t->nr_nodes + 1) * 2 > t->nr_slots) {
+		err = grow_slots(t);
+		if (err)
+			return err;
+	}
+	mask = t->nr_slots - 1;
+	j = slot_hash(parent, name) & mask;
+	for (; (id = t->slots[j]) != FL_FLAMETREE_NONE; j = (j + 1) & mask)
+		if (t->nodes[id].parent == parent && t->nodes[id].name == name) {
+			*ret = id;
+			return 0;
+		}
+	err = new_node(t, parent, name, &id);
+	if (err)
+		return err;
+	t->slots[j] = id;
+	*ret = id;
+	return 0;
+}
+
+/* Makes room for n more bytes of names after off in t->prev. */
+static int prev_reserve(struct fl_flametree *t, size_t off, size_t n)
+{
+	size_t cap = t->prev_cap ? t->prev_cap : 4096;
+	char *p;
+
+	if (off + n <= t->prev_cap)
+		return 0;
+	while (cap < off + n)
+		cap *= 2;
+	p = realloc(t->prev, cap);
+	if (!p)
+		return -ENOMEM;
+	t->prev = p;
+	t->prev_cap = cap;
+	return 0;
+}
+
+/* Adds a stack already in merge order. */
+static int add_path(struct fl_flametree *t, const struct fl_str *f, size_t n, double before,
+		    double after)
+{
+	size_t i = 0, off;
+	int err;
+
+	if (!n || !(before >= 0) || !(after >= 0) || !isfinite(before) || !isfinite(after))
+		return -EINVAL;
+	if (n > FL_FLAMETREE_MAX_DEPTH)
+		return -E2BIG;
+	while (i < t->path_len && i < n && t->path_names[i].len == f[i].len &&
+	       !memcmp(t->prev + t->path_names[i].off, f[i].s, f[i].len))
+		i++;
+	off = i ? t->path_names[i - 1].off + t->path_names[i - 1].len : 0;
+	for (; i < n; i++) {
+		uint32_t parent = i ? t->path[i - 1] : 0, id;
+
+		err = prev_reserve(t, off, f[i].len);
+		if (!err)
+			err = child_of(t, parent, &f[i], &id);
+		if (err) {
+			t->path_len = i; /* the path so far is still right */
+			return err;
+		}
+		t->path[i] = id;
+		memcpy(t->prev + off, f[i].s, f[i].len);
+		t->path_names[i] = (struct ft_name){.off = off, .len = f[i].len};
+		off += f[i].len;
+	}
+	t->path_len = n;
+	t->nodes[t->path[n - 1]].self += after;
+	t->nodes[t->path[n - 1]].self_before += before;
+	t->total += after;
+	t->total_before += before;
+	return 0;
+}
+
+int fl_flametree__add_frames(struct fl_flametree *t, const struct fl_str *frames, size_t n,
+			     double before, double after)
+{
+	if (n > FL_FLAMETREE_MAX_DEPTH)
+		return -E2BIG;
+	if (!t->opts.reverse)
+		return add_path(t, frames, n, before, after);
+	for (size_t k = 0; k < n; k++)
+		t->scratch[k] = frames[n - 1 - k];
+	return add_path(t, t->scratch, n, before, after);
+}
+
+int fl_flametree__add(struct fl_flametree *t, const char *stack, size_t len, double before,
+		      double after)
+{
+	struct fl_str *fr = t->scratch;
+	const char *p = stack, *end = stack + len;
+	size_t n = 0;
+
+	if (!len)
+		return -EINVAL;
+	for (;;) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *fe = semi ? semi : end;
+
+		if (n == FL_FLAMETREE_MAX_DEPTH)
+			return -E2BIG;
+		fr[n].s = p;
+		fr[n].len = (size_t)(fe - p);
+		n++;
+		if (!semi)
+			break;
+		p = semi + 1;
+	}
+	if (t->opts.reverse)
+		for (size_t k = 0; k < n / 2; k++) {
+			struct fl_str tmp = fr[k];
+
+			fr[k] = fr[n - 1 - k];
+			fr[n - 1 - k] = tmp;
+		}
+	return add_path(t, fr, n, before, after);
+}
+
+double fl_flametree__total(const struct fl_flametree *t)
+{
+	return t->total;
+}
+
+double fl_flametree__total_before(const struct fl_flametree *t)
+{
+	return t->total_before;
+}
+
+size_t fl_flametree__nr_frames(const struct fl_flametree *t)
+{
+	return t->nr_nodes - 1;
+}
+
+void fl_flametree__scale_before(struct fl_flametree *t, double factor)
+{
+	for (size_t i = 0; i < t->nr_nodes; i++)
+		t->nodes[i].self_before *= factor;
+	t->total_before *= factor;
+}
+
+const char *fl_flametree__name(const struct fl_flametree *t, uint32_t node, size_t *len)
+{
+	if (node == 0 || node >= t->nr_nodes) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
+	if (len)
+		*len = fl_strpool__len(t->names, t->nodes[node].name);
+	return fl_strpool__str(t->names, t->nodes[node].name);
+}
+
+uint32_t fl_flametree__parent(const struct fl_flametree *t, uint32_t node)
+{
+	if (node == 0 || node >= t->nr_nodes || t->nodes[node].parent == 0)
+		return FL_FLAMETREE_NONE;
+	return t->nodes[node].parent;
+}
+
+void fl_flametree__self(const struct fl_flametree *t, uint32_t node, double *before, double *after)
+{
+	*before = node < t->nr_nodes ? t->nodes[node].self_before : 0;
+	*after = node < t->nr_nodes ? t->nodes[node].self : 0;
+}
+
+/* --- layout --------------------------------------------------------------------- */
+
+static int cmp_name(const void *a, const void *b, void *ctx)
+{
+	const struct fl_flametree *t = ctx;
+	uint32_t na = t->nodes[*(const uint32_t *)a].name, nb = t->nodes[*(const uint32_t *)b].name;
+	size_t la = fl_strpool__len(t->names, na), lb = fl_strpool__len(t->names, nb);
+	int c = memcmp(fl_strpool__str(t->names, na), fl_strpool__str(t->names, nb),
+		       la < lb ? la : lb);
+
+	if (c)
+		return c;
+	return la < lb ? -1 : la > lb;
+}
+
+static int cmp_count(const void *a, const void *b, void *ctx)
+{
+	const struct fl_flametree *t = ctx;
+	double ca = t->nodes[*(const uint32_t *)a].count, cb = t->nodes[*(const uint32_t *)b].count;
+
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	return cmp_name(a, b, ctx);
+}
+
+static struct fl_drawn *push_drawn(struct fl_flametree *t)
+{
+	if (t->nr_drawn == t->cap_drawn) {
+		size_t cap = t->cap_drawn ? t->cap_drawn * 2 : 1024;
+		struct fl_drawn *d = realloc(t->drawn, cap * sizeof(*d));
+
+		if (!d)
+			return NULL;
+		t->drawn = d;
+		t->cap_drawn = cap;
+	}
+	return memset(&t->drawn[t->nr_drawn++], 0, sizeof(struct fl_drawn));
+}
+
+/* Draws node (a real frame) at start and depth; its subtree follows later. */
+static struct fl_drawn *draw_node(struct fl_flametree *t, uint32_t id, double start, uint32_t depth)
+{
+	struct fl_drawn *d = push_drawn(t);
+
+	if (!d)
+		return NULL;
+	d->node = id;
+	d->depth = depth;
+	d->start = start;
+	d->count = t->nodes[id].count;
+	d->before = t->nodes[id].before;
+	return d;
+}
+
+static int draw_box(struct fl_flametree *t, double start, uint32_t depth, double count,
+		    double before, uint32_t n, uint64_t below, double min_count)
+{
+	struct fl_drawn *d;
+
+	if (!n || count < min_count || count <= 0)
+		return 0;
+	d = push_drawn(t);
+	if (!d)
+		return -ENOMEM;
+	d->node = FL_FLAMETREE_NONE;
+	d->merged = true;
+	d->depth = depth;
+	d->start = start;
+	d->count = count;
+	d->before = before;
+	d->nr_merged = n;
+	d->nr_below = below;
+	d->end = (uint32_t)t->nr_drawn;
+	return 0;
+}
+
+struct ft_frame {
+	uint32_t node, drawn; /* drawn: index of its fl_drawn, or NONE for the virtual root */
+	uint32_t next;	      /* next child to visit, an index into kids */
+	uint32_t depth;	      /* of its children */
+	double cursor;	      /* where the next wide child starts (flame graph) */
+	/* narrow children seen so far (flame graph: all; flame chart: the current run) */
+	double nar_count, nar_before, nar_start;
+	uint32_t nar_n;
+	uint64_t nar_below;
+};
+
+int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layout_opts *opts,
+			 const struct fl_drawn **drawn, size_t *nr_drawn)
+{
+	struct fl_flametree_layout_opts o = {.sort = FL_SORT_NAME};
+	size_t n = t->nr_nodes;
+	struct ft_frame *stack = NULL;
+	size_t sp = 0;
+	bool chart = t->opts.flamechart;
+	int err = -ENOMEM;
+
+	if (opts)
+		memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+
+	/* Inclusive counts and subtree sizes, children before parents. */
+	for (size_t i = 0; i < n; i++) {
+		t->nodes[i].count = t->nodes[i].self;
+		t->nodes[i].before = t->nodes[i].self_before;
+		t->nodes[i].below = 0;
+	}
+	for (size_t i = n - 1; i > 0; i--) {
+		struct ft_node *c = &t->nodes[i], *p = &t->nodes[c->parent];
+
+		p->count += c->count;
+		p->before += c->before;
+		p->below += c->below + 1;
+	}
+
+	/* Children lists (CSR), in creation order, then sorted. */
+	free(t->child_off);
+	free(t->kids);
+	t->child_off = calloc(n + 1, sizeof(*t->child_off));
+	t->kids = malloc((n ? n : 1) * sizeof(*t->kids));
+	if (!t->child_off || !t->kids)
+		return -ENOMEM;
+	for (size_t i = 1; i < n; i++)
+		t->child_off[t->nodes[i].parent + 1]++;
+	for (size_t i = 0; i < n; i++)
+		t->child_off[i + 1] += t->child_off[i];
+	{
+		uint32_t *fill = malloc(n * sizeof(*fill));
+
+		if (!fill)
+			return -ENOMEM;
+		memcpy(fill, t->child_off, n * sizeof(*fill));
+		for (size_t i = 1; i < n; i++)
+			t->kids[fill[t->nodes[i].parent]++] = (uint32_t)i;
+		free(fill);
+	}
+	if (!chart)
+		for (size_t i = 0; i < n; i++) {
+			uint32_t k = t->child_off[i + 1] - t->child_off[i];
+
+			if (k > 1)
+				qsort_r(t->kids + t->child_off[i], k, sizeof(uint32_t),
+					o.sort == FL_SORT_COUNT ? cmp_count : cmp_name, t);
+		}
+
+	/* Depth-first walk with an explicit stack: stacks can be thousands deep. */
+	t->nr_drawn = 0;
+	stack = malloc((FL_FLAMETREE_MAX_DEPTH + 2) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	stack[sp++] = (struct ft_frame){.node = 0,
+					.drawn = FL_FLAMETREE_NONE,
+					.next = t->child_off[0],
+					.depth = 0,
+					.cursor = 0};
+	while (sp) {
+		struct ft_frame *fr = &stack[sp - 1];
+		uint32_t end_kid = t->child_off[fr->node + 1];
+
+		if (fr->next < end_kid) {
+			uint32_t id = t->kids[fr->next++];
+			struct ft_node *c = &t->nodes[id];
+			struct fl_drawn *d;
+			double start;
+
+			if (c->count < o.min_count || c->count <= 0) {
+				if (c->count <= 0 && c->before <= 0)
+					continue;
+				if (chart && !fr->nar_n)
+					fr->nar_start = c->start;
+				fr->nar_n++;
+				fr->nar_count += c->count;
+				fr->nar_before += c->before;
+				fr->nar_below += c->below;
+				continue;
+			}
+			if (chart && fr->nar_n) {
+				/* A wide frame ends the run of narrow ones before it. */
+				err = draw_box(t, fr->nar_start, fr->depth, fr->nar_count,
+					       fr->nar_before, fr->nar_n, fr->nar_below,
+					       o.min_count);
+				if (err)
+					goto out;
+				fr->nar_n = 0;
+				fr->nar_count = fr->nar_before = 0;
+				fr->nar_below = 0;
+			}
+			start = chart ? c->start : fr->cursor;
+			fr->cursor += c->count;
+			d = draw_node(t, id, start, fr->depth);
+			if (!d || sp > FL_FLAMETREE_MAX_DEPTH) {
+				err = -ENOMEM;
+				goto out;
+			}
+			stack[sp++] = (struct ft_frame){.node = id,
+							.drawn = (uint32_t)(t->nr_drawn - 1),
+							.next = t->child_off[id],
+							.depth = fr->depth + 1,
+							.cursor = start};
+			continue;
+		}
+		/* All children seen: the narrow ones go after the wide ones (or in place). */
+		err = draw_box(t, chart ? fr->nar_start : fr->cursor, fr->depth, fr->nar_count,
+			       fr->nar_before, fr->nar_n, fr->nar_below, o.min_count);
+		if (err)
+			goto out;
+		if (fr->drawn != FL_FLAMETREE_NONE)
+			t->drawn[fr->drawn].end = (uint32_t)t->nr_drawn;
+		sp--;
+	}
+	err = 0;
+	*drawn = t->drawn;
+	*nr_drawn = t->nr_drawn;
+out:
+	free(stack);
+	return err;
+}

@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Turns raw stacks into named frames in a profile, following the folded-stack conventions. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamed/symbols/demangle.h"
+#include "flamed/profile/fold.h"
+#include "flamed/profile/profile.h"
+#include "flamed/profile_abi.h"
+#include "flamed/symbols/srcinfo.h"
+#include "flamed/symbols/symbolizer.h"
+#include "flamed/sampling/tracker.h"
+#include "common/hash.h"
+
+/* Room for the root, both halves at full depth, and one marker frame. */
+/* Room for the root, both halves at full depth, one marker frame, and inlined frames. */
+#define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 2 + 1024)
+#define NAME_MAX_LEN (FL_FOLD_MAX_NAME + 1)
+
+/*
+ * The frame id of an address, once named: the same code recurs in many
+ * stacks (and, through shared libraries, in many processes), and naming it
+ * again would mean a symbol search, formatting and hashing the name. A
+ * name depends on the code only: a kernel address, or a file (device,
+ * inode) and an offset in it, or the kind of memory where no file is.
+ */
+enum fkind {
+	FK_EMPTY,
+	FK_KERNEL,   /* k0: the address */
+	FK_FILE,     /* k0: file offset, k1: inode, k2: device */
+	FK_SPECIAL,  /* k0: offset in it, k1: the interned path ("[vdso]", ...) */
+	FK_ANON,     /* anonymous executable memory: k0 the address, k1 the pid (perf maps) */
+	FK_UNMAPPED, /* outside every known mapping */
+};
+
+struct fentry {
+	uint64_t k0, k1, k2;
+	uint32_t kind;
+	uint32_t first; /* its frame ids: ids[first, first + n), outermost first */
+	uint32_t n;	/* 1, or more with inlined functions */
+	bool unsym;	/* the name is a placeholder, not a symbol */
+};
+
+struct fl_fold {
+	struct fl_fold_opts opts;
+	struct fl_fold_stats stats;
+	struct fentry *cache; /* open addressing, power-of-two capacity */
+	size_t nr_cache, cap_cache;
+	uint64_t lookup[FL_MAX_STACK_DEPTH];	      /* addresses as looked up, leaf first */
+	struct fentry key[FL_MAX_STACK_DEPTH];	      /* ... and what names them */
+	const struct fl_tmap *tm[FL_MAX_STACK_DEPTH]; /* user: the mapping of each */
+	uint64_t miss[FL_MAX_STACK_DEPTH];	      /* kernel addresses not cached */
+	uint32_t miss_at[FL_MAX_STACK_DEPTH];	      /* where each miss is in lookup[] */
+	/* The cache entry of each lookup[]: inserts fill empty slots and move nothing. */
+	struct fentry *slot[FL_MAX_STACK_DEPTH];
+	struct fl_sym syms[FL_MAX_STACK_DEPTH];
+	uint32_t frames[MAX_FRAMES];
+	uint32_t *ids; /* frame ids of the cache entries */
+	size_t nr_ids, cap_ids;
+	/*
+	 * Without srclines, a user function's frame depends on its name
+	 * alone: the frame id of each name (its pointer: the symbolizer's
+	 * names are stable), so that a function is demangled once, not once
+	 * per address in it.
+	 */
+	struct nentry *names;
+	size_t nr_names, cap_names;
+	char name[NAME_MAX_LEN];
+	char demangled[NAME_MAX_LEN];
+};
+
+int fl_fold__new(const struct fl_fold_opts *opts, struct fl_fold **ret)
+{
+	struct fl_fold *f;
+
+	if (!opts || !opts->symbolizer || !opts->profile)
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->opts = *opts;
+	*ret = f;
+	return 0;
+}
+
+void fl_fold__free(struct fl_fold *f)
+{
+	if (f) {
+		free(f->cache);
+		free(f->ids);
+		free(f->names);
+	}
+	free(f);
+}
+
+void fl_fold__stats(const struct fl_fold *f, struct fl_fold_stats *st)
+{
+	*st = f->stats;
+}
+
+static int intern(struct fl_fold *f, const char *s, size_t len, uint32_t *id)
+{
+	/* Every name is built in f->name: one that filled it was cut there. */
+	if (len >= NAME_MAX_LEN - 1)
+		f->stats.names_cut++;
+	return fl_profile__intern(f->opts.profile, s, len, id);
+}
+
+static int intern_fmt(struct fl_fold *f, uint32_t *id, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int intern_fmt(struct fl_fold *f, uint32_t *id, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(f->name, sizeof(f->name), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= sizeof(f->name))
+		n = sizeof(f->name) - 1;
+	return intern(f, f->name, (size_t)n, id);
+}
+
+/* Interns a + b + c (NULL for none), cut to the name buffer; no printf on this path. */
+static int intern_cat(struct fl_fold *f, uint32_t *id, const char *a, const char *b, const char *c)
+{
+	const char *parts[3] = {a, b, c};
+	size_t n = 0;
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t len;
+
+		if (!parts[i])
+			continue;
+		len = strnlen(parts[i], sizeof(f->name) - 1 - n);
+		memcpy(f->name + n, parts[i], len);
+		n += len;
+	}
+	return intern(f, f->name, n, id);
+}
+
+static int root_frame(struct fl_fold *f, const struct fl_raw_stack *st, uint32_t *id)
+{
+	const char *src = st->comm && st->comm[0] ? st->comm : "[unknown]";
+	char comm[64];
+	size_t i;
+
+	/* Folded lines end in " COUNT": a space in the root frame would be read as part of it by some tools. */
+	for (i = 0; src[i] && i < sizeof(comm) - 1; i++)
+		comm[i] = src[i] == ' ' ? '_' : src[i];
+	comm[i] = '\0';
+	if (f->opts.per_thread)
+		return intern_fmt(f, id, "%s-%u/%u", comm, st->pid, st->tid);
+	if (f->opts.per_process)
+		return intern_fmt(f, id, "%s-%u", comm, st->pid);
+	return intern(f, comm, i, id);
+}
+
+struct nentry {
+	const char *name; /* NULL: empty slot */
+	uint32_t id;
+	bool inlined;
+};
+
+static struct nentry *name_slot(struct nentry *tab, size_t cap, const char *name, bool inlined)
+{
+	size_t i = fl_hash_u64_pair((uint64_t)(uintptr_t)name, inlined) & (cap - 1);
+
+	while (tab[i].name && (tab[i].name != name || tab[i].inlined != inlined))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int names_reserve(struct fl_fold *f)
+{
+	size_t cap = f->cap_names ? f->cap_names * 2 : 1024;
+	struct nentry *tab;
+
+	if ((f->nr_names + 1) * 2 <= f->cap_names)
+		return 0;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap_names; i++)
+		if (f->names[i].name)
+			*name_slot(tab, cap, f->names[i].name, f->names[i].inlined) = f->names[i];
+	free(f->names);
+	f->names = tab;
+	f->cap_names = cap;
+	return 0;
+}
+
+static const char *path_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * A user function's frame: its name (demangled unless asked not to), then
+ * " (file:line)" with srclines, then the suffix ("_[i]" for inlined ones).
+ */
+static int func_frame_named(struct fl_fold *f, const char *name, const char *file, int line,
+			    const char *suffix, uint32_t *id);
+
+static int func_frame(struct fl_fold *f, const char *name, const char *file, int line,
+		      const char *suffix, uint32_t *id)
+{
+	struct nentry *e;
+	int err;
+
+	if (!name || f->opts.srclines)
+		return func_frame_named(f, name, file, line, suffix, id);
+	err = names_reserve(f);
+	if (err)
+		return err;
+	e = name_slot(f->names, f->cap_names, name, suffix != NULL);
+	if (e->name) {
+		*id = e->id;
+		return 0;
+	}
+	err = func_frame_named(f, name, file, line, suffix, id);
+	if (err)
+		return err;
+	*e = (struct nentry){.name = name, .id = *id, .inlined = suffix != NULL};
+	f->nr_names++;
+	return 0;
+}
+
+static int func_frame_named(struct fl_fold *f, const char *name, const char *file, int line,
+			    const char *suffix, uint32_t *id)
+{
+	const char *shown = name ? name : "[unknown]";
+	size_t n;
+	int len;
+
+	if (name && f->opts.demangle && fl_demangle(name, f->demangled, sizeof(f->demangled)) > 0)
+		shown = f->demangled;
+	n = strnlen(shown, sizeof(f->name) - 1);
+	memcpy(f->name, shown, n);
+	if (f->opts.srclines && file && line > 0) {
+		len = snprintf(f->name + n, sizeof(f->name) - n, " (%s:%d)", path_base(file), line);
+		if (len > 0)
+			n += (size_t)len < sizeof(f->name) - n ? (size_t)len
+							       : sizeof(f->name) - n - 1;
+	}
+	if (suffix) {
+		size_t sl = strnlen(suffix, sizeof(f->name) - 1 - n);
+
+		memcpy(f->name + n, suffix, sl);
+		n += sl;
+	}
+	return intern(f, f->name, n, id);
+}
+
+/* The placeholder or the name of one symbolization result, as a frame id. */
+static int sym_frame(struct fl_fold *f, const struct fl_sym *sym, bool kernel, uint32_t *id)
+{
+	const char *k = kernel ? "_[k]" : NULL;
+
+	switch (sym->reason) {
+	case FL_SYM_OK:
+		if (sym->jit)
+			return intern_cat(f, id, sym->name, "_[j]", NULL);
+		if (!kernel)
+			return func_frame(f, sym->name, sym->file, sym->line, NULL, id);
+		/* A module's function says which: "ext4_file_write_iter [ext4]_[k]". */
+		if (sym->module && strcmp(sym->module, "vmlinux")) {
+			int len = snprintf(f->name, sizeof(f->name), "%s [%s]_[k]", sym->name,
+					   sym->module);
+
+			if (len < 0)
+				return -EINVAL;
+			return intern(f, f->name,
+				      (size_t)len < sizeof(f->name) ? (size_t)len
+								    : sizeof(f->name) - 1,
+				      id);
+		}
+		return intern_cat(f, id, sym->name, k, NULL);
+	case FL_SYM_UNMAPPED:
+		return intern_cat(f, id, "[unknown]", k, NULL);
+	case FL_SYM_ANON:
+		return intern_cat(f, id, "[anon]", k, NULL);
+	case FL_SYM_KERNEL_HIDDEN:
+		return intern_cat(f, id, "[kernel]", k, NULL);
+	default:
+		if (!sym->module)
+			return intern_cat(f, id, "[unknown]", k, NULL);
+		if (sym->module[0] == '[')
+			return intern_cat(f, id, sym->module, k, NULL);
+		/* "[" + module + "]" + suffix: the suffix goes after the bracket. */
+		return intern_cat(f, id, "[", sym->module, kernel ? "]_[k]" : "]");
+	}
+}
+
+static bool same_key(const struct fentry *a, const struct fentry *b)
+{
+	return a->kind == b->kind && a->k0 == b->k0 && a->k1 == b->k1 && a->k2 == b->k2;
+}
+
+static struct fentry *cache_slot(struct fentry *tab, size_t cap, const struct fentry *k)
+{
+	size_t i = (fl_hash_u64_pair(k->k0, k->k1) ^ fl_hash_u64_pair(k->k2, k->kind)) & (cap - 1);
+
+	while (tab[i].kind && !same_key(&tab[i], k))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* Room for n more entries at most half full. */
+static int cache_reserve(struct fl_fold *f, size_t n)
+{
+	size_t cap = f->cap_cache ? f->cap_cache : 4096;
+	struct fentry *tab;
+
+	while ((f->nr_cache + n) * 2 > cap)
+		cap *= 2;
+	if (cap == f->cap_cache)
+		return 0;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cap_cache; i++)
+		if (f->cache[i].kind)
+			*cache_slot(tab, cap, &f->cache[i]) = f->cache[i];
+	free(f->cache);
+	f->cache = tab;
+	f->cap_cache = cap;
+	return 0;
+}
+
+/* What names a user address held by tm (NULL: none). */
+static struct fentry user_key(const struct fl_tmap *tm, uint32_t pid, uint64_t ip)
+{
+	if (!tm)
+		return (struct fentry){.kind = FK_UNMAPPED};
+	if (fl_tmap__is_anon(tm))
+		return (struct fentry){.kind = FK_ANON, .k0 = ip, .k1 = pid};
+	if (tm->path[0] == '[')
+		return (struct fentry){.kind = FK_SPECIAL,
+				       .k0 = ip - tm->start + tm->pgoff,
+				       .k1 = (uint64_t)(uintptr_t)tm->path};
+	return (struct fentry){.kind = FK_FILE,
+			       .k0 = ip - tm->start + tm->pgoff,
+			       .k1 = tm->ino,
+			       .k2 = (uint64_t)tm->dev_major << 32 | tm->dev_minor};
+}
+
+/* Room for n more frame ids. */
+static int ids_reserve(struct fl_fold *f, size_t n)
+{
+	size_t cap = f->cap_ids ? f->cap_ids : 4096;
+	uint32_t *ids;
+
+	while (f->nr_ids + n > cap)
+		cap *= 2;
+	if (cap == f->cap_ids)
+		return 0;
+	if (cap > UINT32_MAX)
+		return -ENOMEM;
+	ids = realloc(f->ids, cap * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	f->ids = ids;
+	f->cap_ids = cap;
+	return 0;
+}
+
+/*
+ * Names e from sym (its function, then the functions inlined into it,
+ * each "_[i]") and puts it in the cache slot it was probed for.
+ */
+static int cache_fill(struct fl_fold *f, struct fentry *e, const struct fentry *key,
+		      const struct fl_sym *sym, bool kernel)
+{
+	size_t first = f->nr_ids;
+	int err = ids_reserve(f, 1 + sym->nr_inl);
+
+	if (!err)
+		err = sym_frame(f, sym, kernel, &f->ids[f->nr_ids]);
+	if (err)
+		return err;
+	f->nr_ids++;
+	for (size_t i = 0; i < sym->nr_inl; i++) {
+		err = func_frame(f, sym->inl[i].name, sym->inl[i].file, sym->inl[i].line, "_[i]",
+				 &f->ids[f->nr_ids]);
+		if (err)
+			return err;
+		f->nr_ids++;
+	}
+	*e = *key;
+	e->first = (uint32_t)first;
+	e->n = (uint32_t)(f->nr_ids - first);
+	e->unsym = sym->reason != FL_SYM_OK;
+	f->nr_cache++;
+	return 0;
+}
+
+/*
+ * Appends the frames of one half of a stack (ips leaf first) to f->frames,
+ * outermost first. Every address but the leaf is a return address, looked
+ * up at ip - 1 so that a call at the very end of a function is named by
+ * its caller. User addresses are looked up in the mappings of st->time;
+ * kernel addresses not seen before are named in one batch.
+ */
+static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kernel,
+		    const uint64_t *ips, size_t n, size_t *nframes)
+{
+	struct fl_tracker *tr = f->opts.tracker;
+	size_t nmiss = 0;
+	int err;
+
+	err = cache_reserve(f, n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		f->lookup[i] = i > 0 && ips[i] ? ips[i] - 1 : ips[i];
+		if (kernel) {
+			f->key[i] = (struct fentry){.kind = FK_KERNEL, .k0 = f->lookup[i]};
+		} else {
+			f->tm[i] = tr ? fl_tracker__find_at(tr, st->pid, f->lookup[i], st->time)
+				      : NULL;
+			f->key[i] = user_key(f->tm[i], st->pid, f->lookup[i]);
+		}
+		f->slot[i] = cache_slot(f->cache, f->cap_cache, &f->key[i]);
+		if (f->slot[i]->kind)
+			continue;
+		if (kernel) {
+			f->miss_at[nmiss] = (uint32_t)i;
+			f->miss[nmiss++] = f->lookup[i];
+			continue;
+		}
+		err = fl_symbolizer__in_map(f->opts.symbolizer, st->pid, f->tm[i], f->lookup[i],
+					    &f->syms[0]);
+		if (!err)
+			err = cache_fill(f, f->slot[i], &f->key[i], &f->syms[0], false);
+		if (err)
+			return err;
+	}
+	if (nmiss) {
+		err = fl_symbolizer__kernel(f->opts.symbolizer, f->miss, nmiss, f->syms);
+		if (err)
+			return err;
+		for (size_t i = 0; i < nmiss; i++) {
+			/* Probed again: two misses may have ended on the same empty slot. */
+			struct fentry *e =
+				cache_slot(f->cache, f->cap_cache, &f->key[f->miss_at[i]]);
+
+			f->slot[f->miss_at[i]] = e;
+			if (e->kind)
+				continue; /* the same address twice in this stack */
+			err = cache_fill(f, e, &f->key[f->miss_at[i]], &f->syms[i], true);
+			if (err)
+				return err;
+		}
+	}
+	for (size_t i = n; i-- > 0;) {
+		const struct fentry *e = f->slot[i];
+
+		/* The function, then what was inlined into it (dropped past the room left). */
+		for (uint32_t j = 0;
+		     j < e->n && (j == 0 || *nframes < MAX_FRAMES - FL_MAX_STACK_DEPTH); j++)
+			f->frames[(*nframes)++] = f->ids[e->first + j];
+		f->stats.frames += st->count;
+		if (e->unsym)
+			f->stats.unsymbolized += st->count;
+	}
+	return 0;
+}
+
+/*
+ * Counted in the kernel, a stack's samples span [time_first, time]: when
+ * an address of it meant other code at the two ends, some of them are
+ * named by code they did not run.
+ */
+static bool spans_eras(struct fl_fold *f, const struct fl_raw_stack *st, size_t nu)
+{
+	struct fl_tracker *tr = f->opts.tracker;
+
+	if (!tr || st->time_first == st->time ||
+	    fl_tracker__era(tr, st->pid, st->time_first) == fl_tracker__era(tr, st->pid, st->time))
+		return false;
+	for (size_t i = 0; i < nu; i++) {
+		uint64_t ip = i > 0 && st->uips[i] ? st->uips[i] - 1 : st->uips[i];
+		struct fentry a =
+			user_key(fl_tracker__find_at(tr, st->pid, ip, st->time_first), st->pid, ip);
+		struct fentry b =
+			user_key(fl_tracker__find_at(tr, st->pid, ip, st->time), st->pid, ip);
+
+		if (!same_key(&a, &b))
+			return true;
+	}
+	return false;
+}
+
+int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
+{
+	size_t n = 0, nu = st->nr_uips, nk = st->nr_kips;
+	bool kthread;
+	int err;
+
+	if (st->count == 0)
+		return 0;
+	if (nu > FL_MAX_STACK_DEPTH)
+		nu = FL_MAX_STACK_DEPTH;
+	if (nk > FL_MAX_STACK_DEPTH)
+		nk = FL_MAX_STACK_DEPTH;
+	kthread = st->pid == 0 ||
+		  (f->opts.tracker && fl_tracker__is_kthread(f->opts.tracker, st->pid));
+	if (kthread)
+		f->stats.kthread_samples += st->count;
+	else if (st->uerr && st->uerr != -ENOENT)
+		f->stats.no_user_stack += st->count;
+
+	err = root_frame(f, st, &f->frames[n++]);
+	/* DWARF mode: an unwinding that stopped early says so where the missing callers would be. */
+	if (!err && nu &&
+	    (st->uips[nu - 1] == FL_UIP_TRUNCATED || st->uips[nu - 1] == FL_UIP_FAILED)) {
+		err = intern_cat(f, &f->frames[n++],
+				 st->uips[nu - 1] == FL_UIP_TRUNCATED ? "[stack copy ended]"
+								      : "[unwind failed]",
+				 NULL, NULL);
+		nu--;
+	}
+	if (!err && nu) {
+		if (spans_eras(f, st, nu))
+			f->stats.spanning_eras += st->count;
+		err = add_half(f, st, false, st->uips, nu, &n);
+	}
+	if (!err && nk)
+		err = add_half(f, st, true, st->kips, nk, &n);
+	if (!err)
+		err = fl_profile__add(f->opts.profile, f->frames, n, st->count);
+	if (err)
+		return err;
+	f->stats.samples += st->count;
+	return 0;
+}

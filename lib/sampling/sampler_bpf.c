@@ -1,0 +1,863 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The BPF sampler backend: loads bpf/profile.bpf.c, attaches it per CPU, drains its maps. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+
+#include "flamed/common/cleanup.h"
+#include "flamed/common/log.h"
+#include "flamed/sampling/perfbuf.h"
+#include "flamed/profile_abi.h"
+#include "flamed/sampling/stackagg.h"
+#include "sampling/perf_records.h"
+#include "profile.skel.h"
+#include "sampling/sampler_impl.h"
+#include "common/u32map.h"
+
+/* Defaults sized for a busy 2-CPU machine at 999 Hz for 60 s (see README). */
+#define DEFAULT_STACK_STORAGE 32768
+#define DEFAULT_MAX_STACKS 65536
+
+/* A stack fetched from the stack map once, shared by every key naming it. */
+struct cached_stack {
+	uint32_t nr;
+	uint64_t ips[];
+};
+
+struct fl_sampler_bpf {
+	struct fl_sampler base;
+	struct profile_bpf *skel;
+	/*
+	 * One cpu-clock event per CPU, each with a one-page ring: the program
+	 * takes the samples, so the kernel writes only its own notes there
+	 * (throttling).
+	 */
+	struct fl_cpu_events *events;
+	uint64_t throttled;	 /* PERF_RECORD_THROTTLE notes (and notes lost) */
+	struct bpf_link **links; /* one per event */
+	struct bpf_link *fork_link;
+	struct ring_buffer *rb;
+	struct fl_stackagg *overflow; /* samples counted in user space */
+	uint32_t depth;		      /* frames per stack-map entry */
+	uint32_t stack_slots;	      /* stack ids are below this */
+	int nr_possible;
+	uint64_t truncated; /* samples whose stack filled a whole stack-map entry, once counted */
+	uint32_t active;    /* the set of maps samples go to (two_sets; else always 0) */
+	bool two_sets;
+	uint64_t (*era)(void *ctx, uint32_t pid, uint64_t time);
+	void *era_ctx;
+	bool follow_children;
+	bool started;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	(void)level;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fl_pr_debug("libbpf: %s", buf);
+	return 0;
+}
+
+static int read_sysctl_u32(const char *path, uint32_t *val)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	unsigned long v;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%lu", &v) != 1 || v > UINT32_MAX)
+		return -EINVAL;
+	*val = (uint32_t)v;
+	return 0;
+}
+
+static void bpf_free(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	if (s->links)
+		for (size_t i = 0; i < fl_cpu_events__nr(s->events); i++)
+			bpf_link__destroy(s->links[i]);
+	bpf_link__destroy(s->fork_link);
+	fl_cpu_events__free(s->events);
+	ring_buffer__free(s->rb);
+	profile_bpf__destroy(s->skel);
+	fl_stackagg__free(s->overflow);
+	free(s->links);
+	free(s);
+}
+
+static int on_overflow(void *ctx, void *data, size_t size)
+{
+	struct fl_sampler_bpf *s = ctx;
+	const struct fl_overflow_rec *rec = data;
+	char comm[FL_TASK_COMM_LEN + 1];
+	struct fl_raw_stack st = {};
+
+	if (size < sizeof(*rec))
+		return 0;
+	memcpy(comm, rec->comm, FL_TASK_COMM_LEN);
+	comm[FL_TASK_COMM_LEN] = '\0';
+	st.pid = rec->tgid;
+	st.tid = rec->tid;
+	st.comm = comm;
+	st.time = s->era ? s->era(s->era_ctx, rec->tgid, rec->time) : 0;
+	st.time_first = st.time;
+	st.kips = (const uint64_t *)rec->ips;
+	st.nr_kips = rec->nr_kernel <= FL_MAX_STACK_DEPTH ? rec->nr_kernel : FL_MAX_STACK_DEPTH;
+	st.uips = (const uint64_t *)&rec->ips[FL_MAX_STACK_DEPTH];
+	st.nr_uips = rec->nr_user <= FL_MAX_STACK_DEPTH ? rec->nr_user : FL_MAX_STACK_DEPTH;
+	st.kerr = rec->kerr == FL_STACK_NONE ? -ENOENT : rec->kerr;
+	st.uerr = rec->uerr == FL_STACK_NONE ? -ENOENT : rec->uerr;
+	/* An error here leaves the sample uncounted; the ring callback has no way to report it. */
+	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
+		fl_pr_debug("sampler_bpf: out of memory counting an overflow sample\n");
+	return 0;
+}
+
+static const struct fl_sampler_ops ops;
+
+/*
+ * In a child pid namespace the program translates pids into it: with the
+ * helper made for that where the kernel has it (5.7+), else (and for
+ * tasks in namespaces nested in flamed's) by walking the task's pid.
+ */
+static int set_pidns(struct profile_bpf *skel, const struct fl_sampler_opts *opts)
+{
+	struct fl_pidns ns;
+	int err = sampler_pidns(opts, &ns);
+
+	if (err || ns.initial)
+		return err;
+	skel->rodata->child_pidns = true;
+	skel->rodata->pidns_dev = ns.dev;
+	skel->rodata->pidns_ino = ns.ino;
+	skel->rodata->have_ns_helper =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_ns_current_pid_tgid,
+					NULL) == 1;
+	fl_pr_debug("sampler_bpf: pid namespace %llu:%llu, %s\n", (unsigned long long)ns.dev,
+		    (unsigned long long)ns.ino,
+		    skel->rodata->have_ns_helper ? "bpf_get_ns_current_pid_tgid"
+						 : "no bpf_get_ns_current_pid_tgid: pid walk");
+	return 0;
+}
+
+/* v rounded up to a power of two, within [lo, hi] (both powers of two). */
+static uint32_t pow2_within(uint64_t v, uint32_t lo, uint32_t hi)
+{
+	uint32_t p = lo;
+
+	while (p < v && p < hi)
+		p <<= 1;
+	return p;
+}
+
+/*
+ * Map sizes from the samples to expect. Allocating and charging a 33 MB
+ * stack map is a good part of what a short recording costs; a recording
+ * that cannot fill it gets a smaller one (overflows are recovered anyway).
+ * The overflow ring holds two seconds of samples that all overflow: it is
+ * drained every second.
+ */
+static void size_maps(const struct fl_sampler_opts *o, size_t nr_cpus, uint32_t *storage,
+		      uint32_t *nr_stacks, uint32_t *ring_bytes)
+{
+	uint64_t per_s = o->freq * (uint64_t)nr_cpus;
+	double expected = o->duration > 0 ? (double)per_s * o->duration : -1;
+
+	*storage = o->stack_storage_size ?: DEFAULT_STACK_STORAGE;
+	*nr_stacks = o->max_stacks ?: DEFAULT_MAX_STACKS;
+	if (expected >= 0 && expected < 1e12) {
+		if (!o->stack_storage_size)
+			*storage = pow2_within((uint64_t)expected / 2, 4096, DEFAULT_STACK_STORAGE);
+		if (!o->max_stacks)
+			*nr_stacks = pow2_within((uint64_t)expected, 4096, DEFAULT_MAX_STACKS);
+	}
+	*ring_bytes = pow2_within(per_s * 2 * sizeof(struct fl_overflow_rec), 1u << 20, 64u << 20);
+}
+
+/* The CPUs that may be sampled: those present (online or to come), else those online now. */
+static size_t sampled_cpus(const struct fl_cpu_events *ev)
+{
+	_cleanup_free_ int *cpus = NULL;
+	int n = fl_present_cpus(&cpus);
+
+	return n > 0 && (size_t)n <= fl_cpu_events__nr(ev) ? (size_t)n
+							   : fl_cpu_events__nr_opened(ev);
+}
+
+int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
+{
+	/* No sample_type: the program reads what it needs itself. */
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = opts->freq,
+		.disabled = 1,
+	};
+	struct fl_sampler_bpf *s;
+	uint32_t max_stack = FL_MAX_STACK_DEPTH;
+	uint32_t storage, nr_stacks, ring_bytes;
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->base.ops = &ops;
+	s->base.backend = FL_SAMPLER_BPF;
+	s->follow_children = opts->follow_children;
+	if (opts->sz >= sizeof(*opts)) {
+		s->era = opts->era;
+		s->era_ctx = opts->era_ctx;
+	}
+
+	err = fl_stackagg__new(&s->overflow);
+	if (err)
+		goto out_free;
+
+	/* Opening the events first gives a plain EACCES when perf events are not permitted. */
+	err = fl_cpu_events__open(&attr, 1, &s->events);
+	if (err)
+		goto out_free;
+	s->links = calloc(fl_cpu_events__nr(s->events), sizeof(*s->links));
+	if (!s->links) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		err = -errno ?: -EINVAL;
+		goto out_free;
+	}
+	s->skel->rodata->keep_idle = opts->idle;
+	s->skel->rodata->filter_pids = opts->nr_pids > 0 || opts->follow_children;
+	s->skel->rodata->per_thread = opts->per_thread;
+	s->skel->rodata->want_kernel = opts->kernel;
+	s->skel->rodata->want_user = opts->user;
+	err = set_pidns(s->skel, opts);
+	if (err)
+		goto out_free;
+
+	/* A stack-map value may not hold more frames than kernel.perf_event_max_stack. */
+	if (read_sysctl_u32("/proc/sys/kernel/perf_event_max_stack", &max_stack) == 0 &&
+	    max_stack > FL_MAX_STACK_DEPTH)
+		max_stack = FL_MAX_STACK_DEPTH;
+	if (max_stack == 0)
+		max_stack = 1;
+	s->depth = max_stack;
+	size_maps(opts, sampled_cpus(s->events), &storage, &nr_stacks, &ring_bytes);
+	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
+	s->two_sets = opts->sz >= sizeof(*opts) && opts->snapshots;
+	s->skel->rodata->two_sets = s->two_sets;
+	/* Set 1 is used for snapshots only: one entry each otherwise (none is not allowed). */
+	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
+	    (err = bpf_map__set_value_size(s->skel->maps.stacks1, s->depth * sizeof(uint64_t))) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks, storage)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, s->two_sets ? storage : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts, nr_stacks)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->two_sets ? nr_stacks : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.overflow, ring_bytes)))
+		goto out_free;
+	/* The kernel rounds the stack map up to a power of two buckets. */
+	s->stack_slots = 1;
+	while (s->stack_slots < storage)
+		s->stack_slots <<= 1;
+	if (!opts->follow_children)
+		bpf_program__set_autoload(s->skel->progs.on_fork, false);
+
+	err = profile_bpf__load(s->skel);
+	if (err)
+		goto out_free;
+	for (size_t i = 0; i < opts->nr_pids; i++) {
+		err = s->base.ops->add_pid(&s->base, opts->pids[i]);
+		if (err)
+			goto out_free;
+	}
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.overflow), on_overflow, s, NULL);
+	if (!s->rb) {
+		err = -errno ?: -ENOMEM;
+		goto out_free;
+	}
+	err = libbpf_num_possible_cpus();
+	if (err < 0)
+		goto out_free;
+	s->nr_possible = err;
+	*ret = &s->base;
+	return 0;
+
+out_free:
+	bpf_free(&s->base);
+	return err;
+}
+
+static int bpf_add_pid(struct fl_sampler *base, int pid)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), &one, sizeof(one),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int bpf_start(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	if (s->started)
+		return 0;
+	if (s->follow_children) {
+		s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
+		if (!s->fork_link)
+			return -errno ?: -EINVAL;
+	}
+	/* Attaching enables each event: sampling starts here (offline CPUs: once back). */
+	for (size_t i = 0; i < fl_cpu_events__nr(s->events); i++) {
+		if (fl_cpu_events__fd(s->events, i) < 0)
+			continue;
+		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
+							     fl_cpu_events__fd(s->events, i));
+		if (!s->links[i])
+			return -errno ?: -EINVAL;
+		/* The link closes the perf fd when it is destroyed (libbpf's rule). */
+		fl_cpu_events__disown(s->events, i);
+	}
+	s->started = true;
+	return 0;
+}
+
+/* The old link closes the old event; until the new one is attached, CPU i is not sampled. */
+static int unlink_event(void *ctx, size_t i)
+{
+	struct fl_sampler_bpf *s = ctx;
+
+	if (s->links[i]) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+		fl_cpu_events__gone(s->events, i);
+	}
+	return 0;
+}
+
+static int link_event(void *ctx, size_t i)
+{
+	struct fl_sampler_bpf *s = ctx;
+
+	s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
+						     fl_cpu_events__fd(s->events, i));
+	if (!s->links[i])
+		return -errno ?: -EINVAL;
+	fl_cpu_events__disown(s->events, i);
+	return 0;
+}
+
+/* Each event of the CPUs back from offline opened again, and the program attached to it. */
+static int bpf_revive(struct fl_sampler *base, int *cpus, size_t max)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	if (!s->started)
+		return 0;
+	return fl_cpu_events__revive(s->events, unlink_event, link_event, s, cpus, max);
+}
+
+static int bpf_stop(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	return fl_cpu_events__ioctl(s->events, PERF_EVENT_IOC_DISABLE);
+}
+
+static size_t bpf_nr_fds(const struct fl_sampler *base)
+{
+	(void)base;
+	return 1;
+}
+
+static int bpf_fd(const struct fl_sampler *base, size_t i)
+{
+	const struct fl_sampler_bpf *s = (const struct fl_sampler_bpf *)base;
+
+	(void)i;
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+/* The kernel's notes in an event's ring: throttling starts, and notes lost when it is full. */
+static int on_note(const struct perf_event_header *hdr, void *ctx)
+{
+	struct fl_sampler_bpf *s = ctx;
+
+	if (hdr->type == PERF_RECORD_THROTTLE)
+		s->throttled++;
+	else if (hdr->type == PERF_RECORD_LOST && hdr->size >= sizeof(struct fl_lost_rec))
+		s->throttled += ((const struct fl_lost_rec *)hdr)->lost;
+	return 0;
+}
+
+static int bpf_poll(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	int n = ring_buffer__consume(s->rb), err;
+
+	err = fl_cpu_events__consume(s->events, on_note, s);
+	if (n < 0)
+		return n;
+	return err == -EBADMSG ? 0 : err;
+}
+
+static int stacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
+{
+	return bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks);
+}
+
+static int counts_fd(const struct fl_sampler_bpf *s, uint32_t set)
+{
+	return bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts);
+}
+
+/*
+ * A take: only the keys of these pids are passed on, and they are kept
+ * here to be deleted from the map after the walk.
+ */
+struct take {
+	const uint32_t *pids; /* ascending */
+	size_t n;
+	struct fl_stack_key *keys;
+	size_t nr_keys, cap_keys;
+};
+
+/* Whether the walk passes key on; a taken key is remembered. Returns 1, 0 or -ENOMEM. */
+static int take_key(struct take *tk, const struct fl_stack_key *key)
+{
+	if (!tk)
+		return 1;
+	if (!fl_u32_sorted_has(tk->pids, tk->n, key->tgid))
+		return 0;
+	if (tk->nr_keys == tk->cap_keys) {
+		size_t ncap = tk->cap_keys ? tk->cap_keys * 2 : 64;
+		struct fl_stack_key *nk = realloc(tk->keys, ncap * sizeof(*nk));
+
+		if (!nk)
+			return -ENOMEM;
+		tk->keys = nk;
+		tk->cap_keys = ncap;
+	}
+	tk->keys[tk->nr_keys++] = *key;
+	return 1;
+}
+
+/* Stack map lookups, each at most once per drain: many keys share a stack. */
+struct stack_cache {
+	struct fl_sampler_bpf *s;
+	int fd;
+	struct cached_stack **slots;
+	uint64_t *buf;
+};
+
+static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
+{
+	struct cached_stack *cs;
+	uint32_t nr = 0;
+
+	if (id < 0 || (uint32_t)id >= c->s->stack_slots)
+		return NULL;
+	if (c->slots[id])
+		return c->slots[id];
+	memset(c->buf, 0, c->s->depth * sizeof(uint64_t));
+	if (bpf_map_lookup_elem(c->fd, &id, c->buf))
+		return NULL;
+	while (nr < c->s->depth && c->buf[nr])
+		nr++;
+	cs = malloc(sizeof(*cs) + nr * sizeof(uint64_t));
+	if (!cs)
+		return NULL;
+	cs->nr = nr;
+	memcpy(cs->ips, c->buf, nr * sizeof(uint64_t));
+	c->slots[id] = cs;
+	return cs;
+}
+
+static int stack_err(int32_t id)
+{
+	if (id >= 0)
+		return 0;
+	if (id == FL_STACK_NONE)
+		return -ENOENT;
+	return id;
+}
+
+static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
+		    const struct fl_stack_val *val, fl_raw_stack_fn fn, void *ctx)
+{
+	const struct cached_stack *ks = NULL, *us = NULL;
+	char comm[FL_TASK_COMM_LEN + 1];
+	struct fl_raw_stack st = {
+		.pid = key->tgid,
+		.tid = key->tid,
+		.comm = comm,
+		.kerr = stack_err(key->kstack),
+		.uerr = stack_err(key->ustack),
+		.count = val->count,
+		.time_first = val->first_ns,
+		.time = val->last_ns,
+	};
+
+	memcpy(comm, key->comm, FL_TASK_COMM_LEN);
+	comm[FL_TASK_COMM_LEN] = '\0';
+	if (st.kerr == 0) {
+		ks = stack_get(c, key->kstack);
+		if (ks) {
+			st.kips = ks->ips;
+			st.nr_kips = ks->nr;
+		} else {
+			st.kerr = -EFAULT;
+		}
+	}
+	if (st.uerr == 0) {
+		us = stack_get(c, key->ustack);
+		if (us) {
+			st.uips = us->ips;
+			st.nr_uips = us->nr;
+		} else {
+			st.uerr = -EFAULT;
+		}
+	}
+	if ((ks && ks->nr == c->s->depth) || (us && us->nr == c->s->depth))
+		c->s->truncated += val->count;
+	return fn(&st, ctx);
+}
+
+/* Key by key: two syscalls per entry, for kernels without batch lookups. */
+static int drain_counts_slow(int fd, struct stack_cache *c, struct take *tk, fl_raw_stack_fn fn,
+			     void *ctx)
+{
+	struct fl_stack_key key, next;
+	struct fl_stack_val val;
+	bool first = true;
+	int err;
+
+	for (;;) {
+		if (bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+			if (errno == ENOENT)
+				return 0;
+			return -errno;
+		}
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &val))
+			continue; /* deleted meanwhile */
+		err = take_key(tk, &key);
+		if (err <= 0) {
+			if (err)
+				return err;
+			continue;
+		}
+		err = emit_key(c, &key, &val, fn, ctx);
+		if (err)
+			return err;
+	}
+}
+
+#define DRAIN_BATCH 4096
+/* The kernel's internal "operation not supported", which leaks out of bpf(2). */
+#define KERNEL_ENOTSUPP 524
+
+/*
+ * Many entries per syscall. Returns -EOPNOTSUPP when the kernel cannot
+ * batch. With del, every entry read is deleted in the same call.
+ */
+static int drain_counts_batch(int fd, bool del, struct stack_cache *c, struct take *tk,
+			      fl_raw_stack_fn fn, void *ctx)
+{
+	_cleanup_free_ struct fl_stack_key *keys = malloc(DRAIN_BATCH * sizeof(*keys));
+	_cleanup_free_ struct fl_stack_val *vals = malloc(DRAIN_BATCH * sizeof(*vals));
+	/* The batch cursor of a hash map is a bucket number; key-sized space is plenty. */
+	struct fl_stack_key in_batch, out_batch;
+	bool first = true, done = false;
+	int err;
+
+	if (!keys || !vals)
+		return -ENOMEM;
+	while (!done) {
+		__u32 n = DRAIN_BATCH;
+
+		err = (del ? bpf_map_lookup_and_delete_batch : bpf_map_lookup_batch)(
+			fd, first ? NULL : &in_batch, &out_batch, keys, vals, &n, NULL);
+		if (err) {
+			err = -errno;
+			if (err == -ENOENT)
+				done = true; /* the last batch, n may still be > 0 */
+			else if (first &&
+				 (err == -EINVAL || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP))
+				return -EOPNOTSUPP;
+			else
+				return err;
+		}
+		first = false;
+		in_batch = out_batch;
+		for (__u32 i = 0; i < n; i++) {
+			err = take_key(tk, &keys[i]);
+			if (err <= 0) {
+				if (err)
+					return err;
+				continue;
+			}
+			err = emit_key(c, &keys[i], &vals[i], fn, ctx);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Collects every key of the counts map fd, for deleting them after a walk
+ * on a kernel without batch lookups.
+ */
+static int collect_keys(int fd, struct take *all)
+{
+	struct fl_stack_key key, next;
+	bool first = true;
+	int err;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		err = take_key(all, &key);
+		if (err < 0)
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* The counts map's keys; with del (a set no program writes any more) deleted too. */
+static int drain_counts(int fd, bool del, struct stack_cache *c, struct take *tk,
+			fl_raw_stack_fn fn, void *ctx)
+{
+	struct take all = {};
+	int err = drain_counts_batch(fd, del, c, tk, fn, ctx);
+
+	if (err != -EOPNOTSUPP)
+		return err;
+	err = drain_counts_slow(fd, c, tk, fn, ctx);
+	if (!err && del)
+		err = collect_keys(fd, &all);
+	for (size_t i = 0; i < all.nr_keys; i++)
+		bpf_map_delete_elem(fd, &all.keys[i]);
+	free(all.keys);
+	return err;
+}
+
+/*
+ * The keys of one set of maps (those of tk's pids, with tk; with del all of
+ * them, deleted), then the overflow path's.
+ */
+static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct take *tk,
+		      fl_raw_stack_fn fn, void *ctx)
+{
+	struct stack_cache c = {
+		.s = s,
+		.fd = stacks_fd(s, set),
+	};
+	int err;
+
+	c.slots = calloc(s->stack_slots, sizeof(*c.slots));
+	c.buf = malloc(s->depth * sizeof(uint64_t));
+	err = -ENOMEM;
+	if (c.slots && c.buf)
+		err = drain_counts(counts_fd(s, set), del, &c, tk, fn, ctx);
+	if (c.slots)
+		for (uint32_t i = 0; i < s->stack_slots; i++)
+			free(c.slots[i]);
+	free(c.slots);
+	free(c.buf);
+	if (err)
+		return err;
+	if (tk)
+		return fl_stackagg__take(s->overflow, tk->pids, tk->n, fn, ctx);
+	return fl_stackagg__for_each(s->overflow, fn, ctx);
+}
+
+static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	return drain_with(s, s->active, false, NULL, fn, ctx);
+}
+
+/*
+ * Empties the stack map fd. Ids are collected first: the kernel finds the
+ * next id by scanning on from the one given, unless that one is empty.
+ */
+static void clear_stacks(struct fl_sampler_bpf *s, int fd)
+{
+	_cleanup_free_ uint32_t *ids = malloc(s->stack_slots * sizeof(*ids));
+	uint32_t id, next, n = 0;
+	bool first = true;
+
+	if (!ids)
+		return;
+	while (n < s->stack_slots && !bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
+		first = false;
+		id = next;
+		ids[n++] = id;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &ids[i]);
+}
+
+/*
+ * Waits until no program still uses the set of maps that was active before
+ * a flip: every CPU inside the program when the flip was seen (SAMPLES
+ * ahead of DONE) has finished that sample. A program runs for microseconds;
+ * after 100 ms a CPU is given up on (a sample it adds later is lost).
+ */
+static void wait_for_programs(struct fl_sampler_bpf *s)
+{
+	_cleanup_free_ uint64_t *entered = calloc((size_t)s->nr_possible, sizeof(uint64_t));
+	_cleanup_free_ uint64_t *done = calloc((size_t)s->nr_possible, sizeof(uint64_t));
+	int fd = bpf_map__fd(s->skel->maps.counters);
+	uint32_t k_samples = FL_CNT_SAMPLES, k_done = FL_CNT_DONE;
+
+	if (!entered || !done || bpf_map_lookup_elem(fd, &k_samples, entered))
+		return;
+	for (int tries = 0; tries < 1000; tries++) {
+		bool inside = false;
+
+		if (bpf_map_lookup_elem(fd, &k_done, done))
+			return;
+		for (int cpu = 0; cpu < s->nr_possible && !inside; cpu++)
+			inside = done[cpu] < entered[cpu];
+		if (!inside)
+			return;
+		usleep(100);
+	}
+}
+
+/*
+ * With two sets: flips to the other set, waits for the programs still in
+ * the old one, then reads and empties it, and hands over the overflow
+ * path's samples read so far. Nothing is lost between two snapshots: a
+ * sample goes to one set or the other.
+ */
+static int bpf_snapshot(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	uint32_t old = s->active;
+	struct fl_stackagg *fresh;
+	int err;
+
+	if (!s->two_sets)
+		return -EINVAL;
+	err = fl_stackagg__new(&fresh);
+	if (err)
+		return err;
+	s->active = !old;
+	__atomic_store_n(&s->skel->bss->active_set, s->active, __ATOMIC_SEQ_CST);
+	wait_for_programs(s);
+	/* What the old set sent whole through the ring is read too. */
+	bpf_poll(base);
+	err = drain_with(s, old, true, NULL, fn, ctx);
+	if (err) {
+		/* Keys left would name stack ids cleared below: gone with them. */
+		struct take left = {};
+		int cfd = counts_fd(s, old);
+
+		collect_keys(cfd, &left);
+		for (size_t i = 0; i < left.nr_keys; i++)
+			bpf_map_delete_elem(cfd, &left.keys[i]);
+		free(left.keys);
+	}
+	clear_stacks(s, stacks_fd(s, old));
+	/* Emptied even on failure (only -ENOMEM or fn's): no stack is given twice. */
+	fl_stackagg__free(s->overflow);
+	s->overflow = fresh;
+	return err;
+}
+
+/*
+ * The processes' keys are read and deleted (their slots free for new
+ * stacks); their stacks stay in the stack map, which other processes'
+ * keys may share. A process that exited takes no samples, so no count is
+ * added between the read and the delete.
+ */
+static int bpf_take(struct fl_sampler *base, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
+		    void *ctx)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	int cfd = counts_fd(s, s->active);
+	int targets_fd = bpf_map__fd(s->skel->maps.targets);
+	struct take tk = {.pids = pids, .n = n};
+	int err = drain_with(s, s->active, false, &tk, fn, ctx);
+
+	for (size_t i = 0; i < tk.nr_keys; i++)
+		bpf_map_delete_elem(cfd, &tk.keys[i]);
+	free(tk.keys);
+	/* A new process with one of these pids is not kept for the old one's sake. */
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(targets_fd, &pids[i]);
+	return err;
+}
+
+static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	uint64_t sum[FL_CNT_MAX] = {};
+	_cleanup_free_ uint64_t *vals = calloc((size_t)s->nr_possible, sizeof(uint64_t));
+	int fd = bpf_map__fd(s->skel->maps.counters);
+
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < FL_CNT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			return -errno;
+		for (int cpu = 0; cpu < s->nr_possible; cpu++)
+			sum[k] += vals[cpu];
+	}
+	*st = (struct fl_sampler_stats){
+		.samples = sum[FL_CNT_SAMPLES],
+		.idle = sum[FL_CNT_IDLE],
+		.filtered = sum[FL_CNT_FILTERED],
+		.other_ns = sum[FL_CNT_OTHER_NS],
+		.kstack_none = sum[FL_CNT_KSTACK_NONE],
+		.ustack_none = sum[FL_CNT_USTACK_NONE],
+		.collisions = sum[FL_CNT_COLLISION],
+		.map_full = sum[FL_CNT_STACKMAP_FULL] + sum[FL_CNT_COUNTS_FULL],
+		.recovered = sum[FL_CNT_OVERFLOW_SENT],
+		.lost = sum[FL_CNT_OVERFLOW_LOST],
+		.truncated = s->truncated,
+		.throttled = s->throttled,
+	};
+	fl_cpu_events__hotplug(s->events, &st->hotplug);
+	return 0;
+}
+
+static const struct fl_sampler_ops ops = {
+	.add_pid = bpf_add_pid,
+	.start = bpf_start,
+	.stop = bpf_stop,
+	.nr_fds = bpf_nr_fds,
+	.fd = bpf_fd,
+	.poll = bpf_poll,
+	.revive = bpf_revive,
+	.drain = bpf_drain,
+	.take = bpf_take,
+	.snapshot = bpf_snapshot,
+	.stats = bpf_stats,
+	.free = bpf_free,
+};

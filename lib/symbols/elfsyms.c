@@ -1,0 +1,705 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * PT_LOAD segments and function symbols of one ELF file or in-memory image,
+ * with those of its separate debug info, via libelf.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flamed/common/cleanup.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/files/regfile.h"
+#include "symbols/elfsize.h"
+
+/*
+ * A zero-size symbol (hand-written assembly often has no .size) reaches to
+ * the next symbol or the end of its section. When its section is unknown
+ * (SHN_ABS, SHN_XINDEX, a section with no address), it gets at most this.
+ */
+#define ZERO_SIZE_CAP 4096
+
+/*
+ * find() looks back this many symbols when the nearest one below an address
+ * is too short to hold it: a larger function may enclose a small one (an
+ * alternate entry point in assembly). Bounded so lookups stay O(log n).
+ */
+#define ENCLOSING_LOOKBACK 8
+
+struct load_seg {
+	uint64_t off, vaddr, filesz, memsz;
+	bool exec;
+};
+
+struct fl_elfsyms {
+	struct fl_elfsym *syms; /* sorted by addr, one per address */
+	size_t nr;
+	char *names; /* every name, NUL-terminated, one after the other */
+	size_t names_len;
+	struct load_seg *segs;
+	size_t nr_segs;
+	enum fl_debuginfo_source source; /* debug info the symbols came from too */
+};
+
+/* A symbol while parsing; name points into the ELF string table data. */
+struct cand {
+	uint64_t addr, size;
+	uint64_t limit; /* end of its section: a zero-size symbol stops there */
+	const char *name;
+	size_t len;
+	unsigned rank; /* binding: lower is preferred */
+};
+
+/* Section address ranges by index, to bound zero-size symbols. */
+struct sec_range {
+	uint64_t start, end;
+};
+
+bool fl_elfsym__is_mapping_symbol(const char *name)
+{
+	if (!name || name[0] != '$')
+		return false;
+	switch (name[1]) {
+	case 'a':
+	case 'd':
+	case 't':
+	case 'x':
+		break;
+	default:
+		return false;
+	}
+	if (name[2] == '\0' || name[2] == '.')
+		return true;
+	/* RISC-V names the ISA after $x: "$xrv64i2p1_m2p0". */
+	return name[1] == 'x' && name[2] == 'r' && name[3] == 'v';
+}
+
+void fl_elfsyms__free(struct fl_elfsyms *e)
+{
+	if (!e)
+		return;
+	free(e->syms);
+	free(e->names);
+	free(e->segs);
+	free(e);
+}
+
+DEFINE_FREE_FUNC(struct fl_elfsyms, fl_elfsyms__free)
+DEFINE_FREE_FUNC(struct fl_debuginfo, fl_debuginfo__free)
+
+static void elf_endp(Elf **elf)
+{
+	if (*elf)
+		elf_end(*elf);
+}
+
+static int read_segments(Elf *elf, struct fl_elfsyms *e)
+{
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	e->segs = calloc(n, sizeof(*e->segs));
+	if (!e->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		struct load_seg *s;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		if (ph.p_offset > UINT64_MAX - ph.p_filesz)
+			continue;
+		s = &e->segs[e->nr_segs++];
+		s->off = ph.p_offset;
+		s->vaddr = ph.p_vaddr;
+		s->filesz = ph.p_filesz;
+		s->memsz = ph.p_memsz;
+		s->exec = ph.p_flags & PF_X;
+	}
+	return 0;
+}
+
+/* [start, end) of every allocated section, indexed like the section headers. */
+static int read_sections(Elf *elf, struct sec_range **ret, size_t *nr)
+{
+	struct sec_range *r;
+	Elf_Scn *scn = NULL;
+	size_t n;
+
+	if (elf_getshdrnum(elf, &n))
+		return -EINVAL;
+	r = calloc(n ? n : 1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t idx = elf_ndxscn(scn);
+		GElf_Shdr sh;
+
+		if (idx >= n || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		if (sh.sh_addr > UINT64_MAX - sh.sh_size)
+			continue;
+		r[idx].start = sh.sh_addr;
+		r[idx].end = sh.sh_addr + sh.sh_size;
+	}
+	*ret = r;
+	*nr = n;
+	return 0;
+}
+
+static unsigned bind_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	case STB_LOCAL:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+static bool is_func(unsigned char type)
+{
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/* The names of a symbol table: its linked string table, bounds known. */
+struct strtab {
+	const char *buf;
+	size_t size;
+};
+
+static int strtab__get(Elf *elf, const GElf_Shdr *symsh, struct strtab *st)
+{
+	Elf_Scn *scn = elf_getscn(elf, symsh->sh_link);
+	Elf_Data *d;
+	GElf_Shdr sh;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB)
+		return -EINVAL;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return -EINVAL;
+	st->buf = d->d_buf;
+	st->size = d->d_size;
+	return 0;
+}
+
+/* The NUL-terminated name at off, or NULL when it runs out of the table. */
+static const char *strtab__name(const struct strtab *st, size_t off, size_t *len)
+{
+	const char *end;
+
+	if (off >= st->size)
+		return NULL;
+	end = memchr(st->buf + off, '\0', st->size - off);
+	if (!end)
+		return NULL;
+	*len = (size_t)(end - (st->buf + off));
+	return st->buf + off;
+}
+
+/*
+ * Collects the function symbols of one symbol table into *ret (count *nr).
+ * A table that cannot be read gives no symbols rather than an error: the
+ * caller falls back to the other table.
+ */
+static int collect(Elf *elf, Elf_Scn *scn, const struct sec_range *secs, size_t nr_secs,
+		   struct cand **ret, size_t *nr)
+{
+	bool arm = false;
+	struct strtab st;
+	struct cand *c;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t i, n, entsize, count = 0;
+
+	*ret = NULL;
+	*nr = 0;
+	if (!scn || !gelf_getshdr(scn, &sh) || strtab__get(elf, &sh, &st))
+		return 0;
+	d = elf_getdata(scn, NULL);
+	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!d || !d->d_buf || !entsize)
+		return 0;
+	if (gelf_getehdr(elf, &eh))
+		arm = eh.e_machine == EM_ARM;
+	n = d->d_size / entsize;
+	if (n > INT_MAX)
+		n = INT_MAX; /* gelf_getsym() takes an int index */
+	c = calloc(n ? n : 1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct cand *x = &c[count];
+		const char *name;
+		GElf_Sym sym;
+		size_t len;
+
+		if (!gelf_getsym(d, (int)i, &sym) || !is_func(GELF_ST_TYPE(sym.st_info)))
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = strtab__name(&st, sym.st_name, &len);
+		if (!name || !len || fl_elfsym__is_mapping_symbol(name))
+			continue;
+		x->addr = sym.st_value;
+		/* ARM marks Thumb functions with bit 0 of the value. */
+		if (arm)
+			x->addr &= ~(uint64_t)1;
+		x->size = sym.st_size;
+		x->name = name;
+		x->len = len;
+		x->rank = bind_rank(GELF_ST_BIND(sym.st_info));
+		x->limit =
+			x->addr > UINT64_MAX - ZERO_SIZE_CAP ? UINT64_MAX : x->addr + ZERO_SIZE_CAP;
+		if (sym.st_shndx < SHN_LORESERVE && sym.st_shndx < nr_secs) {
+			const struct sec_range *r = &secs[sym.st_shndx];
+
+			if (r->start <= x->addr && x->addr < r->end)
+				x->limit = r->end;
+		}
+		count++;
+	}
+	*ret = c;
+	*nr = count;
+	return 0;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * Which of two symbols at one address names it: GLOBAL over WEAK over LOCAL
+ * (the exported name is the one users know), then fewer leading underscores
+ * ("malloc" over "__libc_malloc"), then the shorter name, then strcmp.
+ * A total order, so the choice never depends on the symbol table's order.
+ */
+static int cand__better(const struct cand *a, const struct cand *b)
+{
+	size_t ua, ub;
+	int c;
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	ua = leading_underscores(a->name);
+	ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	c = strcmp(a->name, b->name);
+	return c < 0 ? -1 : c > 0;
+}
+
+/* Sort key of a candidate: its address, and where it sits in the candidate array. */
+struct cand_key {
+	uint64_t addr;
+	size_t idx;
+};
+
+/*
+ * Orders candidates by address with an LSD radix sort over 8-bit digits:
+ * libraries like libLLVM have tens of thousands of symbols, and qsort's
+ * indirect comparisons on 48-byte elements were most of the time spent
+ * loading them. Digits on which every key agrees (the high bytes, mostly)
+ * are skipped. Stable, so equal addresses keep their table order.
+ */
+static int sort_cands(struct cand *c, size_t n)
+{
+	_cleanup_free_ struct cand_key *k = malloc(n * sizeof(*k));
+	_cleanup_free_ struct cand_key *tmp = malloc(n * sizeof(*tmp));
+	_cleanup_free_ struct cand *out = NULL;
+	struct cand_key *src, *dst, *swap;
+	uint64_t all_or = 0, all_and = UINT64_MAX;
+
+	if (!k || !tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		k[i] = (struct cand_key){.addr = c[i].addr, .idx = i};
+		all_or |= c[i].addr;
+		all_and &= c[i].addr;
+	}
+	src = k;
+	dst = tmp;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = {0}, pos = 0;
+
+		if ((((all_or ^ all_and) >> shift) & 0xff) == 0)
+			continue; /* every key has the same digit here */
+		for (size_t i = 0; i < n; i++)
+			count[(src[i].addr >> shift) & 0xff]++;
+		for (size_t d = 0; d < 256; d++) {
+			size_t c_d = count[d];
+
+			count[d] = pos;
+			pos += c_d;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].addr >> shift) & 0xff]++] = src[i];
+		swap = src;
+		src = dst;
+		dst = swap;
+	}
+	out = malloc(n * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		out[i] = c[src[i].idx];
+	memcpy(c, out, n * sizeof(*c));
+	return 0;
+}
+
+/* Sorts, keeps one symbol per address, sizes zero-size ones, copies names. */
+static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
+{
+	size_t i, j, total = 0, nr = 0;
+	char *p;
+
+	if (n && sort_cands(c, n))
+		return -ENOMEM;
+	/* The best of each address names it, with the largest size of them all. */
+	for (i = 0; i < n; i = j) {
+		struct cand best = c[i];
+		uint64_t size = c[i].size;
+
+		for (j = i + 1; j < n && c[j].addr == best.addr; j++) {
+			if (c[j].size > size)
+				size = c[j].size;
+			if (cand__better(&c[j], &best) < 0)
+				best = c[j];
+		}
+		best.size = size;
+		if (best.len > SIZE_MAX - total - 1)
+			return -ENOMEM;
+		total += best.len + 1;
+		c[nr++] = best;
+	}
+	e->syms = calloc(nr ? nr : 1, sizeof(*e->syms));
+	e->names = malloc(total ? total : 1);
+	if (!e->syms || !e->names)
+		return -ENOMEM;
+	e->names_len = total;
+	p = e->names;
+	for (i = 0; i < nr; i++) {
+		struct fl_elfsym *s = &e->syms[i];
+		uint64_t end = c[i].limit;
+
+		s->addr = c[i].addr;
+		s->size = c[i].size;
+		if (!s->size) {
+			if (i + 1 < nr && c[i + 1].addr < end)
+				end = c[i + 1].addr;
+			s->size = end > s->addr ? end - s->addr : 0;
+		}
+		memcpy(p, c[i].name, c[i].len);
+		p[c[i].len] = '\0';
+		s->name = p;
+		p += c[i].len + 1;
+	}
+	e->nr = nr;
+	return 0;
+}
+
+/*
+ * Appends the function symbols of one ELF file to *c (*n of them, *cap
+ * allocated): its .symtab, which has everything .dynsym has and the local
+ * functions too, else its .dynsym. Names point into elf's string table.
+ */
+static int collect_elf(Elf *elf, struct cand **c, size_t *n, size_t *cap)
+{
+	_cleanup_free_ struct sec_range *secs = NULL;
+	_cleanup_free_ struct cand *got = NULL;
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	size_t nr_secs, nr_got;
+	int err;
+
+	err = read_sections(elf, &secs, &nr_secs);
+	if (err)
+		return err;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && !symtab)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
+			dynsym = scn;
+	}
+	err = collect(elf, symtab, secs, nr_secs, &got, &nr_got);
+	if (!err && !nr_got) {
+		free(TAKE_PTR(got));
+		err = collect(elf, dynsym, secs, nr_secs, &got, &nr_got);
+	}
+	if (err || !nr_got)
+		return err;
+	if (!*c) {
+		*c = TAKE_PTR(got);
+		*n = *cap = nr_got;
+		return 0;
+	}
+	if (nr_got > *cap - *n) {
+		struct cand *grown;
+
+		if (nr_got > SIZE_MAX / sizeof(**c) - *n)
+			return -ENOMEM;
+		grown = realloc(*c, (*n + nr_got) * sizeof(**c));
+		if (!grown)
+			return -ENOMEM;
+		*c = grown;
+		*cap = *n + nr_got;
+	}
+	memcpy(*c + *n, got, nr_got * sizeof(**c));
+	*n += nr_got;
+	return 0;
+}
+
+/*
+ * The union of the function symbols of elfs (NULL entries skipped), which
+ * share one address space: a binary, its debug file, its MiniDebugInfo.
+ * Duplicates (the same function in two tables) collapse in build_syms().
+ */
+static int read_symbols(Elf *const *elfs, size_t nr_elfs, struct fl_elfsyms *e)
+{
+	_cleanup_free_ struct cand *c = NULL;
+	size_t n = 0, cap = 0;
+	int err;
+
+	for (size_t i = 0; i < nr_elfs; i++) {
+		if (!elfs[i])
+			continue;
+		err = collect_elf(elfs[i], &c, &n, &cap);
+		if (err)
+			return err;
+	}
+	return build_syms(e, c, n);
+}
+
+static bool elf_ok(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	return elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh);
+}
+
+static int elfsyms__from_elf(Elf *elf, struct fl_elfsyms **ret)
+{
+	_cleanup_(fl_elfsyms__freep) struct fl_elfsyms *e = NULL;
+	int err;
+
+	if (!elf_ok(elf))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	err = read_segments(elf, e);
+	if (!err)
+		err = read_symbols(&elf, 1, e);
+	if (err)
+		return err;
+	*ret = TAKE_PTR(e);
+	return 0;
+}
+
+int fl_elfsyms__from_debuginfo(const struct fl_debuginfo *di, struct fl_elfsyms **ret)
+{
+	_cleanup_(fl_elfsyms__freep) struct fl_elfsyms *e = NULL;
+	Elf *elfs[] = {
+		fl_debuginfo__binary_elf(di),
+		fl_debuginfo__debug_elf(di),
+		fl_debuginfo__mini_elf(di),
+	};
+	int err;
+
+	if (!di || !ret)
+		return -EINVAL;
+	if (!elf_ok(elfs[0]))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	/* Segments are the binary's: the debug files' program headers describe no data. */
+	err = read_segments(elfs[0], e);
+	if (!err)
+		err = read_symbols(elfs, ARRAY_SIZE(elfs), e);
+	if (err)
+		return err;
+	e->source = fl_debuginfo__source(di);
+	*ret = TAKE_PTR(e);
+	return 0;
+}
+
+/* Only the symbol tables are read (with pread: see fl_elfsyms__open_fd), and the files closed again. */
+int fl_elfsyms__open_debug(int fd, const char *path, const struct fl_debuginfo_opts *opts,
+			   struct fl_elfsyms **ret)
+{
+	_cleanup_(fl_debuginfo__freep) struct fl_debuginfo *di = NULL;
+	int err;
+
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	err = fl_debuginfo__find(fd, path, opts, &di);
+	if (err)
+		return err;
+	return fl_elfsyms__from_debuginfo(di, ret);
+}
+
+enum fl_debuginfo_source fl_elfsyms__debug_source(const struct fl_elfsyms *e)
+{
+	return e ? e->source : FL_DEBUGINFO_NONE;
+}
+
+/*
+ * ELF_C_READ rather than a mapping: libelf then reads the headers and the
+ * few sections we ask for with pread. A file truncated under us gives a
+ * short read and an error, never SIGBUS, and a huge binary costs only its
+ * symbol tables.
+ */
+int fl_elfsyms__open_fd(int fd, struct fl_elfsyms **ret)
+{
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	struct stat st;
+
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	/* A FIFO or a device could block or never end: only regular files. */
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	if (fl_elfsize__check_fd(fd))
+		return -EFBIG;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	return elfsyms__from_elf(elf, ret);
+}
+
+int fl_elfsyms__open(const char *path, struct fl_elfsyms **ret)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (!path || !ret)
+		return -EINVAL;
+	/* A FIFO or a device is refused before it is opened for reading. */
+	fd = fl_regfile__open(AT_FDCWD, path, 0, NULL);
+	if (fd < 0)
+		return fd;
+	return fl_elfsyms__open_fd(fd, ret);
+}
+
+/*
+ * libelf may convert data in place and wants a writable buffer: work on a
+ * private copy, freed before returning, so any readable image (the vdso is
+ * read-only) is safe to pass.
+ */
+int fl_elfsyms__from_memory(const void *image, size_t size, struct fl_elfsyms **ret)
+{
+	_cleanup_(elf_endp) Elf *elf = NULL;
+	_cleanup_free_ char *copy = NULL;
+	int err;
+
+	if (!image || !size || !ret)
+		return -EINVAL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	elf = elf_memory(copy, size);
+	err = elfsyms__from_elf(elf, ret);
+	/* Symbols are copied out; end libelf's use of the buffer before freeing it. */
+	elf_end(TAKE_PTR(elf));
+	return err;
+}
+
+int fl_elfsyms__offset_to_vaddr(const struct fl_elfsyms *e, uint64_t off, uint64_t *vaddr)
+{
+	const struct load_seg *hit = NULL;
+	size_t i;
+
+	if (!e || !vaddr)
+		return -ENOENT;
+	/* Segments may share a file page; executable code is what ips point at. */
+	for (i = 0; i < e->nr_segs; i++) {
+		const struct load_seg *s = &e->segs[i];
+
+		if (off < s->off || off - s->off >= s->filesz)
+			continue;
+		if (!hit || (s->exec && !hit->exec))
+			hit = s;
+	}
+	if (!hit)
+		return -ENOENT;
+	*vaddr = hit->vaddr + (off - hit->off);
+	return 0;
+}
+
+static bool sym_holds(const struct fl_elfsym *s, uint64_t vaddr)
+{
+	return vaddr >= s->addr && vaddr - s->addr < s->size;
+}
+
+const struct fl_elfsym *fl_elfsyms__find(const struct fl_elfsyms *e, uint64_t vaddr)
+{
+	size_t lo = 0, hi, i;
+
+	if (!e || !e->nr)
+		return NULL;
+	hi = e->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* syms[lo - 1] is the last symbol at or below vaddr. */
+	for (i = lo; i > 0 && lo - i < ENCLOSING_LOOKBACK; i--)
+		if (sym_holds(&e->syms[i - 1], vaddr))
+			return &e->syms[i - 1];
+	return NULL;
+}
+
+size_t fl_elfsyms__count(const struct fl_elfsyms *e)
+{
+	return e ? e->nr : 0;
+}
+
+size_t fl_elfsyms__bytes(const struct fl_elfsyms *e)
+{
+	if (!e)
+		return 0;
+	return sizeof(*e) + e->nr * sizeof(*e->syms) + e->names_len + e->nr_segs * sizeof(*e->segs);
+}
+
+const struct fl_elfsym *fl_elfsyms__at(const struct fl_elfsyms *e, size_t i)
+{
+	return &e->syms[i];
+}

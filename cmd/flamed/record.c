@@ -797,8 +797,10 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	session_report_throttling(&r->ses, ss);
 	session_report_hotplug(ss);
 	if (ts->lost)
-		msg("process tracker: %llu mapping records lost: some frames may stay unsymbolized",
-		    (unsigned long long)ts->lost);
+		msg("process tracker: %llu mapping records lost (its perf rings were full); the "
+		    "processes were read again from /proc %llu times, but code mapped and gone in "
+		    "between may stay unsymbolized",
+		    (unsigned long long)ts->lost, (unsigned long long)ts->rescans);
 	if (ts->over_max)
 		msg("process tracker: %llu processes not tracked, --max-processes (%llu) being "
 		    "reached: their frames stay unnamed",

@@ -35,6 +35,7 @@ struct fl_perfbuf {
 	/* A record that wraps around the end of the ring is assembled here. */
 	unsigned char *scratch;
 	size_t scratch_len;
+	uint64_t room; /* free bytes when the last consume began (size before any) */
 };
 
 static bool is_pow2(uint64_t x)
@@ -85,6 +86,7 @@ int fl_perfbuf__new(int fd, size_t data_pages, struct fl_perfbuf **ret)
 	b->data = (const unsigned char *)b->base + off;
 	b->size = size;
 	b->mask = size - 1;
+	b->room = size;
 
 	b->scratch_len = size < PB_MAX_RECORD ? (size_t)size : PB_MAX_RECORD;
 	b->scratch = malloc(b->scratch_len);
@@ -143,6 +145,8 @@ static int ring_walk(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx, bool con
 
 	if (head - tail > b->size)
 		goto out_corrupt;
+	if (consume)
+		b->room = b->size - (head - tail);
 
 	while (tail != head) {
 		struct perf_event_header hdr;
@@ -186,6 +190,11 @@ out_corrupt:
 		    (unsigned long long)head, (unsigned long long)tail);
 	release(b, head);
 	return -EBADMSG;
+}
+
+uint64_t fl_perfbuf__room(const struct fl_perfbuf *b)
+{
+	return b->room;
 }
 
 int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx)
@@ -682,6 +691,16 @@ static int events_walk(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx, bo
 			return rc;
 	}
 	return ret;
+}
+
+uint64_t fl_cpu_events__least_room(const struct fl_cpu_events *ev)
+{
+	uint64_t least = UINT64_MAX;
+
+	for (size_t i = 0; ev->bufs && i < ev->nr; i++)
+		if (ev->bufs[i] && ev->bufs[i]->room < least)
+			least = ev->bufs[i]->room;
+	return least;
 }
 
 int fl_cpu_events__peek(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx)

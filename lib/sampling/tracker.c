@@ -22,6 +22,10 @@
 #include "common/u32map.h"
 
 #define TR_DEFAULT_RING_PAGES 64
+/* The longest record the tracker's events write: an mmap2 with a PATH_MAX name and its time. */
+#define TR_MAX_RECORD (sizeof(struct fl_mmap2_rec) + PATH_MAX + sizeof(uint64_t))
+/* After lost records, all of /proc is read again at most this often. */
+#define TR_RESCAN_INTERVAL_NS 1000000000ull
 #define TR_KTHREADD_PID 2
 #define TR_COMM_MAX 16 /* bytes of a comm, without its NUL */
 /* include/linux/sched.h: "I am a kernel thread". */
@@ -90,6 +94,9 @@ struct fl_tracker {
 	size_t max_files;
 	uint64_t known_until; /* see fl_tracker__known_until() */
 	uint64_t scan_birth;  /* the birth of mappings the scan finds: 0 at start */
+	bool rescan_due;      /* records were (or may have been) lost since the last scan */
+	uint64_t full_room;   /* a ring read with less room may have dropped records */
+	uint64_t last_rescan; /* CLOCK_MONOTONIC ns of the last rescan after a loss */
 	/*
 	 * Records read from the rings and not applied yet (see
 	 * fl_tracker__poll()): copies in ord_buf, ordered through ord.
@@ -982,6 +989,8 @@ int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 	if (!t)
 		return -ENOMEM;
 	t->ring_pages = o.ring_pages;
+	/* Less room than this at a read: records may have been dropped (a tiny ring: half of it). */
+	t->full_room = ring_bytes / 2 < TR_MAX_RECORD ? ring_bytes / 2 : TR_MAX_RECORD;
 	t->hold_files = o.hold_files;
 	if (o.sz >= sizeof(o)) {
 		t->on_jit = o.on_jit;
@@ -1206,7 +1215,7 @@ int fl_tracker__poll(struct fl_tracker *t)
 	 * A mapping's record is in its ring before the mmap() or exec that made
 	 * it returns, so before any sample that can see it is taken.
 	 */
-	uint64_t now = fl_tracker__now();
+	uint64_t now = fl_tracker__now(), lost_before = t->st.lost;
 	int ret = fl_cpu_events__consume(t->events, collect, t), err;
 	size_t i, len = 0;
 
@@ -1241,6 +1250,26 @@ int fl_tracker__poll(struct fl_tracker *t)
 	 * ring, is never read again, and samples must not wait for it forever.
 	 */
 	t->known_until = now;
+	/*
+	 * Lost records leave mappings unknown, or stale where new code took
+	 * their place: /proc says what is mapped now. A ring found too full
+	 * for the longest record may have dropped some, which the kernel says
+	 * only with its next record: scanned at once, not a read later. The
+	 * processes of -p and a command are scanned after every such read; the
+	 * whole of /proc (-a), where rings keep overflowing on a busy machine,
+	 * at most once a second.
+	 */
+	if (t->st.lost > lost_before || fl_cpu_events__least_room(t->events) < t->full_room)
+		t->rescan_due = true;
+	if (t->rescan_due && (t->nr_pids || !t->last_rescan ||
+			      now - t->last_rescan >= TR_RESCAN_INTERVAL_NS)) {
+		err = rescan(t);
+		t->rescan_due = false;
+		t->last_rescan = now;
+		t->st.rescans++;
+		if (err && !ret)
+			ret = err;
+	}
 	return ret < 0 ? ret : 0;
 }
 

@@ -284,11 +284,14 @@ static void test_fake_peek(void **state)
 	pos = fake_ring_five(&r);
 
 	assert_int_equal(fl_perfbuf__new(r.fd, 2, &b), 0);
+	assert_int_equal(fl_perfbuf__room(b), r.size);
 	assert_int_equal(fl_perfbuf__peek(b, collect_fn, &c), 3); /* stopped before the fourth */
 	assert_int_equal(r.meta->data_tail, 0);
 	assert_int_equal(fl_perfbuf__peek(b, collect_fn, &c), 5);
 	assert_int_equal(r.meta->data_tail, 0);
+	assert_int_equal(fl_perfbuf__room(b), r.size); /* a look is not a read */
 	assert_int_equal(fl_perfbuf__consume(b, collect_fn, &c), 5);
+	assert_int_equal(fl_perfbuf__room(b), r.size - 5 * 24);
 	assert_int_equal(c.n, 14);
 	assert_int_equal(c.first[4], c.first[9]);
 	assert_int_equal(c.first[9], (unsigned char)(0 + 8));
@@ -500,6 +503,9 @@ static void test_real_overflow_lost(void **state)
 	for (unsigned i = 0; i < total; i++)
 		rename_seq(i);
 	assert_true(fl_perfbuf__consume(b, comm_fn, &c) > 0);
+	/* Found full: less room than one more COMM record needed. */
+	printf("# %llu bytes free when read\n", (unsigned long long)fl_perfbuf__room(b));
+	assert_true(fl_perfbuf__room(b) < 64);
 	/* The LOST record is written once there is room again: make some. */
 	rename_seq(total);
 	assert_int_equal(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);

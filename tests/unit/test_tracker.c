@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,12 +23,14 @@
 
 #include "flamed/sampling/tracker.h"
 
-static struct fl_tracker *start_tracker(const int *pids, size_t nr_pids)
+/* ring_pages 0: the tracker's default. */
+static struct fl_tracker *start_tracker_ring(const int *pids, size_t nr_pids, size_t ring_pages)
 {
 	struct fl_tracker_opts opts = {
 		.sz = sizeof(opts),
 		.pids = pids,
 		.nr_pids = nr_pids,
+		.ring_pages = ring_pages,
 	};
 	struct fl_tracker *t = NULL;
 	int err = fl_tracker__new(&opts, &t);
@@ -44,6 +47,11 @@ static struct fl_tracker *start_tracker(const int *pids, size_t nr_pids)
 	assert_true(fl_tracker__nr_fds(t) > 0);
 	assert_true(fl_tracker__fd(t, 0) >= 0);
 	return t;
+}
+
+static struct fl_tracker *start_tracker(const int *pids, size_t nr_pids)
+{
+	return start_tracker_ring(pids, nr_pids, 0);
 }
 
 /* A function of this executable, to look up in a forked child. */
@@ -475,6 +483,84 @@ static void test_missing_pid(void **state)
 	fl_tracker__free(NULL);
 }
 
+/*
+ * Records lost to a full ring (a busy machine, a reader that fell behind):
+ * the code mapped meanwhile is read from /proc, also where it replaced code
+ * the tracker knew at that address. Pinned to one CPU, so that every record
+ * goes to one ring, of one page, never read while it overflows.
+ */
+static void test_lost_records_rescanned(void **state)
+{
+	char exe[PATH_MAX], path[] = "/tmp/flamed-test-lost.XXXXXX";
+	int pid = getpid(), efd, fd, cpu = sched_getcpu();
+	long page = sysconf(_SC_PAGESIZE);
+	struct fl_tracker_stats st;
+	const struct fl_tmap *m;
+	struct fl_tracker *t;
+	cpu_set_t one, old;
+	void *at, *again;
+
+	(void)state;
+	assert_true(cpu >= 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	t = start_tracker_ring(&pid, 1, 1);
+	self_exe(exe, sizeof(exe));
+	efd = open(exe, O_RDONLY | O_CLOEXEC);
+	assert_true(efd >= 0);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, page), 0);
+
+	/* Known: our executable at some address, read from the ring. */
+	at = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE, efd, 0);
+	assert_true(at != MAP_FAILED);
+	assert_int_equal(fl_tracker__poll(t), 0);
+	m = fl_tracker__find(t, (uint32_t)pid, (uint64_t)(uintptr_t)at);
+	assert_non_null(m);
+	assert_string_equal(m->path, exe);
+	munmap(at, (size_t)page);
+
+	/* Far more records than one page holds, then other code at that address. */
+	for (int i = 0; i < 2000; i++) {
+		void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE, efd, 0);
+
+		assert_true(p != MAP_FAILED);
+		munmap(p, (size_t)page);
+	}
+	again = mmap(at, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+	assert_true(again == at);
+	/*
+	 * The read finds the ring full: records may be lost, /proc is read
+	 * at once. The kernel's count of the lost ones comes with its next
+	 * record, after the read made room.
+	 */
+	assert_int_equal(fl_tracker__poll(t), 0);
+	fl_tracker__stats(t, &st);
+	assert_int_equal(st.rescans, 1);
+	m = fl_tracker__find(t, (uint32_t)pid, (uint64_t)(uintptr_t)at);
+	assert_non_null(m);
+	assert_string_equal(m->path, path);
+	munmap(mmap(NULL, (size_t)page, PROT_READ | PROT_EXEC, MAP_PRIVATE, efd, 0), (size_t)page);
+	assert_int_equal(fl_tracker__poll(t), 0);
+	fl_tracker__stats(t, &st);
+	printf("# %llu records lost, %llu rescans\n", (unsigned long long)st.lost,
+	       (unsigned long long)st.rescans);
+	assert_true(st.lost > 0);
+	m = fl_tracker__find(t, (uint32_t)pid, (uint64_t)(uintptr_t)at);
+	assert_non_null(m);
+	assert_string_equal(m->path, path);
+
+	munmap(again, (size_t)page);
+	unlink(path);
+	close(fd);
+	close(efd);
+	fl_tracker__free(t);
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_exec_then_fork_across_rings),
 		cmocka_unit_test(test_scan_all_kthreads),
 		cmocka_unit_test(test_missing_pid),
+		cmocka_unit_test(test_lost_records_rescanned),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

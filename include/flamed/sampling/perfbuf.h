@@ -40,6 +40,14 @@ int fl_perfbuf__consume(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx);
  */
 int fl_perfbuf__peek(struct fl_perfbuf *b, fl_perfbuf_fn fn, void *ctx);
 
+/*
+ * The bytes that were free in the ring when the last consume began (all of
+ * it before the first). A record longer than that may have been dropped:
+ * the kernel counts the records it drops, but says so (PERF_RECORD_LOST)
+ * only with the next record it can write, after a read made room.
+ */
+uint64_t fl_perfbuf__room(const struct fl_perfbuf *b);
+
 /* The fd given to fl_perfbuf__new(). */
 int fl_perfbuf__fd(const struct fl_perfbuf *b);
 
@@ -159,5 +167,7 @@ int fl_cpu_events__consume(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx
  * or -EINVAL without rings.
  */
 int fl_cpu_events__peek(struct fl_cpu_events *ev, fl_perfbuf_fn fn, void *ctx);
+/* The least fl_perfbuf__room() of the rings; UINT64_MAX without rings. */
+uint64_t fl_cpu_events__least_room(const struct fl_cpu_events *ev);
 
 #endif

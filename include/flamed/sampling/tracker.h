@@ -103,6 +103,12 @@ struct fl_tracker_stats {
 	uint64_t files_not_held;  /* ... not, past the cap or unopenable when first seen */
 	uint64_t over_max;	  /* processes not tracked: max_processes were */
 	uint64_t files_released;  /* held files closed: no process tracked maps them */
+	/*
+	 * Times the processes were read again from /proc because records were
+	 * lost, or a ring was too full to be sure none were (all of /proc: at
+	 * most once a second): what they mapped meanwhile is known from then on.
+	 */
+	uint64_t rescans;
 };
 
 /*

@@ -116,6 +116,18 @@ static int on_record(const struct perf_event_header *hdr, void *ctx)
 }
 
 /* Runs FIXTURE_DIR/prog for a while and samples its user stacks at 999 Hz. */
+/* The longest a capture waits for its child's CPU time, in seconds of wall clock. */
+#define CAPTURE_WALL_MAX 60
+
+static double clock_s(clockid_t clk)
+{
+	struct timespec ts;
+
+	assert_int_equal(clock_gettime(clk, &ts), 0);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Samples prog's user stacks, with 16 KiB of stack each, for `seconds` of its CPU time. */
 static struct capture *capture(const char *prog, double seconds)
 {
 	struct capture *c = calloc(1, sizeof(*c));
@@ -134,13 +146,14 @@ static struct capture *capture(const char *prog, double seconds)
 	};
 	struct fl_perfbuf *buf = NULL;
 	char path[512], secs[32];
-	struct timespec ts = {.tv_sec = (time_t)seconds,
-			      .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9)};
+	clockid_t cpu;
+	double start;
 	int fd, status;
 
 	assert_non_null(c);
 	snprintf(path, sizeof(path), "%s/%s", FIXTURE_DIR, prog);
-	snprintf(secs, sizeof(secs), "%g", seconds + 2);
+	/* It runs for as long as the capture may wait, and is killed after. */
+	snprintf(secs, sizeof(secs), "%g", CAPTURE_WALL_MAX + 2.0);
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (!c->pid) {
@@ -157,9 +170,16 @@ static struct capture *capture(const char *prog, double seconds)
 	}
 	assert_int_equal(fl_perfbuf__new(fd, 256, &buf), 0);
 	assert_int_equal(fl_procmaps__read(c->pid, add_map, c), 0);
+	assert_int_equal(clock_getcpuclockid(c->pid, &cpu), 0);
+	start = clock_s(cpu);
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	/* Each sample carries 16 KiB of stack: read the ring often. */
-	for (long waited = 0; waited < ts.tv_sec * 1000 + ts.tv_nsec / 1000000; waited += 10) {
+	/*
+	 * Until the child had `seconds` of CPU, however busy the machine (a
+	 * wall-clock window gives a starved child no samples). Each sample
+	 * carries 16 KiB of stack: read the ring often.
+	 */
+	for (long waited = 0; clock_s(cpu) - start < seconds && waited < CAPTURE_WALL_MAX * 1000;
+	     waited += 10) {
 		usleep(10000);
 		assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
 	}

@@ -24,8 +24,10 @@
 #define TR_DEFAULT_RING_PAGES 64
 /* The longest record the tracker's events write: an mmap2 with a PATH_MAX name and its time. */
 #define TR_MAX_RECORD (sizeof(struct fl_mmap2_rec) + PATH_MAX + sizeof(uint64_t))
-/* After lost records, all of /proc is read again at most this often. */
+/* After lost records, all of /proc is read again at most this often, ... */
 #define TR_RESCAN_INTERVAL_NS 1000000000ull
+/* ... and any rescan takes at most 1 / TR_RESCAN_SHARE of the time. */
+#define TR_RESCAN_SHARE 10
 #define TR_KTHREADD_PID 2
 #define TR_COMM_MAX 16 /* bytes of a comm, without its NUL */
 /* include/linux/sched.h: "I am a kernel thread". */
@@ -96,7 +98,7 @@ struct fl_tracker {
 	uint64_t scan_birth;  /* the birth of mappings the scan finds: 0 at start */
 	bool rescan_due;      /* records were (or may have been) lost since the last scan */
 	uint64_t full_room;   /* a ring read with less room may have dropped records */
-	uint64_t last_rescan; /* CLOCK_MONOTONIC ns of the last rescan after a loss */
+	uint64_t next_rescan; /* CLOCK_MONOTONIC ns before which no rescan after a loss runs */
 	/*
 	 * Records read from the rings and not applied yet (see
 	 * fl_tracker__poll()): copies in ord_buf, ordered through ord.
@@ -1254,19 +1256,28 @@ int fl_tracker__poll(struct fl_tracker *t)
 	 * Lost records leave mappings unknown, or stale where new code took
 	 * their place: /proc says what is mapped now. A ring found too full
 	 * for the longest record may have dropped some, which the kernel says
-	 * only with its next record: scanned at once, not a read later. The
-	 * processes of -p and a command are scanned after every such read; the
-	 * whole of /proc (-a), where rings keep overflowing on a busy machine,
-	 * at most once a second.
+	 * only with its next record: scanned at once, not a read later.
 	 */
 	if (t->st.lost > lost_before || fl_cpu_events__least_room(t->events) < t->full_room)
 		t->rescan_due = true;
-	if (t->rescan_due && (t->nr_pids || !t->last_rescan ||
-			      now - t->last_rescan >= TR_RESCAN_INTERVAL_NS)) {
+	if (t->rescan_due && now >= t->next_rescan) {
+		uint64_t begin = fl_tracker__now(), end, cost, wait;
+
 		err = rescan(t);
+		end = fl_tracker__now();
+		cost = end - begin;
+		/*
+		 * Whoever floods the rings (any user can mmap in a loop) must not
+		 * turn flamed into a /proc reader: scans take at most a tenth of
+		 * its time, and all of /proc at most one a second.
+		 */
+		wait = cost * (TR_RESCAN_SHARE - 1);
+		if (!t->nr_pids && wait < TR_RESCAN_INTERVAL_NS)
+			wait = TR_RESCAN_INTERVAL_NS;
+		t->next_rescan = end + wait;
 		t->rescan_due = false;
-		t->last_rescan = now;
 		t->st.rescans++;
+		t->st.rescan_ns += cost;
 		if (err && !ret)
 			ret = err;
 	}

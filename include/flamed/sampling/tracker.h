@@ -105,10 +105,12 @@ struct fl_tracker_stats {
 	uint64_t files_released;  /* held files closed: no process tracked maps them */
 	/*
 	 * Times the processes were read again from /proc because records were
-	 * lost, or a ring was too full to be sure none were (all of /proc: at
-	 * most once a second): what they mapped meanwhile is known from then on.
+	 * lost, or a ring was too full to be sure none were: what they mapped
+	 * meanwhile is known from then on. At most a tenth of the time goes to
+	 * it (all of /proc: at most once a second); rescan_ns is that time.
 	 */
 	uint64_t rescans;
+	uint64_t rescan_ns;
 };
 
 /*

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What bpf/profile.bpf.c's user-stack walker and lib/unwinding/cfitable.c
+ * share: the unwind table of one ELF file, and the executable mappings of
+ * one process (x86-64).
+ *
+ * A file's table is a sorted array of rows, one per range of code with one
+ * rule: from the row's pc up to the next row's pc, the caller's frame is
+ * found as the row says. pcs are file offsets (an address of the file's
+ * own terms moved by its PT_LOAD segment's p_offset - p_vaddr): the walker
+ * looks up addr - map.start + map.pgoff, which is the same for every process
+ * mapping the file, wherever it was loaded. Rows at gaps between functions
+ * and the last row of a table are FL_CFA_NONE: no rule there.
+ */
+#ifndef FLAMED_UNWIND_ABI_H
+#define FLAMED_UNWIND_ABI_H
+
+#include <linux/types.h>
+
+/* How the canonical frame address (the caller's stack pointer) is found. */
+enum fl_cfa_type {
+	FL_CFA_NONE = 0,	/* no CFI covers this pc */
+	FL_CFA_RSP = 1,		/* rsp + cfa_off */
+	FL_CFA_RBP = 2,		/* rbp + cfa_off */
+	/*
+	 * glibc's and binutils' PLT entries: rsp + cfa_off, plus 8 when
+	 * (pc & 15) >= plt_threshold (the push of the entry's second half);
+	 * plt_threshold is kept in rbp_off (no rbp rule in a PLT stub).
+	 */
+	FL_CFA_PLT = 3,
+	/*
+	 * A signal frame (the sigreturn trampoline, CIE augmentation "S"):
+	 * the interrupted context's rsp, rbp and rip are read from rsp +
+	 * cfa_off, rsp + rbp_off and rsp + ra_off; the next pc is exact (the
+	 * interrupted instruction, not a return address).
+	 */
+	FL_CFA_SIGNAL = 4,
+	/* cfa = *(rbp + cfa_off): stack realignment (gcc's DRAP code in main and AVX code). */
+	FL_CFA_DEREF_RBP = 5,
+	/* The return address is undefined here: the outermost frame (_start, a thread's start). */
+	FL_CFA_OUTERMOST = 6,
+	/* CFI exists but its rule is one the walker does not evaluate: frame pointers for this frame. */
+	FL_CFA_UNSUPPORTED = 7,
+};
+
+/* Where the caller's rbp is. */
+enum fl_rbp_type {
+	FL_RBP_SAME = 0,   /* unchanged (not saved, or "same value"/undefined) */
+	FL_RBP_AT_CFA = 1, /* at cfa + rbp_off */
+	FL_RBP_AT_RBP = 2, /* at rbp + rbp_off (DW_CFA_expression: DW_OP_breg6) */
+};
+
+struct fl_uw_row {
+	__u32 pc;	/* file offset where this rule starts */
+	__u8 cfa_type;	/* enum fl_cfa_type */
+	__u8 rbp_type;	/* enum fl_rbp_type (SIGNAL: unused) */
+	__s16 ra_off;	/* return address at cfa + ra_off (x86-64: -8); SIGNAL: rsp + ra_off */
+	__s32 cfa_off;
+	__s32 rbp_off;
+};
+
+/* Rows in one file's table, at most (files beyond: frame pointers for their code). */
+#define FL_UW_MAX_ROWS (1u << 23)
+/* Iterations of the walker's binary search: log2(FL_UW_MAX_ROWS) + 1. */
+#define FL_UW_SEARCH_STEPS 24
+/* Files with a table loaded at once (ids 1..FL_UW_MAX_FILES-1; 0 means none). */
+#define FL_UW_MAX_FILES 8192
+
+/* One executable mapping of a process. */
+struct fl_uw_map {
+	__u64 start, end; /* [start, end) */
+	__u64 pgoff;	  /* file offset of start */
+	__u32 file_id;	  /* its table in the tables map; 0: none (anonymous memory, JIT) */
+	__u32 flags;
+};
+
+/* Executable mappings per process, sorted by start (a process with more: the first ones). */
+#define FL_UW_MAX_MAPS 256
+/* Iterations of the mapping search: log2(FL_UW_MAX_MAPS) + 1. */
+#define FL_UW_MAP_STEPS 9
+
+struct fl_uw_proc {
+	__u32 nr;
+	__u32 pad;
+	struct fl_uw_map maps[FL_UW_MAX_MAPS];
+};
+
+#endif

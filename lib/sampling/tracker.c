@@ -60,6 +60,7 @@ struct tproc {
 	uint32_t pid;
 	bool exited, kthread, forked, scanned;
 	bool jit; /* anonymous executable memory seen (on_jit called) */
+	bool changed; /* in the changed list (track_changes) */
 	uint64_t exit_time;
 	struct fl_tmap *maps; /* the latest: sorted by start, disjoint */
 	size_t nr_maps, cap_maps;
@@ -119,8 +120,35 @@ struct fl_tracker {
 	size_t nr_procs, cap_procs;
 	struct fl_u32map proc_idx; /* pid -> index into procs[]; pid 0 has no mappings */
 
+	/* Pids whose latest mappings changed or that exited, not yet told (track_changes). */
+	bool track_changes;
+	uint32_t *changed;
+	size_t nr_changed, cap_changed;
+
 	struct fl_tracker_stats st;
 };
+
+/*
+ * Notes that p's latest mappings changed (or that it exited), for
+ * fl_tracker__changed(). Failing to note it only delays the news: the next
+ * change of p is noted again.
+ */
+static void note_changed(struct fl_tracker *t, struct tproc *p)
+{
+	if (!t->track_changes || p->changed)
+		return;
+	if (t->nr_changed == t->cap_changed) {
+		size_t ncap = t->cap_changed ? t->cap_changed * 2 : 256;
+		uint32_t *nc = realloc(t->changed, ncap * sizeof(*nc));
+
+		if (!nc)
+			return;
+		t->changed = nc;
+		t->cap_changed = ncap;
+	}
+	t->changed[t->nr_changed++] = p->pid;
+	p->changed = true;
+}
 
 /* ---- the process table ---- */
 
@@ -412,6 +440,7 @@ static int maps_insert(struct fl_tracker *t, struct tproc *p, const struct fl_tm
 	memmove(p->maps + lo + k, p->maps + hi, (p->nr_maps - hi) * sizeof(*p->maps));
 	memcpy(p->maps + lo, repl, k * sizeof(*repl));
 	p->nr_maps = p->nr_maps - removed + k;
+	note_changed(t, p);
 	return 0;
 }
 
@@ -645,6 +674,7 @@ static int proc_barrier(struct fl_tracker *t, struct tproc *p, uint64_t time)
 	for (; i < p->nr_maps; i++)
 		p->maps[kept++] = p->maps[i];
 	p->nr_maps = kept;
+	note_changed(t, p);
 	return err;
 }
 
@@ -753,6 +783,7 @@ static int on_exit_rec(struct fl_tracker *t, const struct perf_event_header *hdr
 	if (p) {
 		p->exited = true;
 		p->exit_time = r->time;
+		note_changed(t, p);
 	}
 	return 0;
 }
@@ -999,6 +1030,7 @@ int fl_tracker__new(const struct fl_tracker_opts *opts, struct fl_tracker **ret)
 		t->ctx = o.ctx;
 		t->on_exec = o.on_exec;
 		t->max_procs = o.max_processes;
+		t->track_changes = o.track_changes;
 	}
 	t->kthreadd = o.sz >= sizeof(o) && o.child_pidns ? 0 : TR_KTHREADD_PID;
 	t->max_files = TR_MAX_HELD_FILES;
@@ -1051,6 +1083,7 @@ void fl_tracker__free(struct fl_tracker *t)
 	free(t->pids);
 	free(t->ord_buf);
 	free(t->ord);
+	free(t->changed);
 	free(t);
 }
 
@@ -1422,6 +1455,27 @@ void fl_tracker__forget(struct fl_tracker *t, const uint32_t *pids, size_t n)
 		proc_remove(t, pids[i]);
 		t->st.forgotten++;
 	}
+}
+
+int fl_tracker__changed(struct fl_tracker *t, fl_tracker_changed_fn fn, void *ctx)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < t->nr_changed && !err; i++) {
+		struct tproc *p = proc_find(t, t->changed[i]);
+
+		if (!p) {
+			err = fn(ctx, t->changed[i], NULL, 0);
+			continue;
+		}
+		p->changed = false;
+		err = p->exited ? fn(ctx, p->pid, NULL, 0) : fn(ctx, p->pid, p->maps, p->nr_maps);
+	}
+	/* What fn did not see (it failed) is told next time. */
+	memmove(t->changed, t->changed + i, (t->nr_changed - i) * sizeof(*t->changed));
+	t->nr_changed -= i;
+	return err;
 }
 
 bool fl_tracker__is_kthread(const struct fl_tracker *t, uint32_t pid)

@@ -330,6 +330,112 @@ static void test_exec(void **state)
 	fl_tracker__free(t);
 }
 
+/* What fl_tracker__changed() told about one pid. */
+struct changed_seen {
+	pid_t pid;
+	int calls;	/* for pid */
+	int gone;	/* of them with no mappings (exited) */
+	size_t nr_maps; /* the last time it had some */
+	int has_cat, sorted;
+};
+
+static int on_changed(void *ctx, uint32_t pid, const struct fl_tmap *maps, size_t n)
+{
+	struct changed_seen *c = ctx;
+
+	if (pid != (uint32_t)c->pid)
+		return 0;
+	c->calls++;
+	if (!maps) {
+		c->gone++;
+		return 0;
+	}
+	c->nr_maps = n;
+	c->sorted = 1;
+	c->has_cat = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strstr(maps[i].path, "/cat"))
+			c->has_cat = 1;
+		if (i && maps[i - 1].end > maps[i].start)
+			c->sorted = 0;
+	}
+	return 0;
+}
+
+/*
+ * track_changes (the in-kernel unwinder follows the tracker): a process
+ * that execs is told with its new mappings, sorted, once per read; one
+ * that exits is told without mappings; one that does nothing is not told.
+ */
+static void test_changed(void **state)
+{
+	int self = getpid();
+	struct fl_tracker_opts opts = {
+		.sz = sizeof(opts), .pids = &self, .nr_pids = 1, .track_changes = true};
+	struct changed_seen seen = {0};
+	struct truth *tr = calloc(1, sizeof(*tr));
+	struct fl_tracker *t = NULL;
+	int in[2], status, err;
+
+	(void)state;
+	assert_non_null(tr);
+	err = fl_tracker__new(&opts, &t);
+	if (err == -EACCES || err == -EPERM) {
+		printf("fl_tracker__new: %s: skipping (needs root)\n", strerror(-err));
+		exit(77);
+	}
+	assert_int_equal(err, 0);
+	assert_int_equal(fl_tracker__start(t), 0);
+	/* The scan told us about ourselves; nothing of a child yet. */
+	assert_int_equal(fl_tracker__changed(t, on_changed, &seen), 0);
+
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	seen.pid = fork();
+	assert_true(seen.pid >= 0);
+	if (seen.pid == 0) {
+		dup2(in[0], 0);
+		execl("/bin/cat", "cat", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	for (int i = 0; i < 500; i++) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+
+		read_truth(seen.pid, tr);
+		if (tr->has_libc && tr->has_cat)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_true(tr->has_libc && tr->has_cat);
+	assert_int_equal(fl_tracker__poll(t), 0);
+	assert_int_equal(fl_tracker__changed(t, on_changed, &seen), 0);
+	assert_int_equal(seen.calls, 1);
+	assert_int_equal(seen.gone, 0);
+	assert_true(seen.has_cat);
+	assert_true(seen.sorted);
+	{
+		int expect = 0;
+
+		/* Every executable mapping but [vsyscall] (not the process's: no record). */
+		for (int i = 0; i < tr->n; i++)
+			expect += strcmp(tr->path[i], "[vsyscall]") != 0;
+		assert_int_equal((int)seen.nr_maps, expect);
+	}
+	/* Told once: no change since, nothing more. */
+	assert_int_equal(fl_tracker__poll(t), 0);
+	assert_int_equal(fl_tracker__changed(t, on_changed, &seen), 0);
+	assert_int_equal(seen.calls, 1);
+
+	close(in[1]);
+	assert_int_equal(waitpid(seen.pid, &status, 0), seen.pid);
+	assert_int_equal(fl_tracker__poll(t), 0);
+	assert_int_equal(fl_tracker__changed(t, on_changed, &seen), 0);
+	assert_int_equal(seen.calls, 2);
+	assert_int_equal(seen.gone, 1);
+	free(tr);
+	fl_tracker__free(t);
+}
+
 /*
  * A process execs on CPU 1, moves to CPU 0 and forks there: the exec's
  * records are in ring 1, the fork's in ring 0, read first. Read in one
@@ -631,6 +737,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fork_dlopen_exit),
 		cmocka_unit_test(test_exec),
+		cmocka_unit_test(test_changed),
 		cmocka_unit_test(test_exec_then_fork_across_rings),
 		cmocka_unit_test(test_scan_all_kthreads),
 		cmocka_unit_test(test_missing_pid),

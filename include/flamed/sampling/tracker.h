@@ -66,6 +66,12 @@ struct fl_tracker_opts {
 	 * ordinary process, not kthreadd, and no kernel thread is seen.
 	 */
 	bool child_pidns;
+	/*
+	 * Keep a list of the processes whose latest mappings changed (or that
+	 * exited) for fl_tracker__changed(): the in-kernel unwinder follows
+	 * them.
+	 */
+	bool track_changes;
 };
 
 /* One executable mapping of a process. */
@@ -208,6 +214,17 @@ int fl_tracker__file_fd(const struct fl_tracker *t, const struct fl_tmap *tm);
  * does not hold every file the machine ever mapped.
  */
 void fl_tracker__release_files(struct fl_tracker *t);
+
+/*
+ * With track_changes: calls fn for every process whose latest mappings
+ * changed since the previous call (maps: all of them, sorted by start,
+ * valid during the call), or that exited or was forgotten (maps NULL, n 0),
+ * each once. A non-zero return from fn stops the walk and is returned; the
+ * processes not told yet are told next time.
+ */
+typedef int (*fl_tracker_changed_fn)(void *ctx, uint32_t pid, const struct fl_tmap *maps,
+				     size_t n);
+int fl_tracker__changed(struct fl_tracker *t, fl_tracker_changed_fn fn, void *ctx);
 
 /* True when pid is known to be a kernel thread (no user address space). */
 bool fl_tracker__is_kthread(const struct fl_tracker *t, uint32_t pid);

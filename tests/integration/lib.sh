@@ -216,6 +216,15 @@ run_flamed() {
 	run_cmd "$name" "$FLAMED" "$@"
 }
 
+# need_bpf: skips unless flamed counts stacks in BPF here (it falls back to
+# the perf ring buffer when the kernel or a policy refuses BPF programs).
+need_bpf() {
+	run_flamed bpf-probe record --call-graph fp -o "$T/bpf-probe.folded" -- "$FIXTURES/chains" 0.05
+	expect_rc 0
+	grep -q '(.*, bpf backend)' "$T/bpf-probe.err" ||
+		skip "no BPF here: $(grep -m 1 'BPF unavailable' "$T/bpf-probe.err" || grep -m 1 backend "$T/bpf-probe.err")"
+}
+
 expect_rc() {
 	[[ $RC -eq $1 ]] || fail "expected exit status $1, got $RC"
 }

@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# `flamed record` in its default mode, kernel-dwarf (user stacks walked in BPF
+# with the binaries' CFI, frame pointers where there is none): programs
+# without frame pointers give their whole chains through the hard places
+# (a libc callback, a signal frame, the vDSO, PLT entries, a frameless leaf, a
+# library dlopen()ed and a program exec'd while recorded); a recursion
+# deeper than 127 frames is cut there and counted; code without CFI is
+# walked with its frame pointers or marked [unwind failed], never cut short
+# silently. Each fixture is recorded with --call-graph dwarf and fp too:
+# their shares are printed, and fp's is asserted low (the fixtures really
+# lack frame pointers).
+#
+# KDW_MODE_ARGS, when set, replaces the default mode by those flamed
+# arguments (KDW_MODE_ARGS="--call-graph dwarf" checks the fixtures and the
+# chains against the existing DWARF mode); the checks that only the
+# kernel-dwarf mode can pass (its summary, its SVG subtitle, its depth limit)
+# are then left out.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root_and_perf
+need_bpf
+
+# shellcheck disable=SC2206 # split on purpose: KDW_MODE_ARGS holds arguments
+MODE_ARGS=(${KDW_MODE_ARGS:-})
+if [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	MODE=default
+else
+	MODE="$KDW_MODE_ARGS"
+	note "KDW_MODE_ARGS: the default mode replaced by '$KDW_MODE_ARGS'; kernel-dwarf's own checks left out"
+fi
+
+# Kernel frames after the leaf, the samples' tail in the kernel (an
+# interrupt, a system call): any number of them.
+readonly K='(;[^;]*_\[k\])*$'
+
+# The whole chains, as extended regular expressions matched against a
+# sample's stack without its count. Each starts at ;main (what is above it,
+# _start and libc's, depends on libc) and ends at the leaf that burns, only
+# kernel frames after it.
+readonly W_CHAIN=";main;nofp_1;nofp_2;nofp_3;nofp_4;nofp_5;nofp_6;nofp_7;nofp_8;nofp_burn$K"
+# qsort's own frames are libc's (glibc 2.36: qsort tail-calls qsort_r, which
+# recurses through msort_with_tmp): one frame naming qsort, then any.
+readonly W_QSORT=";main;nofp_qsort_1;nofp_qsort_2;nofp_qsort_3;[^;]*qsort[^;]*(;[^;]+)*;nofp_cmp;nofp_burn$K"
+# Interrupted in nofp_sig_wait, or in the handler below the signal frame: the
+# sigreturn trampoline, named __restore_rt, or after its library when its
+# lookup (at the return address - 1, the nop glibc puts before it) finds no symbol.
+readonly SIG_CHAIN=';main;nofp_sig_1;nofp_sig_2;nofp_sig_3;nofp_sig_4;nofp_sig_5;nofp_sig_6;nofp_sig_wait'
+readonly W_SIGNAL="$SIG_CHAIN(;(__restore_rt|\\[[^];]+\\]);nofp_on_prof;nofp_burn)?$K" \
+	W_HANDLER="$SIG_CHAIN;(__restore_rt|\\[[^];]+\\]);nofp_on_prof;nofp_burn$K"
+# libc's wrapper, then the vDSO's code, named from the vDSO's symbols.
+readonly W_VDSO=";main;nofp_vdso_1;nofp_vdso_2;nofp_vdso_3;nofp_vdso_loop(;[^;]*clock_gettime[^;]*|;\\[vdso\\])*$K" \
+	IN_VDSO='(;__vdso_[^;]*|;\[vdso\])(;[^;]*_\[k\])*$'
+# In the loop, in the PLT entry (no symbol: named after its file, or
+# NAME@plt) or in the leaf.
+readonly W_PLT=";main;nofp_plt_1;nofp_plt_2;nofp_plt_loop(;nofp_plt_step|;[^;]*@plt|;\\[nofp_plt_[a-z]+\\])?$K" \
+	IN_PLT=';nofp_plt_loop(;[^;]*@plt|;\[nofp_plt_[a-z]+\])(;[^;]*_\[k\])*$' \
+	IN_STEP=";nofp_plt_loop;nofp_plt_step$K"
+# nofp_dlopen's two phases, then the program it execs.
+readonly W_DLOPEN=";main;(nofp_lib_iterate;nofp_lib_outer;nofp_lib_inner;nofp_cb|nofp_after|nofp_1;nofp_2;nofp_3;nofp_4;nofp_5;nofp_6;nofp_7;nofp_8);nofp_burn$K"
+
+# count_re FILE ERE: the sum of the counts of the lines whose stack matches
+# ERE. (Passed in the environment: awk -v would take its backslashes for
+# escape sequences.)
+count_re() {
+	RE=$2 awk '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		if (s ~ ENVIRON["RE"]) n += $NF
+	} END { printf "%.0f\n", n }' "$1"
+}
+
+# others_re FILE ERE: the five lines with the most samples whose stack does
+# not match ERE, their frames cut to 200 bytes (what a failure shows).
+others_re() {
+	RE=$2 awk '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		if (s !~ ENVIRON["RE"]) print $NF, substr(s, 1, 200)
+	}' "$1" | sort -rn | head -n 5
+}
+
+# share_re FILE ERE: percent of all samples whose stack matches ERE.
+share_re() {
+	percent "$(count_re "$1" "$2")" "$(total_count "$1")"
+}
+
+# user_frames FILE: for each line, "N COUNT LEAF_SHAPE": N user frames (not
+# the root, not kernel frames _[k], not markers such as [unwind failed]),
+# and whether they are all nofp_deep_down over a nofp_burn leaf ("deep") or
+# not ("other").
+user_frames() {
+	awk '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		nf = split(s, f, ";")
+		n = 0; shape = "deep"
+		for (i = 2; i <= nf; i++) {
+			if (f[i] ~ /_\[k\]$/ || f[i] ~ /^\[.*\]$/)
+				continue
+			u[++n] = f[i]
+		}
+		if (n == 0 || u[n] != "nofp_burn")
+			shape = "other"
+		for (i = 1; i < n && shape == "deep"; i++)
+			if (u[i] != "nofp_deep_down")
+				shape = "other"
+		print n, $NF, shape
+	}' "$1"
+}
+
+# record MODE NAME SECONDS CMD [ARGS...]: records CMD ARGS, where the word
+# @S stands for SECONDS (CPU seconds: FIXTURE_CLOCK=cpu), with -F 999 in
+# MODE (default: MODE_ARGS; dwarf; fp) into $T/NAME.MODE.folded.
+record() {
+	local mode=$1 name=$2 secs=$3 arg
+	local -a margs cmd=()
+	shift 3
+	case $mode in
+	default) margs=("${MODE_ARGS[@]}") ;;
+	dwarf) margs=(--call-graph dwarf) ;;
+	fp) margs=(--call-graph fp) ;;
+	esac
+	for arg; do
+		[[ $arg == @S ]] && arg=$secs
+		cmd+=("$arg")
+	done
+	FIXTURE_CLOCK=cpu run_flamed "$name.$mode" record -F 999 "${margs[@]}" -o "$T/$name.$mode.folded" -- "${cmd[@]}"
+	expect_rc 0
+	check_folded "$T/$name.$mode.folded"
+}
+
+# CPU seconds per recording. In the default mode and with dwarf, LONG: about
+# 1500 samples at 999 Hz, of which start-up and exit (no whole chain) take
+# 0.1 to 0.3 %, well within the 1 % allowed. fp records SHORT: enough to
+# show that its share is low.
+readonly LONG=1.5 SHORT=0.5
+
+# whole NAME ERE FP_MAX CMD [ARGS...]: CMD (see record) in the default mode
+# has at least 99 % of its samples in the whole chain ERE; in dwarf mode
+# (unless that is the default here) and fp mode the shares are printed, and
+# fp's must not exceed FP_MAX.
+whole() {
+	local name=$1 re=$2 fp_max=$3 s d="" f
+	shift 3
+	record default "$name" "$LONG" "$@"
+	s=$(share_re "$T/$name.default.folded" "$re")
+	if [[ ${MODE_ARGS[*]} != "--call-graph dwarf" ]]; then
+		record dwarf "$name" "$LONG" "$@"
+		d=", $(share_re "$T/$name.dwarf.folded" "$re")% with --call-graph dwarf"
+	fi
+	record fp "$name" "$SHORT" "$@"
+	f=$(share_re "$T/$name.fp.folded" "$re")
+	note "$name: whole chains: $s% in $MODE mode$d, $f% with --call-graph fp (of $(total_count "$T/$name.default.folded") samples)"
+	LAST_ERR=$T/$name.default.err
+	awk -v v="$s" 'BEGIN { exit !(v >= 99) }' ||
+		fail "$name: $s% of the samples have the whole chain in $MODE mode, not 99%; the most frequent others:
+$(others_re "$T/$name.default.folded" "$re")"
+	expect_between "$f" 0 "$fp_max" \
+		"the share of $name samples with the whole chain with frame pointers (code without them, %)"
+}
+
+# --- The default mode, named --------------------------------------------------------
+if [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	FIXTURE_CLOCK=cpu run_flamed svg record -F 999 -o "$T/x.svg" -- "$FIXTURES/nofp_chain" "$SHORT"
+	expect_rc 0
+	grep -Eq '^flamed: .*user stacks \(kernel-dwarf\): [0-9]+ walked' "$T/svg.err" ||
+		fail "the default mode is not kernel-dwarf: no 'user stacks (kernel-dwarf): N walked' in its summary: $(cat "$T/svg.err")"
+	subtitle=$(grep -o '<text id="subtitle"[^<]*' "$T/x.svg" || true)
+	[[ $subtitle == *kernel-dwarf* ]] || fail "the SVG's subtitle does not name kernel-dwarf: '$subtitle'"
+fi
+
+# --- Whole chains -------------------------------------------------------------------
+# Eight frames of every shape of CFI (nofp_chain.c).
+whole chain "$W_CHAIN" 5 "$FIXTURES/nofp_chain" @S
+
+# A callback from libc, which has no frame pointers.
+whole qsort "$W_QSORT" 5 "$FIXTURES/nofp_qsort" @S
+
+# A signal handler: through the signal frame back into the chain it interrupted.
+whole signal "$W_SIGNAL" 5 "$FIXTURES/nofp_signal" @S
+h=$(count_re "$T/signal.default.folded" ';nofp_on_prof;nofp_burn')
+hw=$(count_re "$T/signal.default.folded" "$W_HANDLER")
+tramp=$(sed -nE 's/.*;nofp_sig_wait;([^;]+);nofp_on_prof;.*/\1/p' "$T/signal.default.folded" | sort -u | tr '\n' ' ')
+note "signal: $h samples in the handler, $hw of them under the whole chain; the trampoline is named: ${tramp:-(nothing)}"
+expect_between "$(percent "$h" "$(total_count "$T/signal.default.folded")")" 50 100 \
+	"the share of nofp_signal samples in its handler (it burns 8 ms of every 10, %)"
+expect_between "$(percent "$hw" "$h")" 99 100 "the share of handler samples with the whole chain across the signal frame (%)"
+
+# The vDSO, code without a file.
+whole vdso "$W_VDSO" 5 "$FIXTURES/nofp_vdso" @S
+v=$(count_re "$T/vdso.default.folded" "$W_VDSO")
+vv=$(count_re "$T/vdso.default.folded" "$IN_VDSO")
+note "vdso: $vv of the $v samples with the whole chain end in the vDSO"
+expect_between "$(percent "$vv" "$(total_count "$T/vdso.default.folded")")" 50 100 "the share of nofp_vdso samples in the vDSO (%)"
+
+# PLT entries and a leaf with no frame, with lazy binding and without.
+for variant in lazy now; do
+	whole "plt_$variant" "$W_PLT" 5 "$FIXTURES/nofp_plt_$variant" @S
+	f=$T/plt_$variant.default.folded
+	p=$(share_re "$f" "$IN_PLT")
+	l=$(share_re "$f" "$IN_STEP")
+	note "plt_$variant: $p% of the samples in the PLT entry, $l% in the frameless leaf nofp_plt_step"
+	expect_between "$p" 3 100 "the share of nofp_plt_$variant samples in its PLT entry (%)"
+	expect_between "$l" 20 100 "the share of nofp_plt_$variant samples in nofp_plt_step (%)"
+done
+
+# A library dlopen()ed after the start, dlclose()d, then an exec: the tables
+# of code mapped while recorded, and of another program in the same process.
+whole dlopen "$W_DLOPEN" 5 "$FIXTURES/nofp_dlopen" @S --then "$FIXTURES/nofp_chain" @S
+f=$T/dlopen.default.folded
+in_lib=$(share_re "$f" ';main;nofp_lib_iterate;nofp_lib_outer;nofp_lib_inner;nofp_cb;nofp_burn')
+after=$(share_re "$f" ';main;nofp_after;nofp_burn')
+execd=$(share_re "$f" "^nofp_chain;.*$W_CHAIN")
+note "dlopen: $in_lib% in the library, $after% after dlclose, $execd% in the exec'd program"
+# A quarter, a quarter and a half of the CPU time.
+expect_between "$in_lib" 15 35 "the share in the dlopen()ed library (%)"
+expect_between "$after" 15 35 "the share after dlclose (%)"
+expect_between "$execd" 40 60 "the share of the exec'd program (%)"
+
+# --- Deeper than 127 frames ---------------------------------------------------------
+# 300 frames of nofp_deep_down: every stack is cut, none has more than 127
+# user frames, and those at the limit are all nofp_deep_down over nofp_burn.
+# (Not "whole": main is out of reach. fp sees one frame or two.)
+deep_stats() {
+	user_frames "$1" | awk '{ all += $2; if ($1 > max) max = $1
+		if ($3 == "deep" && $1 >= 126 && $1 <= 127) cut += $2 }
+		END { printf "%d %d %d\n", max, cut, all }'
+}
+for mode in default dwarf fp; do
+	[[ $mode == dwarf && ${MODE_ARGS[*]} == "--call-graph dwarf" ]] && continue
+	secs=$LONG
+	[[ $mode == fp ]] && secs=$SHORT
+	record "$mode" deep "$secs" "$FIXTURES/nofp_deep" @S 300
+	read -r max cut all <<<"$(deep_stats "$T/deep.$mode.folded")"
+	note "deep, $mode: at most $max user frames; $cut of $all samples cut at 126 or 127 nofp_deep_down;...;nofp_burn"
+	expect_between "$max" 1 127 "the most user frames in a stack ($mode)"
+	case $mode in
+	default) expect_between "$(percent "$cut" "$all")" 99 100 "the share of nofp_deep samples cut at the depth limit ($MODE mode, %)" ;;
+	fp) expect_between "$(percent "$cut" "$all")" 0 5 "the share of nofp_deep samples walked to the limit with frame pointers (%)" ;;
+	esac
+done
+if [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	read -r max cut all <<<"$(deep_stats "$T/deep.default.folded")"
+	[[ $max -eq 127 ]] || fail "the deepest stacks have $max user frames, not 127"
+	walked=$(sed -nE 's/^flamed: .*user stacks \(kernel-dwarf\): ([0-9]+) walked.*/\1/p' "$T/deep.default.err")
+	counted=$(sed -nE 's/^flamed: .*user stacks \(kernel-dwarf\):.* ([0-9]+) cut at 127 frames.*/\1/p' "$T/deep.default.err")
+	note "deep: the summary says $walked walked, ${counted:-no count} cut at 127 frames"
+	[[ -n $walked && -n $counted ]] ||
+		fail "the summary does not count the stacks cut at 127 frames: $(grep 'user stacks' "$T/deep.default.err")"
+	expect_between "$(percent "$counted" "$walked")" 99 100 "the share of nofp_deep's walks counted as cut at 127 frames (%)"
+fi
+
+# --- Code without CFI ---------------------------------------------------------------
+# jit_spin's generated code (anonymous memory, frame pointers, no CFI): every
+# sample in it is walked through its frame pointer to main, or ends in the
+# marker [unwind failed]; never cut short without a word.
+if [[ $(uname -m) != x86_64 ]]; then
+	note "jit_spin: its machine code is x86-64, this is $(uname -m): code without CFI not checked"
+else
+	jit_verdicts() {
+		awk '{
+			s = $0; sub(/ [0-9]+$/, "", s)
+			nf = split(s, f, ";")
+			for (leaf = nf; leaf > 1 && f[leaf] ~ /_\[k\]$/; leaf--)
+				;
+			if (f[leaf] !~ /_\[j\]$/ && f[leaf] != "[anon]")
+				next
+			jit += $NF
+			if (index(s, ";main;jit_call;" f[leaf]))
+				walked += $NF
+			else if (index(s, ";[unwind failed];"))
+				marked += $NF
+			else {
+				short += $NF
+				if (!shown++)
+					print "short: " s > "/dev/stderr"
+			}
+		} END { printf "%d %d %d %d\n", jit, walked, marked, short }' "$1"
+	}
+	for mode in default dwarf fp; do
+		[[ $mode == dwarf && ${MODE_ARGS[*]} == "--call-graph dwarf" ]] && continue
+		secs=$LONG
+		[[ $mode == fp ]] && secs=$SHORT
+		record "$mode" jit "$secs" "$FIXTURES/jit_spin" @S
+		read -r jit walked marked short <<<"$(jit_verdicts "$T/jit.$mode.folded")"
+		note "jit, $mode: $jit of $(total_count "$T/jit.$mode.folded") samples in the generated code: $walked walked to main, $marked [unwind failed], $short short"
+		if [[ $mode == default ]]; then
+			expect_between "$(percent "$jit" "$(total_count "$T/jit.default.folded")")" 90 100 \
+				"the share of jit_spin samples in its generated code (%)"
+			[[ $short -eq 0 ]] || fail "$short samples in code without CFI stop short of main with no [unwind failed] ($MODE mode)"
+		fi
+	done
+fi
+
+# --- The other modes still work, and say which they are ----------------------------
+if [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	grep -Eq '^flamed: .*user stacks \(fp\)' "$T/chain.fp.err" ||
+		fail "--call-graph fp: its summary does not name the mode ('user stacks (fp)'): $(cat "$T/chain.fp.err")"
+	grep -Eq '^flamed: .*(user stacks \(dwarf\)|DWARF unwinding of [0-9]+ user stacks)' "$T/chain.dwarf.err" ||
+		fail "--call-graph dwarf: its summary does not name the mode: $(cat "$T/chain.dwarf.err")"
+fi
+
+pass "whole chains without frame pointers in $MODE mode: libc callback, signal frame, vDSO, PLT, frameless leaf, dlopen and exec; depth limit; code without CFI"

@@ -1,76 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The DWARF unwinder: walks a copy of a user stack with the CFI of the mapped ELF files. */
 #include <dwarf.h>
-#include <elf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "flamed/common/cleanup.h"
 #include "flamed/common/log.h"
 #include "flamed/unwinding/unwind.h"
-#include "symbols/elfimage.h"
 #include "symbols/elfsize.h"
 #include "flamed/common/budget.h"
 #include "common/hash.h"
 #include "files/mapped_file.h"
+#include "unwinding/cfi_file.h"
 
 /*
- * Per ELF file (by device and inode, or the vdso): the Elf handle, its
- * .eh_frame CFI and, lazily, its .debug_frame CFI, and its PT_LOAD segments
- * to turn a file offset into the address the CFI speaks of. libdw caches
- * what it parses inside each Dwarf_CFI, so a file's FDE table is built once
- * however many processes and samples use it.
- *
- * Files are read, never mapped: the owner of a library may truncate it
- * while flamed holds it, and a mapping of it would then raise SIGBUS in
- * flamed. What unwinding needs (the headers, .eh_frame_hdr, .eh_frame,
- * .debug_frame) is read when the file is opened, and the fd let go: a
- * machine maps many files.
+ * Per ELF file (by device and inode, or the vdso): its CFI (cfi_file.h),
+ * read once however many processes and samples use it, and what the
+ * unwinder keeps about it. The fd is let go once the CFI is read: a machine
+ * maps many files.
  */
-struct uw_seg {
-	uint64_t offset, vaddr, filesz;
-};
-
-/* Code sections remembered per file; binaries have about five. */
-#define UW_MAX_CODE_SECTIONS 16
-/*
- * A CFI section larger than this is not read (nor is a file without section
- * headers larger than this): the biggest binaries have some tens of MB of
- * .eh_frame, and what a user's file makes flamed read into memory is bounded.
- */
-#define UW_MAX_CFI_BYTES ((uint64_t)256 << 20)
-
 struct uw_file {
 	uint32_t dev_major, dev_minor;
 	uint64_t ino;
 	bool vdso;
-	bool bad; /* could not be opened or read: every pc in it fails */
+	bool bad;	  /* could not be opened or read: every pc in it fails */
 	bool over_budget; /* bad for want of room in the budget: tried again after a trim */
 	uint64_t bytes;	  /* charged to the budget */
 	uint64_t used;	  /* the unwinder's generation when a sample last went through it */
-	int fd;
-	Elf *elf;
-	Dwarf_CFI *eh;
-	/* .debug_frame alone, in an ELF image of its own (debug_frame_image()), or empty. */
-	struct fl_elfimage dbg_image;
-	Dwarf_CFI *dbg; /* borrowed from dbg_image's Dwarf */
-	bool dbg_tried;
-	struct uw_seg *segs;
-	size_t nr_segs;
-	uint64_t entry; /* e_entry: where the program (or ld.so) starts */
-	/* Where the code sections start (.init, .plt, .text, .fini...): function entries. */
-	uint64_t code_starts[UW_MAX_CODE_SECTIONS];
-	size_t nr_code_starts;
+	struct fl_cfi_file cfi;
 };
 
 struct fl_unwinder {
@@ -139,14 +102,7 @@ static void file_free(struct fl_unwinder *u, struct uw_file *f)
 		return;
 	fl_budget__give(u->opts.budget, f->bytes);
 	u->stats.bytes -= f->bytes;
-	if (f->eh)
-		dwarf_cfi_end(f->eh);
-	fl_elfimage__fini(&f->dbg_image);
-	if (f->elf)
-		elf_end(f->elf);
-	if (f->fd >= 0)
-		close(f->fd);
-	free(f->segs);
+	fl_cfi_file__fini(&f->cfi);
 	free(f);
 }
 
@@ -161,150 +117,13 @@ void fl_unwinder__free(struct fl_unwinder *u)
 	free(u);
 }
 
-/* The PT_LOAD segments and the code sections of an opened Elf. */
-static int file_setup(struct uw_file *f)
-{
-	GElf_Ehdr eh;
-	size_t n;
-
-	if (elf_kind(f->elf) != ELF_K_ELF || elf_getphdrnum(f->elf, &n) < 0 ||
-	    !gelf_getehdr(f->elf, &eh))
-		return -EINVAL;
-	f->entry = eh.e_entry;
-	f->segs = calloc(n ? n : 1, sizeof(*f->segs));
-	if (!f->segs)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(f->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		f->segs[f->nr_segs++] = (struct uw_seg){
-			.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz};
-	}
-	for (Elf_Scn *scn = NULL;
-	     (scn = elf_nextscn(f->elf, scn)) && f->nr_code_starts < UW_MAX_CODE_SECTIONS;) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
-		    (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR) &&
-		    sh.sh_size)
-			f->code_starts[f->nr_code_starts++] = sh.sh_addr;
-	}
-	return 0;
-}
-
-/* The section called name with data in the file, or NULL; its header in *sh. */
-static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS || !sh->sh_size)
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
-/*
- * Whether dwarf_getcfi_elf() may read the file's .eh_frame and
- * .eh_frame_hdr: each within UW_MAX_CFI_BYTES. Without an .eh_frame
- * section libdw finds them through PT_GNU_EH_FRAME, somewhere in the file:
- * then the whole file must be within it.
- */
-static bool eh_frame_size_ok(Elf *elf, uint64_t file_size)
-{
-	GElf_Shdr sh;
-
-	if (!section_by_name(elf, ".eh_frame", &sh))
-		return file_size <= UW_MAX_CFI_BYTES;
-	if (sh.sh_size > UW_MAX_CFI_BYTES)
-		return false;
-	return !section_by_name(elf, ".eh_frame_hdr", &sh) || sh.sh_size <= UW_MAX_CFI_BYTES;
-}
-
-static bool read_full(int fd, void *buf, size_t size, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < size) {
-		ssize_t n = pread(fd, (char *)buf + done, size - done, (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false; /* an error, or the file is shorter than its headers say */
-		done += (size_t)n;
-	}
-	return true;
-}
-
-/*
- * .debug_frame is read through a Dwarf, and dwarf_begin_elf() would read
- * every debug section of the file (.debug_info may be a GB): its bytes go
- * into an image of their own (elfimage.h), given to libdw if .eh_frame
- * ever falls short. Files of the host's class and byte order only, as the
- * registers are.
- */
-static void debug_frame_image(struct uw_file *f, int fd)
-{
-	GElf_Ehdr eh;
-	GElf_Shdr sh;
-	char *data;
-
-	if (!gelf_getehdr(f->elf, &eh) || !section_by_name(f->elf, ".debug_frame", &sh) ||
-	    sh.sh_size > UW_MAX_CFI_BYTES)
-		return;
-	if (fl_elfimage__one_section(&f->dbg_image, &eh, ".debug_frame", (size_t)sh.sh_size,
-				     sh.sh_flags, sh.sh_addralign, &data) == 0 &&
-	    !read_full(fd, data, (size_t)sh.sh_size, sh.sh_offset))
-		fl_elfimage__fini(&f->dbg_image);
-}
-
-static bool is_code_start(const struct uw_file *f, uint64_t vaddr)
-{
-	for (size_t i = 0; i < f->nr_code_starts; i++)
-		if (f->code_starts[i] == vaddr)
-			return true;
-	return false;
-}
-
-/*
- * What reading f's CFI holds, known from its headers before it is read:
- * .eh_frame and .eh_frame_hdr (the whole file when libdw must find them
- * through PT_GNU_EH_FRAME), and the copy of .debug_frame, plus what libdw
- * inflates it to when it is compressed.
- */
-static uint64_t cfi_bytes(Elf *elf, int fd, uint64_t file_size)
-{
-	uint64_t n;
-	GElf_Shdr sh;
-
-	n = section_by_name(elf, ".eh_frame", &sh) ? sh.sh_size : file_size;
-	if (section_by_name(elf, ".eh_frame_hdr", &sh))
-		n = fl_elfsize__add(n, sh.sh_size);
-	if (section_by_name(elf, ".debug_frame", &sh)) {
-		n = fl_elfsize__add(n, sh.sh_size);
-		if (sh.sh_flags & SHF_COMPRESSED)
-			n = fl_elfsize__add(n, fl_elfsize__section(elf, fd, ".debug_frame", &sh));
-	}
-	return n;
-}
-
 /*
  * Charges f's CFI to the budget before it is read: false, with f bad
  * until a trim and f->bytes the room it wanted, when it does not fit.
  */
-static bool file_charge(struct fl_unwinder *u, struct uw_file *f, uint64_t file_size)
+static bool file_charge(struct fl_unwinder *u, struct uw_file *f, int fd, uint64_t file_size)
 {
-	f->bytes = cfi_bytes(f->elf, f->fd, file_size);
+	f->bytes = fl_cfi_file__bytes(&f->cfi, fd, file_size);
 	if (fl_budget__take(u->opts.budget, f->bytes)) {
 		u->stats.bytes += f->bytes;
 		return true;
@@ -320,6 +139,7 @@ static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm
 {
 	struct uw_file *f = calloc(1, sizeof(*f));
 	struct stat st;
+	int fd;
 
 	if (!f)
 		return NULL;
@@ -327,63 +147,51 @@ static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm
 	f->dev_minor = tm->dev_minor;
 	f->ino = tm->ino;
 	/* The mapped file only; deleted or replaced since, through the process while it lives. */
-	f->fd = fl_open_mapped_file(tm, pid);
-	if (f->fd < 0) {
+	fd = fl_open_mapped_file(tm, pid);
+	if (fd < 0) {
 		fl_pr_debug("unwind: %s: %s\n", tm->path,
-			    f->fd == -ESTALE ? "not the mapped file" : strerror(-f->fd));
-		f->fd = -1;
+			    fd == -ESTALE ? "not the mapped file" : strerror(-fd));
 		f->bad = true;
 		return f;
 	}
-	/* pread, not a mapping: ELF_C_READ reads what is asked for, when it is. */
-	f->elf = fl_elfsize__check_fd(f->fd) ? NULL : elf_begin(f->fd, ELF_C_READ, NULL);
-	if (!f->elf || fstat(f->fd, &st) || file_setup(f)) {
+	if (fstat(fd, &st) || fl_cfi_file__begin_fd(&f->cfi, fd)) {
 		fl_pr_debug("unwind: %s: not a usable ELF file\n", tm->path);
 		f->bad = true;
-	} else if (!eh_frame_size_ok(f->elf, (uint64_t)st.st_size)) {
+	} else if (!fl_cfi_file__size_ok(&f->cfi, (uint64_t)st.st_size)) {
 		fl_pr_debug("unwind: %s: CFI larger than %llu MiB, not read\n", tm->path,
-			    (unsigned long long)(UW_MAX_CFI_BYTES >> 20));
+			    (unsigned long long)(FL_CFI_MAX_BYTES >> 20));
 		f->bad = true;
-	} else if (!file_charge(u, f, (uint64_t)st.st_size)) {
+	} else if (!file_charge(u, f, fd, (uint64_t)st.st_size)) {
 		fl_pr_debug("unwind: %s: CFI of %llu bytes not read: no room in the budget\n",
 			    tm->path, (unsigned long long)f->bytes);
 		f->bytes = 0;
 	} else {
 		/* Both read here, whole: .eh_frame and .eh_frame_hdr now, .debug_frame aside. */
-		f->eh = dwarf_getcfi_elf(f->elf);
-		debug_frame_image(f, f->fd);
+		fl_cfi_file__read(&f->cfi, fd);
 	}
 	/* Nothing more is read from the file: the descriptor goes (a machine maps many files). */
-	if (f->elf)
-		elf_cntl(f->elf, ELF_C_FDDONE);
-	close(f->fd);
-	f->fd = -1;
+	fl_cfi_file__fd_done(&f->cfi);
+	close(fd);
 	return f;
 }
 
 /* The vdso is the same image in every process: its CFI is read from our own copy. */
 static struct uw_file *vdso_file(struct fl_unwinder *u)
 {
-	const ElfW(Ehdr) * eh;
+	const void *image;
+	size_t size;
 
 	if (u->vdso)
 		return u->vdso;
 	u->vdso = calloc(1, sizeof(*u->vdso));
 	if (!u->vdso)
 		return NULL;
-	u->vdso->fd = -1;
 	u->vdso->vdso = true;
-	eh = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
-	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0) {
-		u->vdso->bad = true;
-		return u->vdso;
-	}
-	/* Its size: the end of its section headers, which come last in the image. */
-	u->vdso->elf = elf_memory((char *)eh, eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize);
-	if (!u->vdso->elf || file_setup(u->vdso))
+	image = fl_cfi_file__vdso_image(&size);
+	if (!image || fl_cfi_file__begin_memory(&u->vdso->cfi, image, size))
 		u->vdso->bad = true;
 	else
-		u->vdso->eh = dwarf_getcfi_elf(u->vdso->elf);
+		fl_cfi_file__read(&u->vdso->cfi, -1);
 	return u->vdso;
 }
 
@@ -447,36 +255,6 @@ static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm,
 	u->nr_files++;
 	u->stats.files++;
 	return f;
-}
-
-/* The address in the file's own terms (what its CFI and symbols use) of a file offset. */
-static bool file_vaddr(const struct uw_file *f, uint64_t off, uint64_t *vaddr)
-{
-	for (size_t i = 0; i < f->nr_segs; i++)
-		if (off >= f->segs[i].offset && off - f->segs[i].offset < f->segs[i].filesz) {
-			*vaddr = off - f->segs[i].offset + f->segs[i].vaddr;
-			return true;
-		}
-	return false;
-}
-
-/* The frame state at vaddr: .eh_frame first, then .debug_frame. NULL if neither covers it. */
-static Dwarf_Frame *file_frame(struct uw_file *f, uint64_t vaddr)
-{
-	Dwarf_Frame *frame = NULL;
-
-	if (f->eh && dwarf_cfi_addrframe(f->eh, vaddr, &frame) == 0)
-		return frame;
-	if (!f->dbg_tried && f->dbg_image.image) {
-		Dwarf *dw = fl_elfimage__dwarf(&f->dbg_image);
-
-		f->dbg_tried = true;
-		if (dw)
-			f->dbg = dwarf_getcfi(dw);
-	}
-	if (f->dbg && dwarf_cfi_addrframe(f->dbg, vaddr, &frame) == 0)
-		return frame;
-	return NULL;
 }
 
 /* --- evaluation ------------------------------------------------------------------- */
@@ -748,27 +526,27 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 		return -1;
 	}
 	f = file_get(u, tm, st->s->pid);
-	if (!f || f->bad || !file_vaddr(f, lookup - tm->start + tm->pgoff, &vaddr)) {
+	if (!f || f->bad || !fl_cfi_file__vaddr(&f->cfi, lookup - tm->start + tm->pgoff, &vaddr)) {
 		fl_pr_debug("unwind: pid %d: 0x%" PRIx64 " in %s+0x%" PRIx64 ": %s\n", st->s->pid,
 			    lookup, tm->path, lookup - tm->start + tm->pgoff,
 			    !f || f->bad ? "file unreadable" : "not in a loaded segment");
 		return -1;
 	}
-	frame = file_frame(f, vaddr);
+	frame = fl_cfi_file__frame(&f->cfi, vaddr);
 	if (!frame) {
 		/*
 		 * The entry code of ld.so (and of some programs) is assembly without
 		 * CFI; a return address a few bytes into it is the thread's first
 		 * frame, not a failure.
 		 */
-		if (f->entry && vaddr >= f->entry && vaddr - f->entry < ENTRY_CODE)
+		if (f->cfi.entry && vaddr >= f->cfi.entry && vaddr - f->cfi.entry < ENTRY_CODE)
 			return 0;
 		/*
 		 * _init and _fini (crti.o's, the first bytes of .init and .fini) have
 		 * no CFI; a process starting or ending is often sampled on their
 		 * first instruction, in the page fault that brings it in.
 		 */
-		if (exact_pc && is_code_start(f, vaddr))
+		if (exact_pc && fl_cfi_file__is_code_start(&f->cfi, vaddr))
 			return step_at_entry(st);
 		fl_pr_debug("unwind: pid %d: no CFI for %s:0x%" PRIx64 "\n", st->s->pid, tm->path,
 			    vaddr);

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The unwind table of one ELF file: its CFI compiled into the rows the in-kernel walker evaluates. */
+#ifndef FLAMED_CFITABLE_H
+#define FLAMED_CFITABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flamed/unwind_abi.h"
+
+/*
+ * The table is compiled from the file's .eh_frame and .debug_frame (where
+ * .eh_frame has no FDE), read through libdw as the user-space unwinder
+ * (unwind.h) reads them, one row per range of code whose rule for the
+ * CFA, the caller's rbp and the return address is one. Row semantics are
+ * unwind_abi.h's; rules the walker does not evaluate are FL_CFA_UNSUPPORTED
+ * rows, counted by reason.
+ *
+ * Where FDEs overlap (broken files), each byte of code takes its rule from
+ * one FDE: an .eh_frame FDE before a .debug_frame one, then the one that
+ * starts last (the innermost, as .eh_frame_hdr's search finds it), then
+ * the first in the section. Within that FDE the rule is what libdw
+ * computes for the byte.
+ */
+
+/* Why CFI rows became FL_CFA_UNSUPPORTED. */
+enum fl_cfitable_why {
+	FL_CFITABLE_WHY_CFA, /* a CFA rule the walker does not evaluate (r10 + N, an expression) */
+	FL_CFITABLE_WHY_RA,  /* the return address not at an offset from the CFA */
+	FL_CFITABLE_WHY_RBP, /* rbp saved some other way (in a register, an expression) */
+	FL_CFITABLE_WHY_SIGNAL, /* a signal frame not laid out as the kernel's rt_sigframe */
+	FL_CFITABLE_WHY_LIBDW,	/* libdw gave no rows, or rows not of the FDE (broken CFI) */
+	FL_CFITABLE_WHY_WORK,	/* beyond the work the compiler spends on one file */
+	FL_CFITABLE_WHY__MAX,
+};
+
+struct fl_cfitable_counts {
+	uint64_t fdes;		   /* FDEs read, .eh_frame and .debug_frame */
+	uint64_t fdes_debug_frame; /* of them from .debug_frame */
+	/* Not compiled: empty, outside the executable segments, or a pointer encoding not read. */
+	uint64_t fdes_unused;
+	uint64_t cfi_rows; /* rows of CFI libdw gave for the FDEs compiled */
+	/* CFI rows (or, for LIBDW and WORK, FDE ranges) made FL_CFA_UNSUPPORTED, by reason. */
+	uint64_t unsupported[FL_CFITABLE_WHY__MAX];
+	uint64_t rows[FL_CFA_UNSUPPORTED + 1]; /* the table's rows by cfa_type */
+	uint64_t work; /* bytes of CFI libdw interpreted, as the bound counts them */
+};
+
+struct fl_cfitable {
+	/*
+	 * Sorted by pc, strictly increasing, no two neighbours with the same
+	 * rule; the last row is FL_CFA_NONE, as is every row at a gap between
+	 * FDEs. At most FL_UW_MAX_ROWS. Owned by the table.
+	 */
+	struct fl_uw_row *rows;
+	size_t nr;
+	uint64_t
+		code_bytes; /* p_filesz of the executable PT_LOAD segments: table bytes per code byte */
+	struct fl_cfitable_counts counts;
+};
+
+/*
+ * Compiles the table of the ELF file open at fd (which must be a regular
+ * file; it stays the caller's, and its offset is not moved): read with
+ * pread through libelf, never mapped, within the size limits of the
+ * user-space unwinder. Fills *out on success only; fl_cfitable__fini()
+ * frees it. Returns 0, or
+ *   -ENOENT   no CFI row for any executable byte,
+ *   -EFBIG    more than FL_UW_MAX_ROWS rows or FDEs, code beyond 4 GiB of
+ *             file offsets, a CFI section over 256 MiB, or a header
+ *             claiming more sections or segments than fl_elfsize allows,
+ *   -EINVAL   not an ELF file, or not a regular file,
+ *   -ENOTSUP  not x86-64 ELF64 little-endian,
+ *   -ENOMEM.
+ * The work spent on one file is bounded (libdw interprets an FDE from its
+ * start for each of its rows): past the bound, rows are
+ * FL_CFA_UNSUPPORTED (FL_CFITABLE_WHY_WORK).
+ */
+int fl_cfitable__from_fd(int fd, struct fl_cfitable *out);
+
+/* Same, from an ELF image in memory (read only, not kept). */
+int fl_cfitable__from_memory(const void *image, size_t size, struct fl_cfitable *out);
+
+/*
+ * Same, from this process's vdso, which is the image every process on
+ * this kernel maps (its [vdso] mapping's pgoff is 0: file offsets are
+ * offsets into the image). -ENOENT when there is no vdso.
+ */
+int fl_cfitable__vdso(struct fl_cfitable *out);
+
+/* Frees the rows; t is empty (zeroed) again. Accepts an empty or zeroed table. */
+void fl_cfitable__fini(struct fl_cfitable *t);
+
+/*
+ * The row covering file offset off: the last row whose pc <= off (the
+ * search the BPF walker does), or NULL when off is before the first row.
+ * A row of FL_CFA_NONE means no CFI covers off. The pointer lives until
+ * fl_cfitable__fini().
+ */
+const struct fl_uw_row *fl_cfitable__find(const struct fl_cfitable *t, uint64_t off);
+
+/* A short name for a reason ("cfa", "ra", ...), for -v output. */
+const char *fl_cfitable__why_name(enum fl_cfitable_why why);
+
+#endif

@@ -1,0 +1,1079 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The unwind table compiler: an ELF file's CFI as the rows of unwind_abi.h (cfitable.h). */
+#include <dwarf.h>
+#include <elf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "flamed/unwinding/cfitable.h"
+#include "symbols/elfsize.h"
+#include "unwinding/cfi_file.h"
+
+/* DWARF register numbers of x86-64. */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16 /* the return address column: the caller's rip */
+
+/*
+ * The work the compiler spends on one file, in bytes of CFI interpreted:
+ * libdw gives one row per dwarf_cfi_addrframe() call and interprets the
+ * FDE from its start for each, so an FDE costs its rows times its size.
+ * gcc 12's cc1 (21 MB of code) costs 250 MB, 0.2 s, one FDE of 6678 rows
+ * most of it; a hostile FDE of a million rows would cost 10^12 bytes.
+ */
+#define WORK_MAX ((uint64_t)1 << 30)
+/* What one call costs besides the FDE's bytes: the lookup, the frame's allocation. */
+#define WORK_PER_CALL 64
+
+/* One FDE compiled: [lo, hi) as file offsets, and its spans. */
+struct ct_fde {
+	uint32_t lo, hi;
+	uint32_t seq; /* the order FDEs were read in: .eh_frame's first */
+	bool debug;   /* from .debug_frame */
+	size_t first; /* its spans: spans[first, first + nr), tiling [lo, hi) in order */
+	size_t nr;
+};
+
+/* A range of one FDE with one rule: [row.pc, end). */
+struct ct_span {
+	struct fl_uw_row row;
+	uint32_t end;
+};
+
+struct ct {
+	struct fl_cfi_file *f;
+	struct ct_fde *fdes;
+	size_t nr_fdes, cap_fdes;
+	struct ct_span *spans;
+	size_t nr_spans, cap_spans;
+	uint64_t work;
+	struct fl_cfitable_counts counts;
+};
+
+const char *fl_cfitable__why_name(enum fl_cfitable_why why)
+{
+	static const char *const names[FL_CFITABLE_WHY__MAX] = {
+		[FL_CFITABLE_WHY_CFA] = "cfa",	   [FL_CFITABLE_WHY_RA] = "ra",
+		[FL_CFITABLE_WHY_RBP] = "rbp",	   [FL_CFITABLE_WHY_SIGNAL] = "signal",
+		[FL_CFITABLE_WHY_LIBDW] = "libdw", [FL_CFITABLE_WHY_WORK] = "work",
+	};
+
+	return (unsigned)why < FL_CFITABLE_WHY__MAX ? names[why] : "?";
+}
+
+/* --- rules ------------------------------------------------------------------------ */
+
+/* Rules are compared without their pc: two neighbours with one rule are one row. */
+static bool same_rule(const struct fl_uw_row *a, const struct fl_uw_row *b)
+{
+	return a->cfa_type == b->cfa_type && a->rbp_type == b->rbp_type && a->ra_off == b->ra_off &&
+	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+static bool fits_s32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+static bool fits_s16(int64_t v)
+{
+	return v >= INT16_MIN && v <= INT16_MAX;
+}
+
+/* A DW_OP_bregN or DW_OP_bregx: the value of register *reg plus *off. */
+static bool op_breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
+{
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*reg = op->atom - DW_OP_breg0;
+		*off = (int64_t)op->number;
+		return true;
+	}
+	if (op->atom == DW_OP_bregx && op->number <= REG_RA) {
+		*reg = (unsigned)op->number;
+		*off = (int64_t)op->number2;
+		return true;
+	}
+	return false;
+}
+
+/* A constant pushed by DW_OP_litN or DW_OP_constNu. */
+static bool op_const(const Dwarf_Op *op, uint64_t *v)
+{
+	if (op->atom >= DW_OP_lit0 && op->atom <= DW_OP_lit31) {
+		*v = op->atom - DW_OP_lit0;
+		return true;
+	}
+	switch (op->atom) {
+	case DW_OP_const1u:
+	case DW_OP_const2u:
+	case DW_OP_const4u:
+	case DW_OP_const8u:
+	case DW_OP_constu:
+		*v = op->number;
+		return true;
+	}
+	return false;
+}
+
+static bool op_is_const(const Dwarf_Op *op, uint64_t want)
+{
+	uint64_t v;
+
+	return op_const(op, &v) && v == want;
+}
+
+/* "reg + off" alone: a CFA rule of DW_CFA_def_cfa. */
+static bool is_reg_plus(const Dwarf_Op *ops, size_t n, unsigned reg, int64_t *off)
+{
+	unsigned r;
+
+	return n == 1 && op_breg(&ops[0], &r, off) && r == reg;
+}
+
+/* "*(reg + off)": gcc's stack realignment (DRAP) through rbp, the sigframe's saved rsp. */
+static bool is_deref(const Dwarf_Op *ops, size_t n, unsigned reg, int64_t *off)
+{
+	unsigned r;
+
+	return n == 2 && op_breg(&ops[0], &r, off) && r == reg && ops[1].atom == DW_OP_deref;
+}
+
+/*
+ * binutils' CFA of a PLT entry (its .plt, and .plt.sec's with IBT):
+ *   DW_OP_breg7 N; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litT;
+ *   DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus
+ * rsp + N, plus 8 once rip & 15 >= T: the entry's second half runs after
+ * its push.
+ */
+static bool is_plt_cfa(const Dwarf_Op *ops, size_t n, int64_t *off, uint64_t *threshold)
+{
+	unsigned r;
+	int64_t rip_off;
+
+	return n == 9 && op_breg(&ops[0], &r, off) && r == REG_RSP &&
+	       op_breg(&ops[1], &r, &rip_off) && r == REG_RA && rip_off == 0 &&
+	       op_is_const(&ops[2], 15) && ops[3].atom == DW_OP_and &&
+	       op_const(&ops[4], threshold) && *threshold <= 16 && ops[5].atom == DW_OP_ge &&
+	       op_is_const(&ops[6], 3) && ops[7].atom == DW_OP_shl && ops[8].atom == DW_OP_plus;
+}
+
+/*
+ * A register rule "saved at CFA + off" (DW_CFA_offset and kin): libdw
+ * gives it as DW_OP_call_frame_cfa, then DW_OP_plus_uconst off unless off
+ * is 0 (off negative, as an unsigned).
+ */
+static bool is_at_cfa(const Dwarf_Op *ops, size_t n, int64_t *off)
+{
+	if (n < 1 || n > 2 || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (n == 1) {
+		*off = 0;
+		return true;
+	}
+	if (ops[1].atom != DW_OP_plus_uconst)
+		return false;
+	*off = (int64_t)ops[1].number;
+	return true;
+}
+
+/*
+ * A register rule "saved at reg + off" (DW_CFA_expression: DW_OP_bregN
+ * off): libdw puts the DW_OP_call_frame_cfa the expression starts with
+ * (DWARF pushes the CFA first) before it.
+ */
+static bool is_at_reg(const Dwarf_Op *ops, size_t n, unsigned reg, int64_t *off)
+{
+	unsigned r;
+
+	return n == 2 && ops[0].atom == DW_OP_call_frame_cfa && op_breg(&ops[1], &r, off) &&
+	       r == reg;
+}
+
+/* libdw's rule of register regno in fr: *ops NULL and *n 0 for "same value" or "undefined". */
+static bool reg_rule(Dwarf_Frame *fr, int regno, Dwarf_Op mem[3], Dwarf_Op **ops, size_t *n,
+		     bool *undefined)
+{
+	if (dwarf_frame_register(fr, regno, mem, ops, n))
+		return false;
+	*undefined = !*n && *ops == mem;
+	if (!*n)
+		*ops = NULL;
+	return true;
+}
+
+/*
+ * The rt_sigframe the kernel pushes for a handler, as glibc's __restore_rt
+ * describes it ("S" augmentation): the CFA is the saved rsp,
+ *   CFA: DW_OP_breg7 160; DW_OP_deref
+ * and the other registers are at rsp + their place in the ucontext:
+ *   rbp: DW_OP_breg7 120   rip: DW_OP_breg7 168
+ */
+static bool signal_row(Dwarf_Frame *fr, const Dwarf_Op *cfa, size_t nr_cfa, const Dwarf_Op *ra,
+		       size_t nr_ra, struct fl_uw_row *row, enum fl_cfitable_why *why)
+{
+	Dwarf_Op mem[3], *ops;
+	int64_t sp_at, ra_at, bp_at;
+	bool undefined;
+	size_t n;
+
+	if (!is_deref(cfa, nr_cfa, REG_RSP, &sp_at) || !is_at_reg(ra, nr_ra, REG_RSP, &ra_at) ||
+	    !reg_rule(fr, REG_RBP, mem, &ops, &n, &undefined) ||
+	    !is_at_reg(ops, n, REG_RSP, &bp_at) || !fits_s32(sp_at) || !fits_s16(ra_at) ||
+	    !fits_s32(bp_at)) {
+		*why = FL_CFITABLE_WHY_SIGNAL;
+		return false;
+	}
+	row->cfa_type = FL_CFA_SIGNAL;
+	row->cfa_off = (__s32)sp_at;
+	row->rbp_off = (__s32)bp_at;
+	row->ra_off = (__s16)ra_at;
+	return true;
+}
+
+/* The caller's rbp: unchanged, at CFA + N, or at rbp + N. */
+static bool rbp_row(Dwarf_Frame *fr, struct fl_uw_row *row, enum fl_cfitable_why *why)
+{
+	Dwarf_Op mem[3], *ops;
+	bool undefined;
+	int64_t off;
+	size_t n;
+
+	*why = FL_CFITABLE_WHY_RBP;
+	if (!reg_rule(fr, REG_RBP, mem, &ops, &n, &undefined))
+		return false;
+	if (!n) {
+		/* Same value, or undefined (the walker can do no better than keep it). */
+		row->rbp_type = FL_RBP_SAME;
+		return true;
+	}
+	if (row->cfa_type == FL_CFA_PLT)
+		return false; /* rbp_off holds the PLT threshold */
+	if (is_at_cfa(ops, n, &off) && fits_s32(off)) {
+		row->rbp_type = FL_RBP_AT_CFA;
+	} else if (is_at_reg(ops, n, REG_RBP, &off) && fits_s32(off)) {
+		row->rbp_type = FL_RBP_AT_RBP;
+	} else if (row->cfa_type == FL_CFA_RSP && is_at_reg(ops, n, REG_RSP, &off) &&
+		   fits_s32(off - row->cfa_off)) {
+		/* Saved at rsp + N, and the CFA is rsp + cfa_off: at CFA + N - cfa_off. */
+		row->rbp_type = FL_RBP_AT_CFA;
+		off -= row->cfa_off;
+	} else {
+		return false;
+	}
+	row->rbp_off = (__s32)off;
+	return true;
+}
+
+/*
+ * One row of libdw's CFI as a table rule (pc left 0), or false and *why
+ * the walker cannot evaluate it.
+ */
+static bool frame_row(Dwarf_Frame *fr, int ra_reg, bool signalp, struct fl_uw_row *row,
+		      enum fl_cfitable_why *why)
+{
+	Dwarf_Op mem[3], *ra, *cfa;
+	size_t nr_ra, nr_cfa;
+	uint64_t threshold;
+	bool undefined;
+	int64_t off;
+
+	memset(row, 0, sizeof(*row));
+	*why = FL_CFITABLE_WHY_RA;
+	if (ra_reg != REG_RA || !reg_rule(fr, REG_RA, mem, &ra, &nr_ra, &undefined))
+		return false;
+	if (undefined) {
+		row->cfa_type = FL_CFA_OUTERMOST;
+		return true;
+	}
+	if (signalp) {
+		*why = FL_CFITABLE_WHY_SIGNAL;
+		return dwarf_frame_cfa(fr, &cfa, &nr_cfa) == 0 &&
+		       signal_row(fr, cfa, nr_cfa, ra, nr_ra, row, why);
+	}
+	if (!is_at_cfa(ra, nr_ra, &off) || !fits_s16(off))
+		return false;
+	*why = FL_CFITABLE_WHY_CFA;
+	if (dwarf_frame_cfa(fr, &cfa, &nr_cfa) || !nr_cfa)
+		return false;
+	row->ra_off = (__s16)off;
+	if (is_reg_plus(cfa, nr_cfa, REG_RSP, &off) && fits_s32(off)) {
+		row->cfa_type = FL_CFA_RSP;
+	} else if (is_reg_plus(cfa, nr_cfa, REG_RBP, &off) && fits_s32(off)) {
+		row->cfa_type = FL_CFA_RBP;
+	} else if (is_deref(cfa, nr_cfa, REG_RBP, &off) && fits_s32(off)) {
+		row->cfa_type = FL_CFA_DEREF_RBP;
+	} else if (is_plt_cfa(cfa, nr_cfa, &off, &threshold) && fits_s32(off)) {
+		row->cfa_type = FL_CFA_PLT;
+		row->rbp_off = (__s32)threshold;
+	} else {
+		return false;
+	}
+	row->cfa_off = (__s32)off;
+	return rbp_row(fr, row, why);
+}
+
+/* --- spans of FDEs ------------------------------------------------------------------- */
+
+static int grow(void **arr, size_t *cap, size_t want, size_t elem, size_t max)
+{
+	size_t cap2;
+	void *p;
+
+	if (want <= *cap)
+		return 0;
+	if (want > max)
+		return -EFBIG;
+	cap2 = *cap ? *cap * 2 : 256;
+	if (cap2 > max)
+		cap2 = max;
+	p = realloc(*arr, cap2 * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = cap2;
+	return 0;
+}
+
+/* Adds [pc, end) with row's rule to the last FDE, as a span or by stretching its last one. */
+static int add_span(struct ct *c, uint32_t pc, uint32_t end, const struct fl_uw_row *row)
+{
+	struct ct_fde *fde = &c->fdes[c->nr_fdes - 1];
+	struct ct_span *last = fde->nr ? &c->spans[c->nr_spans - 1] : NULL;
+	int err;
+
+	if (last && last->end == pc && same_rule(&last->row, row)) {
+		last->end = end;
+		return 0;
+	}
+	err = grow((void **)&c->spans, &c->cap_spans, c->nr_spans + 1, sizeof(*c->spans),
+		   FL_UW_MAX_ROWS);
+	if (err)
+		return err;
+	c->spans[c->nr_spans] = (struct ct_span){.row = *row, .end = end};
+	c->spans[c->nr_spans].row.pc = pc;
+	c->nr_spans++;
+	fde->nr++;
+	return 0;
+}
+
+static int add_unsupported(struct ct *c, uint32_t pc, uint32_t end, enum fl_cfitable_why why)
+{
+	const struct fl_uw_row row = {.cfa_type = FL_CFA_UNSUPPORTED};
+
+	c->counts.unsupported[why]++;
+	return add_span(c, pc, end, &row);
+}
+
+/* The file offset of vaddr in seg (add_fde() checked its FDE's offsets fit 32 bits). */
+static uint32_t seg_off(const struct fl_cfi_seg *seg, uint64_t vaddr)
+{
+	return (uint32_t)(vaddr - seg->vaddr + seg->offset);
+}
+
+/*
+ * The rows of the FDE covering [lo, hi) (addresses of the file, within the
+ * executable segment seg), asked of libdw one after the other: each ends
+ * where the next starts. What libdw cannot give, or gives out of order
+ * (broken CFI), and what is past the work bound, is FL_CFA_UNSUPPORTED to
+ * the FDE's end.
+ */
+static int walk_fde(struct ct *c, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
+		    const struct fl_cfi_seg *seg, uint64_t fde_bytes)
+{
+	uint64_t pc = lo, cost = fde_bytes + WORK_PER_CALL;
+	int err = 0;
+
+	while (pc < hi && !err) {
+		Dwarf_Frame *fr = NULL;
+		Dwarf_Addr start, end;
+		enum fl_cfitable_why why;
+		struct fl_uw_row row;
+		bool signalp = false;
+		int ra;
+
+		if (cost > WORK_MAX || c->work > WORK_MAX - cost)
+			return add_unsupported(c, seg_off(seg, pc), seg_off(seg, hi),
+					       FL_CFITABLE_WHY_WORK);
+		c->work += cost;
+		if (dwarf_cfi_addrframe(cfi, pc, &fr))
+			return add_unsupported(c, seg_off(seg, pc), seg_off(seg, hi),
+					       FL_CFITABLE_WHY_LIBDW);
+		ra = dwarf_frame_info(fr, &start, &end, &signalp);
+		/*
+		 * A row of this FDE starts within it. libdw may answer from
+		 * another FDE covering pc (an outer one, in a broken file
+		 * with nested FDEs and no .eh_frame_hdr), or from one whose
+		 * start it reads otherwise than read_encoded() did.
+		 */
+		if (ra < 0 || start < lo || start > pc || end <= pc) {
+			free(fr);
+			return add_unsupported(c, seg_off(seg, pc), seg_off(seg, hi),
+					       FL_CFITABLE_WHY_LIBDW);
+		}
+		c->counts.cfi_rows++;
+		if (!frame_row(fr, ra, signalp, &row, &why)) {
+			c->counts.unsupported[why]++;
+			row = (struct fl_uw_row){.cfa_type = FL_CFA_UNSUPPORTED};
+		}
+		free(fr);
+		if (end > hi)
+			end = hi;
+		err = add_span(c, seg_off(seg, pc), seg_off(seg, end), &row);
+		pc = end;
+	}
+	return err;
+}
+
+/* The executable segment holding vaddr, or NULL. */
+static const struct fl_cfi_seg *exec_seg(const struct fl_cfi_file *f, uint64_t vaddr)
+{
+	for (size_t i = 0; i < f->nr_segs; i++) {
+		const struct fl_cfi_seg *s = &f->segs[i];
+
+		if (s->exec && vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * Compiles the FDE of [lo, lo + len): the part in the executable segment
+ * lo is in. Returns 0 (also for an FDE not used), -EFBIG, -ENOMEM.
+ */
+static int add_fde(struct ct *c, Dwarf_CFI *cfi, bool debug, uint64_t lo, uint64_t len,
+		   uint64_t fde_bytes)
+{
+	const struct fl_cfi_seg *seg = exec_seg(c->f, lo);
+	uint64_t hi;
+	int err;
+
+	if (!seg || !len) {
+		c->counts.fdes_unused++;
+		return 0;
+	}
+	/* Clipped to the segment: the code of the FDE is there, or it is not code. */
+	hi = len < seg->filesz - (lo - seg->vaddr) ? lo + len : seg->vaddr + seg->filesz;
+	if (seg->offset > UINT32_MAX || hi - seg->vaddr > UINT32_MAX - seg->offset)
+		return -EFBIG; /* the walker's pcs are 32 bits */
+	err = grow((void **)&c->fdes, &c->cap_fdes, c->nr_fdes + 1, sizeof(*c->fdes),
+		   FL_UW_MAX_ROWS);
+	if (err)
+		return err;
+	c->fdes[c->nr_fdes] = (struct ct_fde){
+		.lo = (uint32_t)(lo - seg->vaddr + seg->offset),
+		.hi = (uint32_t)(hi - seg->vaddr + seg->offset),
+		.seq = (uint32_t)c->nr_fdes,
+		.debug = debug,
+		.first = c->nr_spans,
+	};
+	c->nr_fdes++;
+	return walk_fde(c, cfi, lo, hi, seg, fde_bytes);
+}
+
+/* --- reading FDEs -------------------------------------------------------------------- */
+
+/* DW_EH_PE_* pointer encodings (LSB ABI), as far as FDEs use them. */
+#define PE_OMIT 0xff
+#define PE_FORMAT 0x0f
+#define PE_ABSPTR 0x00
+#define PE_ULEB128 0x01
+#define PE_UDATA2 0x02
+#define PE_UDATA4 0x03
+#define PE_UDATA8 0x04
+#define PE_SLEB128 0x09
+#define PE_SDATA2 0x0a
+#define PE_SDATA4 0x0b
+#define PE_SDATA8 0x0c
+#define PE_APPLY 0x70
+#define PE_PCREL 0x10
+#define PE_INDIRECT 0x80
+
+/* An FDE's CIE, as far as reading the FDE's address range needs it. */
+struct ct_cie {
+	Dwarf_Off offset; /* in the section; (Dwarf_Off)-1 for none yet */
+	bool usable;	  /* its FDEs' ranges can be read */
+	uint8_t enc;	  /* of initial_location and address_range ('R') */
+};
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift = 0;
+
+	*v = 0;
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool read_sleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	*v = 0;
+	while (*p < end) {
+		b = *(*p)++;
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				*v |= ~(uint64_t)0 << shift;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* n little-endian bytes at *p, sign-extended if sign. */
+static bool read_fixed(const uint8_t **p, const uint8_t *end, unsigned n, bool sign, uint64_t *v)
+{
+	if ((size_t)(end - *p) < n)
+		return false;
+	*v = 0;
+	for (unsigned i = 0; i < n; i++)
+		*v |= (uint64_t)(*p)[i] << (8 * i);
+	if (sign && n < 8 && (*v >> (8 * n - 1)) & 1)
+		*v |= ~(uint64_t)0 << (8 * n);
+	*p += n;
+	return true;
+}
+
+/*
+ * A pointer of encoding enc at *p, the field's own address being field_addr
+ * (for pcrel). Application other than absolute and pcrel (datarel,
+ * textrel...: no x86-64 toolchain writes them in FDEs), indirection and
+ * aligned pointers are not read.
+ */
+static bool read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, uint64_t field_addr,
+			 uint64_t *v)
+{
+	bool ok;
+
+	if (enc & PE_INDIRECT || ((enc & PE_APPLY) != 0 && (enc & PE_APPLY) != PE_PCREL))
+		return false;
+	switch (enc & PE_FORMAT) {
+	case PE_ABSPTR:
+	case PE_UDATA8:
+	case PE_SDATA8:
+		ok = read_fixed(p, end, 8, false, v);
+		break;
+	case PE_UDATA2:
+		ok = read_fixed(p, end, 2, false, v);
+		break;
+	case PE_SDATA2:
+		ok = read_fixed(p, end, 2, true, v);
+		break;
+	case PE_UDATA4:
+		ok = read_fixed(p, end, 4, false, v);
+		break;
+	case PE_SDATA4:
+		ok = read_fixed(p, end, 4, true, v);
+		break;
+	case PE_ULEB128:
+		ok = read_uleb(p, end, v);
+		break;
+	case PE_SLEB128:
+		ok = read_sleb(p, end, v);
+		break;
+	default:
+		return false;
+	}
+	if (ok && (enc & PE_APPLY) == PE_PCREL)
+		*v += field_addr;
+	return ok;
+}
+
+/*
+ * The 'R' encoding of an .eh_frame CIE, from its augmentation string and
+ * data: "zR" and the like (each letter with data says how much), or no
+ * augmentation at all (absolute pointers).
+ */
+static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
+{
+	const uint8_t *p = cie->augmentation_data,
+		      *end = p ? p + cie->augmentation_data_size : NULL;
+	const char *a = cie->augmentation;
+
+	*enc = PE_ABSPTR;
+	if (!a || !a[0])
+		return true;
+	if (a[0] != 'z' || !p)
+		return false;
+	for (a++; *a; a++) {
+		uint64_t skip;
+
+		switch (*a) {
+		case 'R':
+			if (p == end)
+				return false;
+			*enc = *p;
+			return *enc != PE_OMIT;
+		case 'L':
+			if (p == end)
+				return false;
+			p++;
+			break;
+		case 'P':
+			/* The personality routine's encoding, then the pointer; address not needed. */
+			if (p == end)
+				return false;
+			{
+				uint8_t penc = *p++;
+
+				if (!read_encoded(penc & ~(PE_INDIRECT | PE_APPLY), &p, end, 0,
+						  &skip))
+					return false;
+			}
+			break;
+		case 'S': /* signal frame: libdw says it (signalp) */
+		case 'B': /* AArch64's pointer authentication key */
+		case 'G': /* AArch64's memory tagging */
+			break;
+		default:
+			return false; /* what follows cannot be found */
+		}
+	}
+	/* No 'R': absolute pointers. */
+	return true;
+}
+
+/* The CIE at offset, read again unless it is the last one read (FDEs share few CIEs). */
+static const struct ct_cie *cie_at(struct ct_cie *cie, const unsigned char *ident, Elf_Data *data,
+				   bool eh, Dwarf_Off offset)
+{
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next = offset;
+
+	if (cie->offset == offset)
+		return cie;
+	cie->offset = offset;
+	cie->usable = false;
+	if (offset >= data->d_size || dwarf_next_cfi(ident, data, eh, offset, &next, &e) != 0 ||
+	    !dwarf_cfi_cie_p(&e))
+		return cie;
+	if (eh) {
+		cie->usable = cie_encoding(&e.cie, &cie->enc);
+	} else {
+		/* .debug_frame: absolute addresses of the file's class, no augmentation. */
+		cie->enc = PE_UDATA8;
+		cie->usable = !e.cie.augmentation || !e.cie.augmentation[0];
+	}
+	return cie;
+}
+
+/* Whether [p, end) is within data (libdw says so; a file that fooled it must not fool us). */
+static bool in_data(const Elf_Data *data, const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *b = data->d_buf;
+
+	return p && end && p >= b && end >= p && (size_t)(end - b) <= data->d_size;
+}
+
+/*
+ * Compiles every FDE of a CFI section (data, at address sh_addr; eh for
+ * .eh_frame's format) with libdw's cfi of the same section.
+ */
+static int read_section(struct ct *c, Dwarf_CFI *cfi, Elf_Data *data, uint64_t sh_addr, bool eh)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(c->f->elf, NULL);
+	struct ct_cie cie = {.offset = (Dwarf_Off)-1};
+	Dwarf_Off off = 0;
+
+	if (!ident || !data || !data->d_buf)
+		return 0;
+	while (off < data->d_size) {
+		Dwarf_Off next = off;
+		Dwarf_CFI_Entry e;
+		const struct ct_cie *ci;
+		const uint8_t *p;
+		uint64_t lo, len;
+		int r, err;
+
+		r = dwarf_next_cfi(ident, data, eh, off, &next, &e);
+		if (r > 0)
+			break; /* the end, or .eh_frame's zero terminator */
+		/* Every entry moves on: a broken one is skipped if its length can be trusted. */
+		if (next <= off || next > data->d_size)
+			break;
+		off = next;
+		if (r < 0 || dwarf_cfi_cie_p(&e))
+			continue;
+		c->counts.fdes++;
+		c->counts.fdes_debug_frame += !eh;
+		ci = cie_at(&cie, ident, data, eh, e.fde.CIE_pointer);
+		p = e.fde.start;
+		if (!ci->usable || !in_data(data, e.fde.start, e.fde.end) ||
+		    !read_encoded(ci->enc, &p, e.fde.end,
+				  sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf), &lo) ||
+		    !read_encoded(ci->enc & PE_FORMAT, &p, e.fde.end, 0, &len) ||
+		    len > UINT64_MAX - lo) {
+			c->counts.fdes_unused++;
+			continue;
+		}
+		err = add_fde(c, cfi, !eh, lo, len, (uint64_t)(e.fde.end - e.fde.start));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* --- the table ----------------------------------------------------------------------- */
+
+/* Whether FDE a's rule wins over b's where both cover a byte (cfitable.h). */
+static bool fde_wins(const struct ct_fde *a, const struct ct_fde *b)
+{
+	if (a->debug != b->debug)
+		return !a->debug;
+	if (a->lo != b->lo)
+		return a->lo > b->lo;
+	return a->seq < b->seq;
+}
+
+/* A binary heap of FDE indices, the winner on top. */
+struct ct_heap {
+	uint32_t *v;
+	size_t n;
+};
+
+static void heap_push(struct ct_heap *h, const struct ct_fde *fdes, uint32_t i)
+{
+	size_t k = h->n++;
+
+	while (k && fde_wins(&fdes[i], &fdes[h->v[(k - 1) / 2]])) {
+		h->v[k] = h->v[(k - 1) / 2];
+		k = (k - 1) / 2;
+	}
+	h->v[k] = i;
+}
+
+static void heap_pop(struct ct_heap *h, const struct ct_fde *fdes)
+{
+	uint32_t last = h->v[--h->n];
+	size_t k = 0;
+
+	for (;;) {
+		size_t child = 2 * k + 1;
+
+		if (child >= h->n)
+			break;
+		if (child + 1 < h->n && fde_wins(&fdes[h->v[child + 1]], &fdes[h->v[child]]))
+			child++;
+		if (!fde_wins(&fdes[h->v[child]], &fdes[last]))
+			break;
+		h->v[k] = h->v[child];
+		k = child;
+	}
+	h->v[k] = last;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* An FDE's start and index, to visit FDEs by start. */
+struct ct_start {
+	uint32_t lo, fde;
+};
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct ct_start *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->fde < y->fde ? -1 : x->fde > y->fde;
+}
+
+/* Appends a row unless it has the rule of the row before (pcs come strictly increasing). */
+static int emit(struct fl_cfitable *t, size_t *cap, uint32_t pc, const struct fl_uw_row *rule)
+{
+	int err;
+
+	if (t->nr && same_rule(&t->rows[t->nr - 1], rule))
+		return 0;
+	err = grow((void **)&t->rows, cap, t->nr + 1, sizeof(*t->rows), FL_UW_MAX_ROWS);
+	if (err)
+		return err;
+	t->rows[t->nr] = *rule;
+	t->rows[t->nr].pc = pc;
+	t->nr++;
+	return 0;
+}
+
+/* The rows of FDE fde over [a, b), which it covers. */
+static int emit_fde(struct ct *c, struct fl_cfitable *t, size_t *cap, const struct ct_fde *fde,
+		    uint32_t a, uint32_t b)
+{
+	const struct ct_span *s = &c->spans[fde->first];
+	size_t lo = 0, hi = fde->nr;
+	int err;
+
+	/* The span holding a: its spans tile [fde->lo, fde->hi) in order. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].row.pc <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < fde->nr && s[i].row.pc < b; i++) {
+		err = emit(t, cap, s[i].row.pc > a ? s[i].row.pc : a, &s[i].row);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * The table: at each boundary of an FDE, the winning FDE among those
+ * covering the range up to the next boundary gives the rows there (none: a
+ * FL_CFA_NONE row); the last boundary, the end of code, gets FL_CFA_NONE.
+ * A sweep over the boundaries with a heap of the FDEs begun, whose ended
+ * ones leave it once on top: O(n log n) for n FDEs, overlapping or not.
+ */
+static int build(struct ct *c, struct fl_cfitable *t)
+{
+	static const struct fl_uw_row none = {.cfa_type = FL_CFA_NONE};
+	size_t n = c->nr_fdes, nr_bounds = 0, k = 0, cap = 0;
+	struct ct_start *order = NULL;
+	uint32_t *bounds = NULL;
+	struct ct_heap heap = {0};
+	int err = -ENOMEM;
+
+	bounds = malloc(2 * n * sizeof(*bounds));
+	order = malloc(n * sizeof(*order));
+	heap.v = malloc(n * sizeof(*heap.v));
+	if (!bounds || !order || !heap.v)
+		goto out_free;
+	for (size_t i = 0; i < n; i++) {
+		bounds[2 * i] = c->fdes[i].lo;
+		bounds[2 * i + 1] = c->fdes[i].hi;
+		order[i] = (struct ct_start){.lo = c->fdes[i].lo, .fde = (uint32_t)i};
+	}
+	qsort(bounds, 2 * n, sizeof(*bounds), cmp_u32);
+	for (size_t i = 0; i < 2 * n; i++)
+		if (!nr_bounds || bounds[i] != bounds[nr_bounds - 1])
+			bounds[nr_bounds++] = bounds[i];
+	qsort(order, n, sizeof(*order), cmp_start);
+	err = 0;
+	for (size_t i = 0; i < nr_bounds && !err; i++) {
+		uint32_t x = bounds[i];
+
+		while (k < n && order[k].lo == x)
+			heap_push(&heap, c->fdes, order[k++].fde);
+		while (heap.n && c->fdes[heap.v[0]].hi <= x)
+			heap_pop(&heap, c->fdes);
+		if (heap.n && i + 1 < nr_bounds)
+			err = emit_fde(c, t, &cap, &c->fdes[heap.v[0]], x, bounds[i + 1]);
+		else
+			err = emit(t, &cap, x, &none);
+	}
+out_free:
+	free(heap.v);
+	free(order);
+	free(bounds);
+	return err;
+}
+
+static void table_counts(struct fl_cfitable *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->rows[i].cfa_type <= FL_CFA_UNSUPPORTED)
+			t->counts.rows[t->rows[i].cfa_type]++;
+}
+
+/* Whether the table has a rule for any byte: more than FL_CFA_NONE rows. */
+static bool table_has_cfi(const struct fl_cfitable *t)
+{
+	return t->counts.rows[FL_CFA_NONE] < t->nr;
+}
+
+/* The file's .eh_frame data and address, as libdw reads it (the first section of the name). */
+static Elf_Data *eh_frame_data(Elf *elf, uint64_t *addr)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = fl_cfi_file__section(elf, ".eh_frame", &sh);
+
+	if (!scn)
+		return NULL;
+	*addr = sh.sh_addr;
+	return elf_rawdata(scn, NULL);
+}
+
+/* The .debug_frame data libdw reads, inflated if it was compressed: its image's one section. */
+static Elf_Data *debug_frame_data(struct fl_cfi_file *f)
+{
+	Elf_Scn *scn;
+
+	if (!fl_cfi_file__debug_frame(f) || !f->dbg_image.elf)
+		return NULL;
+	scn = elf_getscn(f->dbg_image.elf, 1);
+	return scn ? elf_getdata(scn, NULL) : NULL;
+}
+
+static uint64_t code_bytes(const struct fl_cfi_file *f)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < f->nr_segs; i++)
+		if (f->segs[i].exec)
+			n += f->segs[i].filesz;
+	return n;
+}
+
+/* Compiles the table of an opened file whose CFI was read. */
+static int compile(struct fl_cfi_file *f, struct fl_cfitable *out)
+{
+	struct ct c = {.f = f};
+	struct fl_cfitable t = {0};
+	Dwarf_CFI *dbg;
+	Elf_Data *data;
+	uint64_t addr = 0;
+	int err = 0;
+
+	if (f->eh && (data = eh_frame_data(f->elf, &addr)))
+		err = read_section(&c, f->eh, data, addr, true);
+	dbg = fl_cfi_file__debug_frame(f);
+	if (!err && dbg && (data = debug_frame_data(f)))
+		err = read_section(&c, dbg, data, 0, false);
+	if (!err)
+		err = c.nr_fdes ? build(&c, &t) : -ENOENT;
+	if (!err) {
+		c.counts.work = c.work;
+		t.counts = c.counts;
+		table_counts(&t);
+		if (!table_has_cfi(&t))
+			err = -ENOENT;
+	}
+	free(c.fdes);
+	free(c.spans);
+	if (err) {
+		free(t.rows);
+		return err;
+	}
+	t.code_bytes = code_bytes(f);
+	*out = t;
+	return 0;
+}
+
+/* x86-64 ELF64 little-endian, the walker's. */
+static int check_machine(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh))
+		return -EINVAL;
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64)
+		return -ENOTSUP;
+	return 0;
+}
+
+/* A compressed .debug_frame must inflate to no more than an uncompressed one may be. */
+static bool debug_frame_size_ok(struct fl_cfi_file *f, int fd)
+{
+	GElf_Shdr sh;
+
+	if (!fl_cfi_file__section(f->elf, ".debug_frame", &sh) || !(sh.sh_flags & SHF_COMPRESSED))
+		return true;
+	return fd < 0 || fl_elfsize__section(f->elf, fd, ".debug_frame", &sh) <= FL_CFI_MAX_BYTES;
+}
+
+int fl_cfitable__from_fd(int fd, struct fl_cfitable *out)
+{
+	struct fl_cfi_file f;
+	struct stat st;
+	int err;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	err = fl_cfi_file__begin_fd(&f, fd);
+	if (err)
+		return err;
+	err = check_machine(f.elf);
+	if (!err &&
+	    (!fl_cfi_file__size_ok(&f, (uint64_t)st.st_size) || !debug_frame_size_ok(&f, fd)))
+		err = -EFBIG;
+	if (!err) {
+		fl_cfi_file__read(&f, fd);
+		/* Everything is read: nothing in the compile may go back to a file that can change. */
+		fl_cfi_file__fd_done(&f);
+		err = compile(&f, out);
+	}
+	fl_cfi_file__fini(&f);
+	return err;
+}
+
+int fl_cfitable__from_memory(const void *image, size_t size, struct fl_cfitable *out)
+{
+	struct fl_cfi_file f;
+	int err;
+
+	err = fl_cfi_file__begin_memory(&f, image, size);
+	if (err)
+		return err;
+	err = check_machine(f.elf);
+	if (!err && !fl_cfi_file__size_ok(&f, size))
+		err = -EFBIG;
+	if (!err) {
+		fl_cfi_file__read(&f, -1);
+		err = compile(&f, out);
+	}
+	fl_cfi_file__fini(&f);
+	return err;
+}
+
+int fl_cfitable__vdso(struct fl_cfitable *out)
+{
+	size_t size;
+	const void *image = fl_cfi_file__vdso_image(&size);
+
+	if (!image)
+		return -ENOENT;
+	return fl_cfitable__from_memory(image, size, out);
+}
+
+void fl_cfitable__fini(struct fl_cfitable *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct fl_uw_row *fl_cfitable__find(const struct fl_cfitable *t, uint64_t off)
+{
+	size_t lo = 0, hi = t->nr;
+
+	if (!t->nr || off < t->rows[0].pc)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rows[lo];
+}

@@ -32,6 +32,8 @@ const volatile bool child_pidns = false;
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 /* bpf_get_ns_current_pid_tgid() exists (5.7+); without it every task is looked up the long way. */
+/* --call-graph kernel-dwarf: user stacks are walked here (unwind.bpf.h), not by bpf_get_stackid(). */
+const volatile bool kdwarf = false;
 const volatile bool have_ns_helper = true;
 /* Bytes waiting in the overflow ring before user space is woken: a quarter of it. */
 const volatile __u64 overflow_wakeup = 2 << 20;
@@ -89,8 +91,14 @@ static __always_inline void count(__u32 idx)
 		*c += 1;
 }
 
+#include "unwind.bpf.h"
+
+/*
+ * Sends the sample whole through the overflow ring. uwalked: the user stack
+ * walked by the kernel-dwarf walker (its scratch stack), else NULL.
+ */
 static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
-				       __u64 now)
+				       __u64 now, const struct uw_stack *uwalked, __u32 nr_walked)
 {
 	struct fl_overflow_rec *rec;
 	long n;
@@ -117,7 +125,16 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 			rec->kerr = n < 0 ? (__s32)n : -EFAULT;
 		}
 	}
-	if (want_user) {
+	if (want_user && uwalked) {
+		if (!bpf_probe_read_kernel(&rec->ips[FL_MAX_STACK_DEPTH], sizeof(*uwalked),
+					   uwalked) &&
+		    nr_walked) {
+			rec->nr_user = nr_walked;
+			rec->uerr = 0;
+		} else {
+			rec->uerr = -EFAULT;
+		}
+	} else if (want_user) {
 		n = bpf_get_stack(ctx, &rec->ips[FL_MAX_STACK_DEPTH],
 				  FL_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
 		if (n > 0) {
@@ -211,6 +228,109 @@ static __always_inline bool ns_ids(__u32 *tgid, __u32 *tid)
 	return *tgid != 0;
 }
 
+/* The user registers of the current task: where the sample interrupted it, or its entry to the kernel. */
+static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct uw_walk *w)
+{
+	struct pt_regs regs;
+
+	/* Volatile: each a load at a constant offset from ctx, the only access the verifier takes. */
+	if (*(volatile unsigned long *)&ctx->regs.cs & 3) {
+		w->pc = *(volatile unsigned long *)&ctx->regs.rip;
+		w->sp = *(volatile unsigned long *)&ctx->regs.rsp;
+		w->bp = *(volatile unsigned long *)&ctx->regs.rbp;
+	} else {
+		/* In the kernel: the registers saved when the task entered it (zero for a kernel thread). */
+		void *saved = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+		if (!saved || bpf_probe_read_kernel(&regs, sizeof(regs), saved))
+			return false;
+		w->pc = regs.rip;
+		w->sp = regs.rsp;
+		w->bp = regs.rbp;
+	}
+	return w->pc != 0 && w->sp != 0;
+}
+
+/* The hash of a walked stack (uw_mix() of its frames) folded into an id below ustack_slots. */
+static __always_inline __u32 ustack_id(__u64 h)
+{
+	return (__u32)(h ^ (h >> 32)) & (ustack_slots - 1);
+}
+
+static __always_inline bool same_stack(const struct uw_stack *a, const struct uw_stack *b)
+{
+	for (int i = 0; i < FL_MAX_STACK_DEPTH; i++) {
+		if (a->ips[i] != b->ips[i])
+			return false;
+		if (!a->ips[i])
+			break;
+	}
+	return true;
+}
+
+/*
+ * kernel-dwarf: walks the user stack, stores it in the ustacks map and sets
+ * *id as bpf_get_stackid() would; true when the sample must travel whole
+ * (a hash collision, a full map), with the walk in *walked and *nr_walked.
+ */
+static __always_inline bool walk_user(struct bpf_perf_event_data *ctx, __u32 tgid, void *ustack_map,
+				      __s32 *id, struct uw_stack **walked, __u32 *nr_walked)
+{
+	struct uw_walk w = {.tgid = tgid, .exact = true, .known = true};
+	__u32 zero = 0, n, slot;
+	struct uw_stack *out = bpf_map_lookup_elem(&uw_scratch, &zero), *old;
+	long err;
+
+	if (!out)
+		return false;
+	if (!user_regs(ctx, &w)) {
+		*id = -EFAULT;
+		count(FL_CNT_USTACK_NONE);
+		return false;
+	}
+	/* Zero-terminated as a stack map's entries are: the frames not written stay 0. */
+	__builtin_memset(out, 0, sizeof(*out));
+	w.hash = UW_HASH_SEED;
+	bpf_loop(FL_MAX_STACK_DEPTH, uw_step, &w, 0);
+	n = w.nr;
+	if (w.end == UW_STOPPED && n < FL_MAX_STACK_DEPTH) {
+		out->ips[n] = FL_UW_STOPPED_IP;
+		w.hash = uw_mix(w.hash, FL_UW_STOPPED_IP);
+		n++;
+	}
+	count(FL_CNT_UW_WALKED);
+	if (!w.how)
+		count(FL_CNT_UW_TABLES);
+	if (w.how & UW_FP_NOTABLE)
+		count(FL_CNT_UW_FP_NOTABLE);
+	if (w.how & UW_FP_NOCFI)
+		count(FL_CNT_UW_FP_NOCFI);
+	count(w.end == UW_COMPLETE  ? FL_CNT_UW_COMPLETE
+	      : w.end == UW_STOPPED ? FL_CNT_UW_STOPPED
+				    : FL_CNT_UW_TRUNCATED);
+	if (!n) {
+		*id = -EFAULT;
+		count(FL_CNT_USTACK_NONE);
+		return false;
+	}
+	*walked = out;
+	*nr_walked = n;
+	slot = ustack_id(w.hash);
+	*id = (__s32)slot;
+	err = bpf_map_update_elem(ustack_map, &slot, out, BPF_NOEXIST);
+	if (!err)
+		return false;
+	if (err == -EEXIST) {
+		old = bpf_map_lookup_elem(ustack_map, &slot);
+		if (old && same_stack(out, old))
+			return false;
+		count(FL_CNT_COLLISION);
+		return true;
+	}
+	count(FL_CNT_STACKMAP_FULL);
+	return true;
+}
+
 /* A stack id, or the reason there is none; true when the sample must travel whole. */
 static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, void *map, __u64 flags,
 				     __s32 *id, __u32 none_counter)
@@ -233,8 +353,10 @@ static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, void *map,
 }
 
 static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_map,
-				   void *counts_map)
+				   void *counts_map, void *ustack_map)
 {
+	struct uw_stack *walked = NULL;
+	__u32 nr_walked = 0;
 	struct fl_stack_key key = {};
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
@@ -275,11 +397,13 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	if (want_kernel)
 		whole |= stack_id(ctx, stack_map, 0, &key.kstack, FL_CNT_KSTACK_NONE);
-	if (want_user)
+	if (want_user && kdwarf)
+		whole |= walk_user(ctx, tgid, ustack_map, &key.ustack, &walked, &nr_walked);
+	else if (want_user)
 		whole |=
 			stack_id(ctx, stack_map, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
 	if (whole) {
-		send_whole(ctx, tgid, key.tid, now);
+		send_whole(ctx, tgid, key.tid, now, walked, nr_walked);
 		return;
 	}
 
@@ -304,7 +428,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	}
 	if (err) {
 		count(FL_CNT_COUNTS_FULL);
-		send_whole(ctx, tgid, key.tid, now);
+		send_whole(ctx, tgid, key.tid, now, walked, nr_walked);
 	}
 }
 
@@ -323,9 +447,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (entered)
 		__sync_fetch_and_add(entered, 1);
 	if (two_sets && *(volatile __u32 *)&active_set)
-		sample(ctx, &stacks1, &counts1);
+		sample(ctx, &stacks1, &counts1, &ustacks1);
 	else
-		sample(ctx, &stacks, &counts);
+		sample(ctx, &stacks, &counts, &ustacks);
 	count(FL_CNT_DONE);
 	return 0;
 }
@@ -353,6 +477,47 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!bpf_map_lookup_elem(&targets, &ptgid))
 		return 0;
 	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+/*
+ * kernel-dwarf: an exec replaces every mapping of the process. Its entry in
+ * procs goes at once (its samples use frame pointers until user space has
+ * read the new mappings), rather than walking new code with the old tables.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(uw_on_exec, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (child_pidns) {
+		tgid = pid_in_ns(BPF_CORE_READ(p, group_leader, thread_pid));
+		if (!tgid)
+			return 0;
+	}
+	bpf_map_delete_elem(&procs, &tgid);
+	return 0;
+}
+
+/* kernel-dwarf: a forked child has its parent's mappings; it need not wait for user space. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(uw_on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid;
+	__u32 ctgid = child->tgid;
+	struct fl_uw_proc *pp;
+
+	if (ptgid == ctgid)
+		return 0;
+	if (child_pidns) {
+		ptgid = pid_in_ns(BPF_CORE_READ(parent, group_leader, thread_pid));
+		ctgid = pid_in_ns(BPF_CORE_READ(child, thread_pid));
+		if (!ptgid || !ctgid)
+			return 0;
+	}
+	pp = bpf_map_lookup_elem(&procs, &ptgid);
+	if (pp)
+		bpf_map_update_elem(&procs, &ctgid, pp, BPF_ANY);
 	return 0;
 }
 

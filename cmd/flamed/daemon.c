@@ -53,11 +53,12 @@ static const char daemon_usage[] =
 	"                           (systemctl reload runs it first)\n"
 	"      --KEY VALUE          override a key of the file (--KEY=VALUE too; '-' for '_'):\n"
 	"                           --frequency HZ, --interval DURATION, --call-graph "
-	"fp|dwarf[,SIZE],\n"
+	"kernel-dwarf|fp|dwarf[,SIZE],\n"
 	"                           --targets all|PID,NAME,..., --idle BOOL, --kernel BOOL,\n"
 	"                           --user BOOL, --output-dir DIR, --formats folded,svg,\n"
 	"                           --keep-files N, --keep-age DURATION, --keep-bytes SIZE,\n"
-	"                           --max-stacks N, --max-processes N, --max-symbol-cache SIZE\n"
+	"                           --max-stacks N, --max-processes N, --max-symbol-cache SIZE,\n"
+	"                           --max-unwind-tables SIZE\n"
 	"                           (see flamed.conf(5))\n"
 	"  -v, --verbose            debug messages\n"
 	"  -h, --help               this help\n";
@@ -225,10 +226,10 @@ static bool same_pids(const struct fl_config *a, const struct fl_config *b)
 /* Whether going from a to b needs a new sampling session. */
 static bool sampling_changed(const struct fl_config *a, const struct fl_config *b)
 {
-	return a->frequency != b->frequency || a->dwarf != b->dwarf ||
-	       a->stack_size != b->stack_size || a->all_targets != b->all_targets ||
-	       !same_pids(a, b) || a->idle != b->idle || a->kernel != b->kernel ||
-	       a->user != b->user || a->max_stacks != b->max_stacks ||
+	return a->frequency != b->frequency || a->dwarf != b->dwarf || a->kdwarf != b->kdwarf ||
+	       a->max_unwind_tables != b->max_unwind_tables || a->stack_size != b->stack_size ||
+	       a->all_targets != b->all_targets || !same_pids(a, b) || a->idle != b->idle ||
+	       a->kernel != b->kernel || a->user != b->user || a->max_stacks != b->max_stacks ||
 	       a->max_processes != b->max_processes || a->max_symbol_cache != b->max_symbol_cache;
 }
 
@@ -318,6 +319,8 @@ static int open_session(struct daemon *d)
 		.user = c->user,
 		.dwarf = c->dwarf,
 		.stack_size = c->stack_size,
+		.kdwarf = c->kdwarf && !c->dwarf,
+		.max_table_bytes = c->max_unwind_tables,
 		.max_stacks = c->max_stacks,
 		.max_processes = c->max_processes,
 		.max_cache_bytes = c->max_symbol_cache,
@@ -939,7 +942,7 @@ static void reload(struct daemon *d)
 		if (p && session_set_profile(&d->ses, p))
 			fl_profile__free(p); /* -ENOMEM: those samples are lost */
 		msg("configuration reloaded from %s: sampling restarted at %u Hz (%s)",
-		    d->config_path, d->cfg.frequency, d->cfg.dwarf ? "dwarf" : "fp");
+		    d->config_path, d->cfg.frequency, call_graph_name(&d->ses));
 	} else {
 		fl_config__fini(&d->cfg);
 		d->cfg = c;
@@ -1021,6 +1024,7 @@ static int run(struct daemon *d)
 				break;
 			case TAG_SAMPLER:
 			case TAG_TRACKER:
+			case TAG_MAPS:
 				/* A session closed by a reload may leave a stale event. */
 				if (d->ses.sampler)
 					session_event(&d->ses, tag);
@@ -1231,7 +1235,7 @@ int cmd_daemon(int argc, char **argv)
 		goto out;
 	}
 	msg("daemon started: %u Hz, %s stacks, %s, a snapshot every %.0f s to %s (%s backend)",
-	    d.cfg.frequency, d.cfg.dwarf ? "dwarf" : "frame-pointer",
+	    d.cfg.frequency, call_graph_name(&d.ses),
 	    d.cfg.all_targets ? "every process" : "configured targets",
 	    (double)d.cfg.interval_ns / 1e9, d.cfg.output_dir,
 	    fl_sampler__backend(d.ses.sampler) == FL_SAMPLER_BPF ? "bpf" : "ring buffer");

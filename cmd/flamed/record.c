@@ -63,6 +63,8 @@ struct record_args {
 	uint64_t max_symbol_cache;
 	bool dwarf;	     /* --call-graph dwarf */
 	uint32_t stack_size; /* its user-stack copy in bytes */
+	bool kdwarf;	     /* --call-graph kernel-dwarf (the default) */
+	uint64_t max_unwind_tables;
 	struct svg_args svg; /* -o FILE.svg / --format svg */
 };
 
@@ -84,9 +86,15 @@ static const char record_usage[] =
 	"      --format FMT         folded or svg (default: from the extension of -o:\n"
 	"                           .svg is svg; .folded, .txt, .collapsed or none folded)\n"
 	"  -g                       accepted for perf compatibility: stacks are always recorded\n"
-	"      --call-graph MODE    fp: frame-pointer stacks (the default, counted in BPF);\n"
+	"      --call-graph MODE    kernel-dwarf (the default): the BPF program walks user\n"
+	"                           stacks with unwind tables built from the binaries' CFI\n"
+	"                           (frame pointers where there is none), counted in BPF;\n"
+	"                           fp: frame-pointer stacks only, counted in BPF;\n"
 	"                           dwarf[,SIZE]: copy SIZE bytes of each user stack (default\n"
 	"                           16384, at most 65528) and unwind it with the binaries' CFI\n"
+	"                           in user space\n"
+	"      --max-unwind-tables SIZE  memory for kernel-dwarf's unwind tables (default\n"
+	"                           256M; files past it are walked with frame pointers)\n"
 	"      --per-process        root frame COMM-PID\n"
 	"      --per-thread         root frame COMM-PID/TID\n"
 	"      --idle               keep idle-task samples (dropped by default)\n"
@@ -184,15 +192,17 @@ enum {
 	OPT_MAX_STACKS,
 	OPT_MAX_PROCESSES,
 	OPT_MAX_SYMBOL_CACHE,
+	OPT_MAX_UNWIND_TABLES,
 };
 
-/* "fp", "dwarf" or "dwarf,SIZE", as perf record spells it. */
+/* "fp", "dwarf" or "dwarf,SIZE", as perf record spells it, or "kernel-dwarf". */
 static int parse_call_graph(const char *s, struct record_args *a)
 {
 	uint32_t size;
 
 	a->dwarf = false;
-	if (!strcmp(s, "fp"))
+	a->kdwarf = !strcmp(s, "kernel-dwarf");
+	if (a->kdwarf || !strcmp(s, "fp"))
 		return 0;
 	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
 		return -EINVAL;
@@ -230,6 +240,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 		{"max-processes", required_argument, NULL, OPT_MAX_PROCESSES},
 		{"max-symbol-cache", required_argument, NULL, OPT_MAX_SYMBOL_CACHE},
+		{"max-unwind-tables", required_argument, NULL, OPT_MAX_UNWIND_TABLES},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		SVG_LONG_OPTIONS,
@@ -239,6 +250,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c;
 
 	a->freq = DEFAULT_FREQ;
+	a->kdwarf = true;
 	svg_args_init(&a->svg);
 	opterr = 0;
 	/* '+': the first non-option starts the command, as with perf record. */
@@ -293,9 +305,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_CALL_GRAPH:
 			if (parse_call_graph(optarg, a)) {
-				usage_error("invalid --call-graph '%s': use fp, dwarf or "
-					    "dwarf,SIZE (8 to 65528 bytes)",
-					    optarg);
+				usage_error(
+					"invalid --call-graph '%s': use kernel-dwarf, fp, dwarf "
+					"or dwarf,SIZE (8 to 65528 bytes)",
+					optarg);
 				return 1000 + EXIT_USAGE;
 			}
 			break;
@@ -361,6 +374,19 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				return 1000 + EXIT_USAGE;
 			}
 			a->max_symbol_cache = cfg.max_symbol_cache;
+			fl_config__fini(&cfg);
+			break;
+		}
+		case OPT_MAX_UNWIND_TABLES: {
+			struct fl_config cfg;
+			char why[256];
+
+			fl_config__init(&cfg);
+			if (fl_config__set(&cfg, "max_unwind_tables", optarg, why, sizeof(why))) {
+				usage_error("invalid --max-unwind-tables: %s", why);
+				return 1000 + EXIT_USAGE;
+			}
+			a->max_unwind_tables = cfg.max_unwind_tables;
 			fl_config__fini(&cfg);
 			break;
 		}
@@ -470,6 +496,9 @@ static int check_pids(const struct record_args *a)
 	}
 	return 0;
 }
+
+/* How long -- CMD waits for the tables of the C library and the loader, at most. */
+#define CMD_TABLES_WAIT_MS 500
 
 /* The -- CMD child: forked stopped at a pipe, released once sampling runs. */
 struct child {
@@ -684,6 +713,7 @@ static int event_loop(struct recording *r, int ep, int sfd)
 				break;
 			case TAG_SAMPLER:
 			case TAG_TRACKER:
+			case TAG_MAPS:
 				session_event(&r->ses, tag);
 				break;
 			case TAG_PIDFD:
@@ -765,17 +795,52 @@ static void report_cfi_budget(const struct recording *r)
 		    (double)us.bytes_over_budget / 1048576.0);
 }
 
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* kernel-dwarf: how the user stacks were walked, and what the tables cost. */
+static void report_kdwarf(const struct recording *r, const struct fl_sampler_stats *ss)
+{
+	uint64_t n = ss->uw_walked;
+
+	msg("user stacks (kernel-dwarf): %llu walked, %.1f%% by unwind tables alone, "
+	    "%.1f%% with frame pointers for a file whose table was not loaded yet, %.1f%% "
+	    "with frame pointers for code without CFI; %.1f%% reached the outermost frame, "
+	    "%llu stopped early ([unwind failed]), %llu cut at %d frames",
+	    (unsigned long long)n, pct(ss->uw_tables, n), pct(ss->uw_fp_notable, n),
+	    pct(ss->uw_fp_nocfi, n), pct(ss->uw_complete, n), (unsigned long long)ss->uw_stopped,
+	    (unsigned long long)ss->uw_truncated, FL_MAX_STACK_DEPTH);
+	msg("unwind tables: %llu files, %llu loaded (%.1f MiB for %.1f MiB of code, %.1f MiB "
+	    "at most), %llu without usable CFI, %llu over --max-unwind-tables%s; built in %.0f "
+	    "ms of CPU%s",
+	    (unsigned long long)ss->tables_files, (unsigned long long)ss->tables_loaded,
+	    (double)ss->tables_bytes / 1048576.0, (double)ss->tables_code_bytes / 1048576.0,
+	    (double)ss->tables_peak_bytes / 1048576.0, (unsigned long long)ss->tables_no_cfi,
+	    (unsigned long long)ss->tables_over_budget, ss->tables_over_budget ? " (raise it)" : "",
+	    (double)ss->tables_build_ns / 1e6,
+	    ss->tables_pending ? ", some still being built at the end" : "");
+	if (verbose && ss->tables_first_ns)
+		msg("unwind tables: the first loaded %.3f s after flamed started, the last %.3f s "
+		    "after; %llu rows, %llu processes' mappings in the kernel at the end%s",
+		    (double)ss->tables_first_ns / 1e9 - r->begun,
+		    (double)ss->tables_last_ns / 1e9 - r->begun,
+		    (unsigned long long)ss->tables_rows, (unsigned long long)ss->tables_procs,
+		    ss->tables_maps_dropped ? " (some with more mappings than are kept)" : "");
+}
+
 static void print_summary(const struct recording *r, const struct fl_profile *p,
 			  const struct fl_sampler_stats *ss, const struct fl_fold_stats *fs,
 			  const struct fl_tracker_stats *ts, double elapsed)
 {
 	const struct record_args *a = r->args;
 
-	msg("%llu samples, %zu stacks in %.1f s (%s, %s backend)%s%s",
+	msg("%llu samples, %zu stacks in %.1f s (%s, %s backend, call graph %s)%s%s",
 	    (unsigned long long)fl_profile__total(p), fl_profile__nr_stacks(p), elapsed,
 	    r->stop_reason,
 	    fl_sampler__backend(r->ses.sampler) == FL_SAMPLER_BPF ? "bpf" : "ring buffer",
-	    a->output && strcmp(a->output, "-") ? ", written to " : "",
+	    call_graph_name(&r->ses), a->output && strcmp(a->output, "-") ? ", written to " : "",
 	    a->output && strcmp(a->output, "-") ? a->output : "");
 	if (ss->idle)
 		msg("%llu idle samples dropped (--idle keeps them)", (unsigned long long)ss->idle);
@@ -822,6 +887,8 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    n ? 100.0 * (double)ss->unwind_failed / (double)n : 0.0);
 		report_cfi_budget(r);
 	}
+	if (fl_sampler__kdwarf(r->ses.sampler))
+		report_kdwarf(r, ss);
 	if (verbose)
 		msg("process tracker: %llu forks, %llu execs, %llu exits; %llu processes tracked "
 		    "at "
@@ -930,10 +997,11 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 			 "; samples outside flamed's pid namespace left out: %llu",
 			 (unsigned long long)ss->other_ns);
 	if (asprintf(&caveats,
-		     "%llu samples in %.1f s at %llu Hz; stacks lost: %llu, cut at the depth "
-		     "limit: %llu; "
+		     "%llu samples in %.1f s at %llu Hz, call graph %s; stacks lost: %llu, cut at "
+		     "the depth limit: %llu; "
 		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu%s%s",
 		     (unsigned long long)fl_profile__total(p), elapsed, (unsigned long long)a->freq,
+		     call_graph_name(&r->ses),
 		     (unsigned long long)(ss->lost + ss->lost_records + ts->lost),
 		     (unsigned long long)ss->truncated,
 		     fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
@@ -1042,6 +1110,8 @@ static int record(struct record_args *a)
 		.no_demangle = a->no_demangle,
 		.dwarf = a->dwarf,
 		.stack_size = a->stack_size,
+		.kdwarf = a->kdwarf && !a->dwarf,
+		.max_table_bytes = a->max_unwind_tables,
 		.stack_storage_size = a->stack_storage_size,
 		.max_stacks = a->max_stacks,
 		.max_processes = a->max_processes ? a->max_processes : 32768,
@@ -1116,6 +1186,13 @@ static int record(struct record_args *a)
 	}
 	r.status_line = isatty(STDERR_FILENO);
 	if (a->cmd) {
+		/*
+		 * kernel-dwarf: the tables of the C library and the loader (built
+		 * from flamed's own, the files nearly every program maps) are
+		 * ready before the command runs, so that its first samples are
+		 * walked with them. Nothing else is sampled meanwhile.
+		 */
+		fl_sampler__settle_tables(r.ses.sampler, CMD_TABLES_WAIT_MS);
 		err = child_release(&r.child);
 		if (err) {
 			msg("cannot run %s: %s", a->cmd[0], strerror(-err));

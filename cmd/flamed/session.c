@@ -21,6 +21,9 @@
 #include "flamed/unwinding/unwind.h"
 #include "session.h"
 
+/* Seconds between two reads of the tracker for the walker's mappings (kernel-dwarf). */
+#define MAPS_PERIOD 0.02
+
 int epoll_add(int ep, int fd, enum tag tag, uint32_t idx)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)tag << 32 | idx};
@@ -303,6 +306,8 @@ static int open_sampler(struct session *s)
 		.era_ctx = s,
 		.snapshots = o->snapshots,
 		.pidns = &s->pidns,
+		.kdwarf = o->kdwarf,
+		.max_table_bytes = o->max_table_bytes,
 	};
 	int err, bpf_err = 0;
 
@@ -313,6 +318,22 @@ static int open_sampler(struct session *s)
 			msg("--no-bpf: counting stacks from the perf ring buffer");
 	} else {
 		bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &s->sampler);
+		if (bpf_err && so.kdwarf && o->user) {
+			/*
+			 * The walker needs more of the kernel than counting stacks
+			 * does (bpf_loop, BTF, map-in-map): frame pointers then, and
+			 * say so, once, in the summary and here.
+			 */
+			s->kdwarf_failed = bpf_err;
+			so.kdwarf = false;
+			bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &s->sampler);
+			if (!bpf_err)
+				msg("cannot load the in-kernel unwinder (%s): user stacks by frame "
+				    "pointers instead (--call-graph fp); it needs Linux 5.17 or "
+				    "later "
+				    "with BTF",
+				    strerror(-s->kdwarf_failed));
+		}
 		if (!bpf_err)
 			return 0;
 	}
@@ -362,6 +383,7 @@ int session_open(struct session *s, const struct session_opts *o)
 
 	s->o = *o;
 	s->ep = -1;
+	s->maps_fd = -1;
 	s->budget = (struct fl_budget){.max = o->max_cache_bytes ?: FL_SYM_DEFAULT_CACHE};
 	err = session_check_pidns(&s->pidns);
 	if (err)
@@ -388,6 +410,7 @@ int session_open(struct session *s, const struct session_opts *o)
 				     .on_exec = o->on_exec ? on_exec : NULL,
 				     .max_processes = o->max_processes,
 				     .child_pidns = !s->pidns.initial,
+				     .track_changes = fl_sampler__kdwarf(s->sampler),
 				     .ctx = s};
 	err = fl_tracker__new(&to, &s->tracker);
 	if (err) {
@@ -454,6 +477,18 @@ int session_watch(struct session *s, int ep)
 	int err = 0;
 
 	s->ep = ep;
+	/*
+	 * kernel-dwarf: a process's mappings reach the walker when the tracker
+	 * is read. Its rings wake flamed only when a quarter full, so they are
+	 * also read every MAPS_PERIOD: a program just started is walked with
+	 * its tables after some milliseconds, not after a second.
+	 */
+	if (fl_sampler__kdwarf(s->sampler) && s->maps_fd < 0) {
+		s->maps_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (s->maps_fd < 0 || timer_arm(s->maps_fd, MAPS_PERIOD, MAPS_PERIOD))
+			return s->maps_fd < 0 ? -errno : -EINVAL;
+		err = epoll_add(ep, s->maps_fd, TAG_MAPS, 0);
+	}
 	for (size_t i = 0; !err && i < fl_sampler__nr_fds(s->sampler); i++)
 		err = watch_fd(ep, fl_sampler__fd(s->sampler, i), TAG_SAMPLER, (uint32_t)i);
 	for (size_t i = 0; !err && i < fl_tracker__nr_fds(s->tracker); i++)
@@ -576,6 +611,42 @@ void session_report_hotplug(const struct fl_sampler_stats *ss)
 	    h->cpus, h->cpus == 1 ? " was" : "s were", (double)h->dead_ns / 1e9, still);
 }
 
+const char *call_graph_name(const struct session *s)
+{
+	if (!s->o.user)
+		return "none";
+	if (s->o.dwarf)
+		return "dwarf";
+	if (s->sampler && fl_sampler__kdwarf(s->sampler))
+		return "kernel-dwarf";
+	if (s->o.kdwarf && fl_sampler__backend(s->sampler) == FL_SAMPLER_BPF)
+		return "fp (kernel-dwarf could not load)";
+	if (s->o.kdwarf)
+		return "fp (kernel-dwarf needs BPF)";
+	return "fp";
+}
+
+static int push_maps_cb(void *ctx, uint32_t pid, const struct fl_tmap *maps, size_t n)
+{
+	struct session *s = ctx;
+
+	/* A process the kernel could not be told about has frame-pointer stacks: not fatal. */
+	fl_sampler__set_maps(s->sampler, pid, maps, n);
+	return 0;
+}
+
+/*
+ * Reads the mapping records, then (kernel-dwarf) tells the BPF walker what
+ * changed: its view of the processes' mappings lags the tracker's by one
+ * read.
+ */
+static void tracker_poll(struct session *s)
+{
+	fl_tracker__poll(s->tracker);
+	if (fl_sampler__kdwarf(s->sampler))
+		fl_tracker__changed(s->tracker, push_maps_cb, s);
+}
+
 int session_start(struct session *s)
 {
 	int err;
@@ -585,6 +656,8 @@ int session_start(struct session *s)
 	s->max_rate_min = s->max_rate_start;
 	/* Tracker first: mappings made while the sampler starts are not missed. */
 	err = fl_tracker__start(s->tracker);
+	if (!err && fl_sampler__kdwarf(s->sampler))
+		fl_tracker__changed(s->tracker, push_maps_cb, s);
 	if (!err)
 		err = fl_sampler__start(s->sampler);
 	if (err)
@@ -607,6 +680,8 @@ static int fold_cb(const struct fl_raw_stack *st, void *ctx)
  * processes exit every second does not pay for a walk every second.
  */
 #define FLUSH_MIN_EXITED 256
+/* Ticks between two trims of the unwind tables (kernel-dwarf). */
+#define TRIM_TICKS 30
 #define FLUSH_MAX_TICKS 10
 
 static int cmp_u32(const void *a, const void *b)
@@ -658,8 +733,13 @@ static int flush_exited(struct session *s)
 
 void session_event(struct session *s, enum tag tag)
 {
+	uint64_t ticks;
+
+	if (tag == TAG_MAPS && read(s->maps_fd, &ticks, sizeof(ticks)) < 0) {
+		/* EAGAIN: nothing to clear */
+	}
 	/* Mappings first: DWARF samples are unwound as they are read. */
-	fl_tracker__poll(s->tracker);
+	tracker_poll(s);
 	if (tag == TAG_SAMPLER)
 		fl_sampler__poll(s->sampler);
 	/* While the JIT processes just seen live (a map they remove at exit stays readable). */
@@ -670,7 +750,7 @@ void session_tick(struct session *s)
 {
 	s->tick_poll[0] = s->tick_poll[1];
 	s->tick_poll[1] = fl_tracker__now();
-	fl_tracker__poll(s->tracker);
+	tracker_poll(s);
 	fl_sampler__poll(s->sampler);
 	if (s->running) {
 		int rate;
@@ -684,6 +764,11 @@ void session_tick(struct session *s)
 	fl_symbolizer__jit_retry(s->symbolizer);
 	if (!s->err)
 		s->err = flush_exited(s);
+	/* Tables of files no process maps any more go (a file mapped again soon keeps its table). */
+	if (++s->ticks_since_trim >= TRIM_TICKS) {
+		s->ticks_since_trim = 0;
+		fl_sampler__trim_tables(s->sampler);
+	}
 }
 
 void session_stop(struct session *s)
@@ -704,7 +789,7 @@ int session_drain(struct session *s)
 int session_snapshot(struct session *s)
 {
 	/* Mapping records first, as at a tick. */
-	fl_tracker__poll(s->tracker);
+	tracker_poll(s);
 	fl_sampler__poll(s->sampler);
 	return fl_sampler__snapshot(s->sampler, fold_cb, s->fold);
 }
@@ -753,6 +838,8 @@ void session_close(struct session *s)
 	fl_sampler__free(s->sampler);
 	fl_unwinder__free(s->unwinder);
 	free(s->offline_at_start);
+	if (s->maps_fd > 0)
+		close(s->maps_fd);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -33,6 +33,7 @@ enum tag {
 	TAG_PIDFD,
 	TAG_SNAPSHOT,
 	TAG_WATCHDOG,
+	TAG_MAPS, /* kernel-dwarf: time to tell the BPF walker about new mappings */
 };
 
 /*
@@ -61,6 +62,13 @@ struct session_opts {
 	bool no_inline, srcline, no_demangle;
 	bool dwarf;
 	uint32_t stack_size;
+	/*
+	 * --call-graph kernel-dwarf: user stacks walked by the BPF program with
+	 * unwind tables (frame pointers when it cannot be loaded: kdwarf_failed
+	 * says why). max_table_bytes bounds the tables (0: a default).
+	 */
+	bool kdwarf;
+	uint64_t max_table_bytes;
 	uint32_t stack_storage_size, max_stacks;
 	double duration;	  /* seconds, 0: unknown (sizes the BPF maps) */
 	bool snapshots;		  /* session_snapshot() will be called */
@@ -89,6 +97,9 @@ struct session {
 	int err;		    /* a failure of the loop's work (-ENOMEM), sticky */
 	uint64_t tick_poll[2];	    /* when the last two ticks' ring reads began */
 	unsigned int ticks_since_flush;
+	unsigned int ticks_since_trim;
+	int kdwarf_failed; /* -errno: kernel-dwarf asked for and not loadable (0: loaded or not asked) */
+	int maps_fd;	   /* kernel-dwarf: the TAG_MAPS timerfd, or -1 */
 	int ep;		    /* the epoll the fds are watched with (session_watch()), or -1 */
 	bool running;	    /* between session_start() and session_stop() */
 	unsigned revived;   /* CPUs whose events were opened again after a hotplug */
@@ -108,6 +119,12 @@ void session_report_throttling(const struct session *s, const struct fl_sampler_
 
 /* One line when CPUs were offline (not sampled) for part of the time (ss->hotplug). */
 void session_report_hotplug(const struct fl_sampler_stats *ss);
+
+/*
+ * The user-stack mode that ran: "kernel-dwarf", "dwarf", "fp", or "fp
+ * (kernel-dwarf could not load)"; "none" with user stacks not recorded.
+ */
+const char *call_graph_name(const struct session *s);
 
 /* A sampling frequency the kernel takes, or one line saying why not. Returns 0 or -EINVAL. */
 int session_check_freq(uint64_t freq);
@@ -131,7 +148,7 @@ int session_open(struct session *s, const struct session_opts *o);
 int session_watch(struct session *s, int ep);
 /* Tracker first, then sampling. Prints one line on failure. */
 int session_start(struct session *s);
-/* TAG_SAMPLER or TAG_TRACKER woke the loop. */
+/* TAG_SAMPLER, TAG_TRACKER or TAG_MAPS woke the loop. */
 void session_event(struct session *s, enum tag tag);
 /* Once a second: reads the rings, retries JIT maps, names exited processes. */
 void session_tick(struct session *s);

@@ -49,6 +49,14 @@ enum fl_counter {
 	FL_CNT_OVERFLOW_LOST, /* ... and those the full ring buffer dropped */
 	FL_CNT_DONE,	      /* samples the program finished with (SAMPLES - DONE: inside now) */
 	FL_CNT_OTHER_NS,      /* samples of tasks outside flamed's pid namespace (no targets) */
+	/* --call-graph kernel-dwarf: user stacks walked in the program, and how. */
+	FL_CNT_UW_WALKED,     /* user stacks walked */
+	FL_CNT_UW_TABLES,     /* ... every frame by its file's unwind table */
+	FL_CNT_UW_FP_NOTABLE, /* ... some frame by frame pointers: its file's table not loaded yet */
+	FL_CNT_UW_FP_NOCFI,   /* ... some frame by frame pointers: code without CFI (JIT, asm) */
+	FL_CNT_UW_COMPLETE,   /* ... reached the outermost frame */
+	FL_CNT_UW_STOPPED,    /* ... stopped before it (marked FL_UIP_FAILED) */
+	FL_CNT_UW_TRUNCATED,  /* ... cut at FL_MAX_STACK_DEPTH frames */
 	FL_CNT_MAX,
 };
 

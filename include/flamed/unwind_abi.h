@@ -19,9 +19,9 @@
 
 /* How the canonical frame address (the caller's stack pointer) is found. */
 enum fl_cfa_type {
-	FL_CFA_NONE = 0,	/* no CFI covers this pc */
-	FL_CFA_RSP = 1,		/* rsp + cfa_off */
-	FL_CFA_RBP = 2,		/* rbp + cfa_off */
+	FL_CFA_NONE = 0, /* no CFI covers this pc */
+	FL_CFA_RSP = 1,	 /* rsp + cfa_off */
+	FL_CFA_RBP = 2,	 /* rbp + cfa_off */
 	/*
 	 * glibc's and binutils' PLT entries: rsp + cfa_off, plus 8 when
 	 * (pc & 15) >= plt_threshold (the push of the entry's second half);
@@ -51,10 +51,10 @@ enum fl_rbp_type {
 };
 
 struct fl_uw_row {
-	__u32 pc;	/* file offset where this rule starts */
-	__u8 cfa_type;	/* enum fl_cfa_type */
-	__u8 rbp_type;	/* enum fl_rbp_type (SIGNAL: unused) */
-	__s16 ra_off;	/* return address at cfa + ra_off (x86-64: -8); SIGNAL: rsp + ra_off */
+	__u32 pc;      /* file offset where this rule starts */
+	__u8 cfa_type; /* enum fl_cfa_type */
+	__u8 rbp_type; /* enum fl_rbp_type (SIGNAL: unused) */
+	__s16 ra_off;  /* return address at cfa + ra_off (x86-64: -8); SIGNAL: rsp + ra_off */
 	__s32 cfa_off;
 	__s32 rbp_off;
 };
@@ -65,6 +65,33 @@ struct fl_uw_row {
 #define FL_UW_SEARCH_STEPS 24
 /* Files with a table loaded at once (ids 1..FL_UW_MAX_FILES-1; 0 means none). */
 #define FL_UW_MAX_FILES 8192
+
+/*
+ * Tables live in chunks: BPF arrays of rows, each holding the tables of
+ * many files one after the other. (An array per file would cost a
+ * synchronize_rcu(), some milliseconds, for each file put into the array
+ * of maps; a chunk costs one for many files.) A file's table is where its
+ * location (the table_loc map) says: chunk, first row, rows. 0 means not
+ * loaded yet; FL_UW_LOC_NONE no table for good (no usable CFI, unreadable,
+ * over the memory budget): frame pointers for its code. One 64-bit word, so
+ * that the walker never reads half of an update.
+ */
+#define FL_UW_MAX_CHUNKS 64
+#define FL_UW_LOC_NONE 0xffffffffffffffffULL
+#define FL_UW_LOC(chunk, start, len) ((__u64)(len) << 40 | (__u64)(chunk) << 32 | (__u64)(start))
+#define FL_UW_LOC_LEN(loc) ((__u32)((loc) >> 40))
+#define FL_UW_LOC_CHUNK(loc) ((__u32)((loc) >> 32) & 0xff)
+#define FL_UW_LOC_START(loc) ((__u32)(loc))
+
+/*
+ * The outermost "frame" of a walk that stopped before the thread's first
+ * frame (never a user address): user space shows it as a marker frame. The
+ * same value as FL_UIP_FAILED of --call-graph dwarf.
+ */
+#define FL_UW_STOPPED_IP 0xfffffffffffffffdULL
+
+/* The key of a file id in the uw_asked map (a tgid's key is the tgid). */
+#define FL_UW_ASKED_FILE 0x80000000u
 
 /* One executable mapping of a process. */
 struct fl_uw_map {

@@ -269,6 +269,20 @@ static int set_max_symbol_cache(struct fl_config *c, const char *v, char *err, s
 	return 0;
 }
 
+static int set_max_unwind_tables(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (parse_size(v, NULL, &n, err, errlen))
+		return -EINVAL;
+	if (n < (1ull << 20) || n > (1ull << 40)) {
+		seterr(err, errlen, "%s is out of range (1M-1024G)", Q(v));
+		return -EINVAL;
+	}
+	c->max_unwind_tables = n;
+	return 0;
+}
+
 static int set_keep_files(struct fl_config *c, const char *v, char *err, size_t errlen)
 {
 	uint64_t n;
@@ -308,15 +322,19 @@ static int set_user(struct fl_config *c, const char *v, char *err, size_t errlen
 	return set_bool(v, &c->user, err, errlen);
 }
 
-/* "fp", "dwarf" or "dwarf,SIZE", as perf record spells it (blanks around ',' allowed). */
+/*
+ * "kernel-dwarf", or "fp", "dwarf" or "dwarf,SIZE" as perf record spells
+ * them (blanks around ',' allowed).
+ */
 static int set_call_graph(struct fl_config *c, const char *v, char *err, size_t errlen)
 {
 	uint64_t size = FL_CONFIG_DEFAULT_DWARF_STACK;
 	const char *p;
 	int r;
 
-	if (!strcasecmp(v, "fp")) {
+	if (!strcasecmp(v, "fp") || !strcasecmp(v, "kernel-dwarf")) {
 		c->dwarf = false;
+		c->kdwarf = !strcasecmp(v, "kernel-dwarf");
 		c->stack_size = 0;
 		return 0;
 	}
@@ -340,10 +358,11 @@ static int set_call_graph(struct fl_config *c, const char *v, char *err, size_t 
 		}
 	}
 	c->dwarf = true;
+	c->kdwarf = false;
 	c->stack_size = (uint32_t)size;
 	return 0;
 bad:
-	seterr(err, errlen, "%s is not a call graph (fp, dwarf or dwarf,SIZE)", Q(v));
+	seterr(err, errlen, "%s is not a call graph (kernel-dwarf, fp, dwarf or dwarf,SIZE)", Q(v));
 	return -EINVAL;
 }
 
@@ -576,6 +595,7 @@ static const struct key {
 	{"max_stacks", set_max_stacks},
 	{"max_processes", set_max_processes},
 	{"max_symbol_cache", set_max_symbol_cache},
+	{"max_unwind_tables", set_max_unwind_tables},
 };
 
 const char *fl_config__key(size_t i)
@@ -613,6 +633,8 @@ void fl_config__init(struct fl_config *c)
 		.max_stacks = 65536,
 		.max_processes = 32768,
 		.max_symbol_cache = 1ull << 30,
+		.kdwarf = true,
+		.max_unwind_tables = 256ull << 20,
 		/* Bounded by default: a daemon installed and forgotten must not fill the disk. */
 		.keep_age_ns = 7 * 24 * 3600 * NS_PER_SEC,
 		.keep_bytes = 1ull << 30,

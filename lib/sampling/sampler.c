@@ -90,6 +90,28 @@ int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 	return s->ops->stats(s, st);
 }
 
+int fl_sampler__set_maps(struct fl_sampler *s, uint32_t pid, const struct fl_tmap *maps, size_t n)
+{
+	return s->ops->set_maps ? s->ops->set_maps(s, pid, maps, n) : -EOPNOTSUPP;
+}
+
+void fl_sampler__trim_tables(struct fl_sampler *s)
+{
+	if (s->ops->trim_tables)
+		s->ops->trim_tables(s);
+}
+
+void fl_sampler__settle_tables(struct fl_sampler *s, unsigned int ms)
+{
+	if (s->ops->settle_tables)
+		s->ops->settle_tables(s, ms);
+}
+
+bool fl_sampler__kdwarf(const struct fl_sampler *s)
+{
+	return s->ops->kdwarf && s->ops->kdwarf(s);
+}
+
 int sampler_pidns(const struct fl_sampler_opts *opts, struct fl_pidns *ret)
 {
 	if (opts->sz >= sizeof(*opts) && opts->pidns) {

@@ -19,6 +19,10 @@
 #include "profile.skel.h"
 #include "sampling/sampler_impl.h"
 #include "common/u32map.h"
+#include "flamed/unwind_abi.h"
+#include "unwinding/ktables.h"
+
+_Static_assert(FL_UW_STOPPED_IP == FL_UIP_FAILED, "a stopped walk ends as a failed unwinding");
 
 /* Defaults sized for a busy 2-CPU machine at 999 Hz for 60 s (see README). */
 #define DEFAULT_STACK_STORAGE 32768
@@ -53,16 +57,23 @@ struct fl_sampler_bpf {
 	uint64_t (*era)(void *ctx, uint32_t pid, uint64_t time);
 	void *era_ctx;
 	bool follow_children;
+	bool filter_pids; /* targets: only their samples are kept */
 	bool started;
+	/* kernel-dwarf: the tables, and the programs following execs and forks. */
+	struct fl_ktables *kt;
+	struct bpf_link *uw_exec_link, *uw_fork_link;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char buf[512];
+	char *buf = NULL;
 
 	(void)level;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* Whole: a verifier log is one message of many lines, and its end says what failed. */
+	if (vasprintf(&buf, fmt, ap) < 0)
+		return 0;
 	fl_pr_debug("libbpf: %s", buf);
+	free(buf);
 	return 0;
 }
 
@@ -87,7 +98,10 @@ static void bpf_free(struct fl_sampler *base)
 		for (size_t i = 0; i < fl_cpu_events__nr(s->events); i++)
 			bpf_link__destroy(s->links[i]);
 	bpf_link__destroy(s->fork_link);
+	bpf_link__destroy(s->uw_exec_link);
+	bpf_link__destroy(s->uw_fork_link);
 	fl_cpu_events__free(s->events);
+	fl_ktables__free(s->kt);
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->skel);
 	fl_stackagg__free(s->overflow);
@@ -124,6 +138,26 @@ static int on_overflow(void *ctx, void *data, size_t size)
 }
 
 static const struct fl_sampler_ops ops;
+
+/*
+ * The walker lacked a file's table (a process's mappings come with the
+ * tracker's read, which the same wakeup made the caller do first).
+ */
+static int on_want(void *ctx, void *data, size_t size)
+{
+	struct fl_sampler_bpf *s = ctx;
+	const struct uw_want_rec {
+		uint32_t tgid, file_id;
+	} *w = data;
+
+	if (size < sizeof(*w))
+		return 0;
+	if (w->file_id)
+		fl_ktables__want(s->kt, w->file_id);
+	else if (w->tgid)
+		fl_ktables__want_proc(s->kt, w->tgid);
+	return 0;
+}
 
 /*
  * In a child pid namespace the program translates pids into it: with the
@@ -208,6 +242,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	struct fl_sampler_bpf *s;
 	uint32_t max_stack = FL_MAX_STACK_DEPTH;
 	uint32_t storage, nr_stacks, ring_bytes;
+	bool kdwarf = opts->sz >= sizeof(*opts) && opts->kdwarf && opts->user;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -242,7 +277,8 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		goto out_free;
 	}
 	s->skel->rodata->keep_idle = opts->idle;
-	s->skel->rodata->filter_pids = opts->nr_pids > 0 || opts->follow_children;
+	s->filter_pids = opts->nr_pids > 0 || opts->follow_children;
+	s->skel->rodata->filter_pids = s->filter_pids;
 	s->skel->rodata->per_thread = opts->per_thread;
 	s->skel->rodata->want_kernel = opts->kernel;
 	s->skel->rodata->want_user = opts->user;
@@ -276,10 +312,43 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		s->stack_slots <<= 1;
 	if (!opts->follow_children)
 		bpf_program__set_autoload(s->skel->progs.on_fork, false);
+	s->skel->rodata->kdwarf = kdwarf;
+	s->skel->rodata->ustack_slots = s->stack_slots;
+	/* Walked user stacks: a map of their own, as many as the stack map (one each unused without). */
+	if ((err = bpf_map__set_max_entries(s->skel->maps.ustacks, kdwarf ? storage : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1,
+					    kdwarf && s->two_sets ? storage : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.procs, kdwarf ? 65536 : 1)))
+		goto out_free;
+	if (!kdwarf) {
+		bpf_program__set_autoload(s->skel->progs.uw_on_exec, false);
+		bpf_program__set_autoload(s->skel->progs.uw_on_fork, false);
+	}
 
 	err = profile_bpf__load(s->skel);
 	if (err)
 		goto out_free;
+	if (kdwarf) {
+		struct fl_ktables_opts ko = {
+			.sz = sizeof(ko),
+			.tables_fd = bpf_map__fd(s->skel->maps.tables),
+			.table_loc_fd = bpf_map__fd(s->skel->maps.table_loc),
+			.procs_fd = bpf_map__fd(s->skel->maps.procs),
+			.asked_fd = bpf_map__fd(s->skel->maps.uw_asked),
+			.max_bytes = opts->max_table_bytes,
+			/*
+			 * A table is built when a sample first needs it: a machine
+			 * (or a program, or flamed's own libraries in the -- CMD child
+			 * before its exec) maps many files never sampled.
+			 */
+			.lazy = true,
+		};
+
+		err = fl_ktables__new(&ko, &s->kt);
+		if (err)
+			goto out_free;
+		fl_ktables__prefetch_self(s->kt);
+	}
 	for (size_t i = 0; i < opts->nr_pids; i++) {
 		err = s->base.ops->add_pid(&s->base, opts->pids[i]);
 		if (err)
@@ -288,6 +357,11 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.overflow), on_overflow, s, NULL);
 	if (!s->rb) {
+		err = -errno ?: -ENOMEM;
+		goto out_free;
+	}
+	/* The walker's wants wake the same epoll fd: answered at the next poll, not a tick later. */
+	if (s->kt && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.uw_wants), on_want, s)) {
 		err = -errno ?: -ENOMEM;
 		goto out_free;
 	}
@@ -324,6 +398,14 @@ static int bpf_start(struct fl_sampler *base)
 	if (s->follow_children) {
 		s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
 		if (!s->fork_link)
+			return -errno ?: -EINVAL;
+	}
+	if (s->kt) {
+		s->uw_exec_link = bpf_program__attach(s->skel->progs.uw_on_exec);
+		if (!s->uw_exec_link)
+			return -errno ?: -EINVAL;
+		s->uw_fork_link = bpf_program__attach(s->skel->progs.uw_on_fork);
+		if (!s->uw_fork_link)
 			return -errno ?: -EINVAL;
 	}
 	/* Attaching enables each event: sampling starts here (offline CPUs: once back). */
@@ -461,12 +543,18 @@ static int take_key(struct take *tk, const struct fl_stack_key *key)
 	return 1;
 }
 
-/* Stack map lookups, each at most once per drain: many keys share a stack. */
+/*
+ * Stack map lookups, each at most once per drain: many keys share a stack.
+ * One for the stack map, one for the walked user stacks (kernel-dwarf).
+ */
 struct stack_cache {
 	struct fl_sampler_bpf *s;
 	int fd;
+	uint32_t depth;	 /* frames per entry */
+	uint32_t nslots; /* ids are below this */
 	struct cached_stack **slots;
 	uint64_t *buf;
+	struct stack_cache *user; /* the cache of user stack ids (itself without kernel-dwarf) */
 };
 
 static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
@@ -474,14 +562,14 @@ static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
 	struct cached_stack *cs;
 	uint32_t nr = 0;
 
-	if (id < 0 || (uint32_t)id >= c->s->stack_slots)
+	if (id < 0 || (uint32_t)id >= c->nslots)
 		return NULL;
 	if (c->slots[id])
 		return c->slots[id];
-	memset(c->buf, 0, c->s->depth * sizeof(uint64_t));
+	memset(c->buf, 0, c->depth * sizeof(uint64_t));
 	if (bpf_map_lookup_elem(c->fd, &id, c->buf))
 		return NULL;
-	while (nr < c->s->depth && c->buf[nr])
+	while (nr < c->depth && c->buf[nr])
 		nr++;
 	cs = malloc(sizeof(*cs) + nr * sizeof(uint64_t));
 	if (!cs)
@@ -529,7 +617,7 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
 		}
 	}
 	if (st.uerr == 0) {
-		us = stack_get(c, key->ustack);
+		us = stack_get(c->user, key->ustack);
 		if (us) {
 			st.uips = us->ips;
 			st.nr_uips = us->nr;
@@ -537,7 +625,7 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
 			st.uerr = -EFAULT;
 		}
 	}
-	if ((ks && ks->nr == c->s->depth) || (us && us->nr == c->s->depth))
+	if ((ks && ks->nr == c->depth) || (us && us->nr == c->user->depth))
 		c->s->truncated += val->count;
 	return fn(&st, ctx);
 }
@@ -667,25 +755,45 @@ static int drain_counts(int fd, bool del, struct stack_cache *c, struct take *tk
  * The keys of one set of maps (those of tk's pids, with tk; with del all of
  * them, deleted), then the overflow path's.
  */
+static int cache_init(struct stack_cache *c, struct fl_sampler_bpf *s, int fd, uint32_t depth)
+{
+	*c = (struct stack_cache){.s = s, .fd = fd, .depth = depth, .nslots = s->stack_slots};
+	c->user = c;
+	c->slots = calloc(c->nslots, sizeof(*c->slots));
+	c->buf = malloc(depth * sizeof(uint64_t));
+	return c->slots && c->buf ? 0 : -ENOMEM;
+}
+
+static void cache_fini(struct stack_cache *c)
+{
+	if (c->slots)
+		for (uint32_t i = 0; i < c->nslots; i++)
+			free(c->slots[i]);
+	free(c->slots);
+	free(c->buf);
+}
+
+static int ustacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
+{
+	return bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks);
+}
+
 static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct take *tk,
 		      fl_raw_stack_fn fn, void *ctx)
 {
-	struct stack_cache c = {
-		.s = s,
-		.fd = stacks_fd(s, set),
-	};
+	struct stack_cache c, uc = {0};
 	int err;
 
-	c.slots = calloc(s->stack_slots, sizeof(*c.slots));
-	c.buf = malloc(s->depth * sizeof(uint64_t));
-	err = -ENOMEM;
-	if (c.slots && c.buf)
+	err = cache_init(&c, s, stacks_fd(s, set), s->depth);
+	if (!err && s->kt) {
+		err = cache_init(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH);
+		c.user = &uc;
+	}
+	if (!err)
 		err = drain_counts(counts_fd(s, set), del, &c, tk, fn, ctx);
-	if (c.slots)
-		for (uint32_t i = 0; i < s->stack_slots; i++)
-			free(c.slots[i]);
-	free(c.slots);
-	free(c.buf);
+	cache_fini(&c);
+	if (s->kt)
+		cache_fini(&uc);
 	if (err)
 		return err;
 	if (tk)
@@ -784,6 +892,8 @@ static int bpf_snapshot(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 		free(left.keys);
 	}
 	clear_stacks(s, stacks_fd(s, old));
+	if (s->kt)
+		clear_stacks(s, ustacks_fd(s, old));
 	/* Emptied even on failure (only -ENOMEM or fn's): no stack is given twice. */
 	fl_stackagg__free(s->overflow);
 	s->overflow = fresh;
@@ -842,12 +952,79 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		.lost = sum[FL_CNT_OVERFLOW_LOST],
 		.truncated = s->truncated,
 		.throttled = s->throttled,
+		.uw_walked = sum[FL_CNT_UW_WALKED],
+		.uw_tables = sum[FL_CNT_UW_TABLES],
+		.uw_fp_notable = sum[FL_CNT_UW_FP_NOTABLE],
+		.uw_fp_nocfi = sum[FL_CNT_UW_FP_NOCFI],
+		.uw_complete = sum[FL_CNT_UW_COMPLETE],
+		.uw_stopped = sum[FL_CNT_UW_STOPPED],
+		.uw_truncated = sum[FL_CNT_UW_TRUNCATED],
 	};
+	if (s->kt) {
+		struct fl_ktables_stats ks;
+
+		fl_ktables__stats(s->kt, &ks);
+		st->tables_files = ks.files;
+		st->tables_loaded = ks.loaded;
+		st->tables_no_cfi = ks.no_cfi;
+		st->tables_over_budget = ks.over_budget;
+		st->tables_pending = ks.pending;
+		st->tables_bytes = ks.bytes;
+		st->tables_peak_bytes = ks.peak_bytes;
+		st->tables_code_bytes = ks.code_bytes;
+		st->tables_rows = ks.rows;
+		st->tables_build_ns = ks.build_ns;
+		st->tables_first_ns = ks.first_load_ns;
+		st->tables_last_ns = ks.last_load_ns;
+		st->tables_unloaded = ks.unloaded;
+		st->tables_procs = ks.procs;
+		st->tables_maps_dropped = ks.maps_dropped;
+	}
 	fl_cpu_events__hotplug(s->events, &st->hotplug);
 	return 0;
 }
 
+static int bpf_set_maps(struct fl_sampler *base, uint32_t pid, const struct fl_tmap *maps, size_t n)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	uint8_t v;
+
+	if (!s->kt)
+		return -EOPNOTSUPP;
+	/* With targets, only theirs: the program never walks another process's stack. */
+	if (n && s->filter_pids &&
+	    bpf_map__lookup_elem(s->skel->maps.targets, &pid, sizeof(pid), &v, sizeof(v), 0))
+		return 0;
+	return fl_ktables__set_proc(s->kt, pid, maps, n);
+}
+
+static void bpf_trim_tables(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	if (s->kt)
+		fl_ktables__trim(s->kt);
+}
+
+static void bpf_settle_tables(struct fl_sampler *base, unsigned int ms)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+
+	if (s->kt)
+		fl_ktables__settle(s->kt, ms);
+}
+
+static bool bpf_kdwarf(const struct fl_sampler *base)
+{
+	return ((const struct fl_sampler_bpf *)base)->kt != NULL;
+}
+
 static const struct fl_sampler_ops ops = {
+	.set_maps = bpf_set_maps,
+	.trim_tables = bpf_trim_tables,
+	.settle_tables = bpf_settle_tables,
+	.kdwarf = bpf_kdwarf,
 	.add_pid = bpf_add_pid,
 	.start = bpf_start,
 	.stop = bpf_stop,

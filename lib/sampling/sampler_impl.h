@@ -19,6 +19,11 @@ struct fl_sampler_ops {
 	int (*snapshot)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
 	int (*stats)(struct fl_sampler *s, struct fl_sampler_stats *st);
 	void (*free)(struct fl_sampler *s);
+	/* kernel-dwarf (BPF backend only; NULL elsewhere). */
+	int (*set_maps)(struct fl_sampler *s, uint32_t pid, const struct fl_tmap *maps, size_t n);
+	void (*trim_tables)(struct fl_sampler *s);
+	void (*settle_tables)(struct fl_sampler *s, unsigned int ms);
+	bool (*kdwarf)(const struct fl_sampler *s);
 };
 
 /* Each backend's object starts with this. */

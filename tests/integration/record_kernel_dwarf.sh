@@ -292,10 +292,12 @@ fi
 
 # --- The other modes still work, and say which they are ----------------------------
 if [[ -z ${KDW_MODE_ARGS:-} ]]; then
-	grep -Eq '^flamed: .*user stacks \(fp\)' "$T/chain.fp.err" ||
-		fail "--call-graph fp: its summary does not name the mode ('user stacks (fp)'): $(cat "$T/chain.fp.err")"
-	grep -Eq '^flamed: .*(user stacks \(dwarf\)|DWARF unwinding of [0-9]+ user stacks)' "$T/chain.dwarf.err" ||
+	grep -Eq '^flamed: [0-9]+ samples, .*, call graph fp\)' "$T/chain.fp.err" ||
+		fail "--call-graph fp: its summary does not name the mode ('call graph fp'): $(cat "$T/chain.fp.err")"
+	grep -Eq '^flamed: [0-9]+ samples, .*, call graph dwarf\)' "$T/chain.dwarf.err" ||
 		fail "--call-graph dwarf: its summary does not name the mode: $(cat "$T/chain.dwarf.err")"
+	grep -Eq '^flamed: [0-9]+ samples, .*, call graph kernel-dwarf\)' "$T/chain.default.err" ||
+		fail "the default mode is not kernel-dwarf: $(cat "$T/chain.default.err")"
 fi
 
 pass "whole chains without frame pointers in $MODE mode: libc callback, signal frame, vDSO, PLT, frameless leaf, dlopen and exec; depth limit; code without CFI"

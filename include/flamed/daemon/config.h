@@ -48,7 +48,8 @@
 struct fl_config {
 	uint32_t frequency;   /* frequency: samples per second per CPU, 1..100000 [99] */
 	uint64_t interval_ns; /* interval: between snapshots, 1 s..7 d [60 s] */
-	bool dwarf;	      /* call_graph: fp [false] or dwarf[,SIZE] */
+	bool dwarf;	      /* call_graph: dwarf[,SIZE] */
+	bool kdwarf;	      /* call_graph: kernel-dwarf [true]; fp: neither */
 	uint32_t stack_size;  /* dwarf: user-stack bytes, 8..65528, multiple of 8; fp: 0 */
 	bool all_targets;     /* targets = all [true]; then nr_pids = nr_names = 0 */
 	int *pids;	      /* targets: the pids listed, in order, no duplicates */
@@ -67,6 +68,7 @@ struct fl_config {
 	uint32_t max_stacks;	/* max_stacks: distinct stacks per interval, 1..16777216 [65536] */
 	uint32_t max_processes; /* max_processes: processes tracked, 1..4194304 [32768] */
 	uint64_t max_symbol_cache; /* max_symbol_cache: bytes of files read, 1M..1024G [1G] */
+	uint64_t max_unwind_tables; /* max_unwind_tables: kernel-dwarf tables, 1M..1024G [256M] */
 };
 
 /* Sets every field to its default. Allocates nothing: it cannot fail. */

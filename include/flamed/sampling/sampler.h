@@ -96,6 +96,16 @@ struct fl_sampler_opts {
 	 * the two cannot be told apart).
 	 */
 	const struct fl_pidns *pidns;
+	/*
+	 * --call-graph kernel-dwarf (BPF backend): the program walks user
+	 * stacks itself with the unwind tables of the mapped files (frame
+	 * pointers where there are none), which fl_sampler__set_maps() keeps
+	 * up to date; max_table_bytes bounds the tables (0: a default).
+	 * fl_sampler__new() fails when the kernel cannot load that program
+	 * (the caller may try again without).
+	 */
+	bool kdwarf;
+	uint64_t max_table_bytes;
 };
 
 /*
@@ -142,6 +152,19 @@ struct fl_sampler_stats {
 	uint64_t truncated;		   /* stacks at FL_MAX_STACK_DEPTH frames */
 	/* DWARF mode: how the unwinding of each kept sample with a user stack ended. */
 	uint64_t unwind_complete, unwind_truncated, unwind_failed;
+	/*
+	 * kernel-dwarf: user stacks walked by the program; those walked by
+	 * unwind tables alone, those where frame pointers stood in for a file
+	 * whose table was not loaded yet, or for code without CFI; and how the
+	 * walks ended.
+	 */
+	uint64_t uw_walked, uw_tables, uw_fp_notable, uw_fp_nocfi;
+	uint64_t uw_complete, uw_stopped, uw_truncated;
+	/* kernel-dwarf: the unwind tables (see lib/unwinding/ktables.h). */
+	uint64_t tables_files, tables_loaded, tables_no_cfi, tables_over_budget, tables_pending;
+	uint64_t tables_bytes, tables_peak_bytes, tables_code_bytes, tables_rows;
+	uint64_t tables_build_ns, tables_first_ns, tables_last_ns, tables_unloaded;
+	uint64_t tables_procs, tables_maps_dropped;
 	struct fl_cpu_hotplug hotplug; /* CPUs offline for part of the time: not sampled then */
 };
 
@@ -213,6 +236,23 @@ int fl_sampler__take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_ra
  * error (-ENOMEM, fn's return) the stacks not yet given are lost.
  */
 int fl_sampler__snapshot(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
+
+struct fl_tmap;
+
+/*
+ * kernel-dwarf: the executable mappings of process pid are now maps[0..n)
+ * (sorted by start; fl_tracker__changed() gives them), n == 0: it exited.
+ * Unwind tables of files not seen before are built in the background.
+ * Returns 0, -EOPNOTSUPP (not kernel-dwarf) or -errno.
+ */
+int fl_sampler__set_maps(struct fl_sampler *s, uint32_t pid, const struct fl_tmap *maps,
+			 size_t n);
+/* kernel-dwarf: drops the tables of files no process mapped for a while (no-op otherwise). */
+void fl_sampler__trim_tables(struct fl_sampler *s);
+/* kernel-dwarf: waits up to ms for the tables queued to be built (tests). */
+void fl_sampler__settle_tables(struct fl_sampler *s, unsigned int ms);
+/* Whether user stacks are walked in the kernel (kernel-dwarf loaded). */
+bool fl_sampler__kdwarf(const struct fl_sampler *s);
 
 /* Counters so far (cheap: reads the per-CPU counters). */
 int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st);

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The in-kernel user-stack walker (--call-graph kernel-dwarf), included by
+ * profile.bpf.c. Per frame it takes the rule of the frame's pc: the row of
+ * its file's unwind table (compiled from .eh_frame by user space,
+ * lib/unwinding/cfitable.c), frame pointers where there is no row (JIT and
+ * hand-written code without CFI, a file whose table is not loaded yet).
+ * What it finds goes into a stack map of its own (ustacks), keyed like
+ * bpf_get_stackid()'s so that identical stacks are counted in the kernel.
+ *
+ * x86-64 only: registers are rip, rsp and rbp; a return address is at
+ * CFA - 8 and calls are at least one byte long.
+ */
+#ifndef FLAMED_UNWIND_BPF_H
+#define FLAMED_UNWIND_BPF_H
+
+#include "flamed/unwind_abi.h"
+
+/* A chunk of rows (tables of files, one after the other): user space makes them, sized as it needs. */
+struct uw_rows {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct fl_uw_row));
+	__uint(max_entries, 1);
+};
+
+/* chunk number -> its rows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FL_UW_MAX_CHUNKS);
+	__type(key, __u32);
+	__array(values, struct uw_rows);
+} tables SEC(".maps");
+
+/* file id -> where its table is (FL_UW_LOC()), 0 not loaded yet, FL_UW_LOC_NONE none. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FL_UW_MAX_FILES);
+	__type(key, __u32);
+	__type(value, __u64);
+} table_loc SEC(".maps");
+
+/* tgid (flamed's namespace) -> its executable mappings, as the tracker knows them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct fl_uw_proc);
+} procs SEC(".maps");
+
+/* A walked user stack: zero-terminated when shorter than the map's depth, as a stack map's. */
+struct uw_stack {
+	__u64 ips[FL_MAX_STACK_DEPTH];
+};
+
+/* hash of the stack (the id, below 2^31 and below the map's slots) -> the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct uw_stack);
+} ustacks SEC(".maps"), ustacks1 SEC(".maps");
+
+/* Per CPU: the stack being walked (a perf_event program does not nest on one CPU). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_stack);
+} uw_scratch SEC(".maps");
+
+/*
+ * What the walker lacked, for user space to see to at once rather than at
+ * its next periodic read: a process whose mappings it does not have
+ * (tgid), a file whose table is not loaded (file_id). Each is asked for
+ * once (uw_asked) until user space has answered.
+ */
+struct uw_want {
+	__u32 tgid;
+	__u32 file_id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 10);
+} uw_wants SEC(".maps");
+
+/* Keys asked for and not answered yet: a tgid, or FL_UW_ASKED_FILE | file id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} uw_asked SEC(".maps");
+
+/* Set by user space: slots of ustacks (a power of two) for the ids. */
+const volatile __u32 ustack_slots = 16384;
+
+/* How a walk used frame pointers, and how it ended. */
+#define UW_FP_NOTABLE 1 /* a file with no table loaded yet (or the process not known yet) */
+#define UW_FP_NOCFI 2	/* code with no CFI: anonymous memory, JIT, a rule not evaluated */
+
+enum uw_end {
+	UW_GOING,
+	UW_COMPLETE,  /* reached the outermost frame */
+	UW_STOPPED,   /* a frame could not be unwound */
+	UW_TRUNCATED, /* FL_MAX_STACK_DEPTH frames */
+};
+
+struct uw_walk {
+	__u64 pc, sp, bp;
+	__u32 tgid;
+	__u32 nr;   /* frames in the scratch stack */
+	__u32 how;  /* UW_FP_* */
+	__u32 end;  /* enum uw_end */
+	__u64 hash; /* of the frames so far (uw_mix()) */
+	bool exact; /* pc is the interrupted instruction, not a return address */
+	bool known; /* the process's mappings are in procs */
+};
+
+#define UW_HASH_SEED 0x243f6a8885a308d3ULL
+
+/* One frame into the hash of a stack. */
+static __always_inline __u64 uw_mix(__u64 h, __u64 ip)
+{
+	h = (h ^ ip) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+static __always_inline void uw_ask(__u32 key, __u32 tgid, __u32 file_id)
+{
+	struct uw_want *w;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(&uw_asked, &key, &one, BPF_NOEXIST))
+		return; /* asked already */
+	w = bpf_ringbuf_reserve(&uw_wants, sizeof(*w), 0);
+	if (!w) {
+		/* Not asked after all: the next sample asks again. */
+		bpf_map_delete_elem(&uw_asked, &key);
+		return;
+	}
+	w->tgid = tgid;
+	w->file_id = file_id;
+	bpf_ringbuf_submit(w, BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline bool read_user_u64(__u64 addr, __u64 *val)
+{
+	return bpf_probe_read_user(val, sizeof(*val), (const void *)addr) == 0;
+}
+
+/*
+ * All ones when a <= b, else 0: without a branch. The binary searches below
+ * have no branch that both paths survive, so the verifier walks each once
+ * instead of once per path (2^steps of them). Both are below 2^63.
+ */
+static __always_inline __u64 le_mask(__u64 a, __u64 b)
+{
+	return ~(__u64)((__s64)(b - a) >> 63);
+}
+
+/* The mapping of p holding pc, or NULL. */
+static __always_inline const struct fl_uw_map *find_map(const struct fl_uw_proc *p, __u64 pc)
+{
+	__u32 base = 0, n = p->nr, half;
+	const struct fl_uw_map *m;
+
+	if (n == 0 || n > FL_UW_MAX_MAPS)
+		return NULL;
+	/* The last mapping starting at or below pc (or the first, when none does). */
+	/*
+	 * A fixed number of steps, no early exit (once n is 1, a step changes
+	 * nothing): one path for the verifier. Indexes are masked, not
+	 * checked: base + half < nr <= FL_UW_MAX_MAPS, a power of two.
+	 */
+	for (int i = 0; i < FL_UW_MAP_STEPS; i++) {
+		half = n / 2;
+		base += half &
+			(__u32)le_mask(p->maps[(base + half) & (FL_UW_MAX_MAPS - 1)].start, pc);
+		n -= half;
+	}
+	m = &p->maps[base & (FL_UW_MAX_MAPS - 1)];
+	return m->start <= pc && pc < m->end ? m : NULL;
+}
+
+/* The row of the table at loc covering file offset off, or NULL (before its first row). */
+static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
+{
+	__u32 chunk = FL_UW_LOC_CHUNK(loc), base = FL_UW_LOC_START(loc), n = FL_UW_LOC_LEN(loc);
+	void *rows = bpf_map_lookup_elem(&tables, &chunk);
+	__u32 half, idx;
+	const struct fl_uw_row *r;
+
+	if (!rows || !n || n > FL_UW_MAX_ROWS || off > 0xffffffffULL)
+		return NULL;
+	/* The last row whose pc is at or below off (or the first). */
+	/* As find_map(): fixed steps, one path. */
+	for (int i = 0; i < FL_UW_SEARCH_STEPS; i++) {
+		half = n / 2;
+		idx = base + half;
+		r = bpf_map_lookup_elem(rows, &idx);
+		if (!r)
+			return NULL;
+		base += half & (__u32)le_mask(r->pc, off);
+		n -= half;
+	}
+	r = bpf_map_lookup_elem(rows, &base);
+	return r && r->pc <= off ? r : NULL;
+}
+
+/* One frame by frame pointers: rbp points at the saved rbp, the return address above it. */
+static __always_inline long fp_step(struct uw_walk *w)
+{
+	__u64 ra, bp;
+
+	if (!w->bp) {
+		/* _start and thread entries clear rbp: the chain's end. */
+		w->end = UW_COMPLETE;
+		return 1;
+	}
+	if (w->bp < w->sp || (w->bp & 7) || !read_user_u64(w->bp + 8, &ra) ||
+	    !read_user_u64(w->bp, &bp)) {
+		w->end = UW_STOPPED;
+		return 1;
+	}
+	w->sp = w->bp + 16;
+	w->bp = bp;
+	w->pc = ra;
+	w->exact = false;
+	if (!ra) {
+		w->end = UW_COMPLETE;
+		return 1;
+	}
+	return 0;
+}
+
+static long uw_step(__u32 i, struct uw_walk *w)
+{
+	__u32 zero = 0, n = w->nr;
+	struct uw_stack *out = bpf_map_lookup_elem(&uw_scratch, &zero);
+	const struct fl_uw_proc *p;
+	const struct fl_uw_map *m;
+	const struct fl_uw_row *r;
+	__u64 off, cfa, ra, bp, *loc;
+	__u32 fid;
+
+	(void)i;
+	if (!out || n >= FL_MAX_STACK_DEPTH) {
+		w->end = UW_TRUNCATED;
+		return 1;
+	}
+	out->ips[n] = w->pc;
+	w->nr = n + 1;
+	w->hash = uw_mix(w->hash, w->pc);
+	if (w->nr >= FL_MAX_STACK_DEPTH) {
+		w->end = UW_TRUNCATED;
+		return 1;
+	}
+
+	p = w->known ? bpf_map_lookup_elem(&procs, &w->tgid) : NULL;
+	if (!p) {
+		/* Not known yet (started a moment ago): frame pointers, as --call-graph fp. */
+		uw_ask(w->tgid, w->tgid, 0);
+		w->how |= UW_FP_NOTABLE;
+		return fp_step(w);
+	}
+	m = find_map(p, w->pc);
+	if (!m) {
+		/*
+		 * No mapping known holds pc: one made a moment ago (ld.so mapping
+		 * libc), or a wrong turn before. User space is asked to read the
+		 * mappings again; frame pointers meanwhile.
+		 */
+		uw_ask(w->tgid, w->tgid, 0);
+		w->how |= UW_FP_NOTABLE;
+		return fp_step(w);
+	}
+	if (!m->file_id) {
+		w->how |= UW_FP_NOCFI;
+		return fp_step(w);
+	}
+	/* A return address is after its call: the call's row is the one of the byte before. */
+	off = w->pc - m->start + m->pgoff - (w->exact ? 0 : 1);
+	fid = m->file_id;
+	loc = bpf_map_lookup_elem(&table_loc, &fid);
+	if (!loc || !*loc) {
+		/* Not loaded yet: user space is asked to (once), frame pointers meanwhile. */
+		uw_ask(FL_UW_ASKED_FILE | fid, 0, fid);
+		w->how |= UW_FP_NOTABLE;
+		return fp_step(w);
+	}
+	r = *loc == FL_UW_LOC_NONE ? NULL : find_row(*loc, off);
+	if (!r) {
+		/* No table for good, or no row for off: code without CFI. */
+		w->how |= UW_FP_NOCFI;
+		return fp_step(w);
+	}
+
+	switch (r->cfa_type) {
+	case FL_CFA_RSP:
+		cfa = w->sp + r->cfa_off;
+		break;
+	case FL_CFA_RBP:
+		cfa = w->bp + r->cfa_off;
+		break;
+	case FL_CFA_PLT:
+		cfa = w->sp + r->cfa_off + ((w->pc & 15) >= (__u64)r->rbp_off ? 8 : 0);
+		break;
+	case FL_CFA_DEREF_RBP:
+		if (!read_user_u64(w->bp + r->cfa_off, &cfa)) {
+			w->end = UW_STOPPED;
+			return 1;
+		}
+		break;
+	case FL_CFA_SIGNAL:
+		/* The interrupted context, saved in the signal frame: the next pc is exact. */
+		if (!read_user_u64(w->sp + r->ra_off, &ra) ||
+		    !read_user_u64(w->sp + r->rbp_off, &bp) ||
+		    !read_user_u64(w->sp + r->cfa_off, &cfa)) {
+			w->end = UW_STOPPED;
+			return 1;
+		}
+		w->pc = ra;
+		w->sp = cfa;
+		w->bp = bp;
+		w->exact = true;
+		if (!ra) {
+			w->end = UW_STOPPED;
+			return 1;
+		}
+		return 0;
+	case FL_CFA_OUTERMOST:
+		w->end = UW_COMPLETE;
+		return 1;
+	default:
+		/* No rule here (a gap, a rule not evaluated): frame pointers. */
+		w->how |= UW_FP_NOCFI;
+		return fp_step(w);
+	}
+
+	if (!read_user_u64(cfa + r->ra_off, &ra)) {
+		w->end = UW_STOPPED;
+		return 1;
+	}
+	if (r->rbp_type == FL_RBP_AT_CFA) {
+		if (!read_user_u64(cfa + r->rbp_off, &bp)) {
+			w->end = UW_STOPPED;
+			return 1;
+		}
+		w->bp = bp;
+	} else if (r->rbp_type == FL_RBP_AT_RBP) {
+		if (!read_user_u64(w->bp + r->rbp_off, &bp)) {
+			w->end = UW_STOPPED;
+			return 1;
+		}
+		w->bp = bp;
+	}
+	/* Callers' frames are above: a CFA at or below the stack pointer is a wrong turn. */
+	if (cfa <= w->sp) {
+		w->end = UW_STOPPED;
+		return 1;
+	}
+	w->sp = cfa;
+	w->pc = ra;
+	w->exact = false;
+	if (!ra) {
+		w->end = UW_COMPLETE;
+		return 1;
+	}
+	return 0;
+}
+
+#endif

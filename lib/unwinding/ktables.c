@@ -1,0 +1,900 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The in-kernel unwinder's tables: files' unwind tables and processes' mappings in BPF maps. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "common/hash.h"
+#include "common/u32map.h"
+#include "files/mapped_file.h"
+#include "flamed/common/log.h"
+#include "flamed/sampling/procmaps.h"
+#include "flamed/unwind_abi.h"
+#include "flamed/unwinding/cfitable.h"
+#include "unwinding/ktables.h"
+
+enum kt_state {
+	KT_DEFERRED, /* lazy: not needed by a sample yet (fd open) */
+	KT_QUEUED,   /* waiting for the thread (fd open) */
+	KT_BUILDING, /* the thread has it */
+	KT_LOADED,   /* its table is in the kernel */
+	KT_NONE,     /* no table for good: no usable CFI, unreadable */
+	KT_OVER,     /* no table: it did not fit in the budget */
+};
+
+/* Files held open waiting for a sample to need them, at most (lazy); past it, built at once. */
+#define KT_MAX_DEFERRED 1024
+
+struct kt_file {
+	uint32_t dev_major, dev_minor;
+	uint64_t ino;
+	bool vdso;
+	uint32_t id; /* in the BPF maps; 0: none could be given (every id taken) */
+	enum kt_state state;
+	int fd;		     /* KT_DEFERRED, KT_QUEUED: the file, for the thread */
+	uint32_t refs;	     /* processes whose mappings in the kernel name it */
+	unsigned idle;	     /* trims passed with refs == 0 */
+	uint32_t chunk;	     /* KT_LOADED: where its rows are */
+	uint64_t rows, code; /* KT_LOADED */
+	char *path;	     /* for messages */
+};
+
+/* Rows of the first chunk, and of the largest (each new chunk is twice the last). */
+#define KT_CHUNK_MIN_ROWS (64u << 10)
+#define KT_CHUNK_MAX_ROWS (4u << 20)
+
+/* A BPF array of rows holding the tables of many files; rows are given out in order. */
+struct kt_chunk {
+	int fd;		/* -1: the slot is free */
+	void *mem;	/* the rows, mapped */
+	uint32_t cap;	/* rows */
+	uint32_t used;	/* rows given out */
+	uint32_t live;	/* tables in it now */
+	uint64_t bytes; /* kernel memory */
+};
+
+/* What the kernel was last told of one process: the files its mappings name. */
+struct kt_proc {
+	uint32_t pid;
+	uint32_t nr;
+	uint32_t *ids;
+};
+
+struct fl_ktables {
+	struct fl_ktables_opts o;
+
+	pthread_mutex_t lock; /* the queue, file states, stats; the rest is the caller's thread's */
+	pthread_cond_t work;  /* something queued, or stop */
+	pthread_cond_t idle;  /* the queue emptied */
+	pthread_t thread;
+	bool thread_running, stop;
+	bool busy;     /* work queued or under way: settle() waits */
+	bool building; /* the thread is compiling a table */
+	struct kt_file **queue;
+	size_t q_head, q_len, q_cap; /* a ring over queue[q_cap] */
+
+	struct kt_file **by_id; /* [FL_UW_MAX_FILES] */
+	uint32_t next_id;
+	struct kt_file **files; /* open addressing by (dev, ino) */
+	size_t cap_files, nr_files;
+	struct kt_file *vdso;
+	size_t nr_deferred; /* files KT_DEFERRED (each holds an fd) */
+
+	struct kt_proc *procs;
+	size_t nr_procs, cap_procs;
+	struct fl_u32map proc_idx; /* pid -> index into procs */
+	struct fl_uw_proc *val;	   /* scratch for an update of procs */
+
+	/* The chunks (the lock): cur is the one being filled, or -1. */
+	struct kt_chunk chunks[FL_UW_MAX_CHUNKS];
+	int cur;
+	uint32_t next_chunk_rows;
+
+	struct fl_ktables_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* --- the thread -------------------------------------------------------------------- */
+
+/* Kernel memory of an mmapable array of n rows: whole pages. */
+static uint64_t table_bytes(size_t n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t b = (uint64_t)n * sizeof(struct fl_uw_row);
+
+	if (page <= 0)
+		page = 4096;
+	return (b + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
+}
+
+/* Tells the walker where the table of id is (FL_UW_LOC(), 0 or FL_UW_LOC_NONE). */
+static void set_loc(struct fl_ktables *kt, uint32_t id, uint64_t loc)
+{
+	uint32_t key = FL_UW_ASKED_FILE | id;
+
+	if (!id)
+		return;
+	bpf_map_update_elem(kt->o.table_loc_fd, &id, &loc, BPF_ANY);
+	/* Answered (or taken back): should the walker miss it again, it asks again. */
+	if (kt->o.asked_fd >= 0)
+		bpf_map_delete_elem(kt->o.asked_fd, &key);
+}
+
+/* Frees chunk c: no table is in it (the lock held). */
+static void chunk_free(struct fl_ktables *kt, uint32_t c)
+{
+	struct kt_chunk *ch = &kt->chunks[c];
+
+	/* Taken out of the array of maps first: the kernel waits for the programs using it. */
+	bpf_map_delete_elem(kt->o.tables_fd, &c);
+	munmap(ch->mem, ch->bytes);
+	close(ch->fd);
+	kt->st.bytes -= ch->bytes;
+	memset(ch, 0, sizeof(*ch));
+	ch->fd = -1;
+	if (kt->cur == (int)c)
+		kt->cur = -1;
+}
+
+/*
+ * Room for n rows: in the chunk being filled, else in a new one (twice
+ * the size of the last, within KT_CHUNK_MIN_ROWS..KT_CHUNK_MAX_ROWS and
+ * the budget). The lock held. Returns the chunk, with *start, or -ENOSPC
+ * (the budget) or -errno.
+ */
+static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct kt_chunk *ch;
+	uint32_t c, cap;
+	uint64_t bytes;
+	void *mem;
+	int fd, err;
+
+	if (kt->cur >= 0 && kt->chunks[kt->cur].cap - kt->chunks[kt->cur].used >= n) {
+		ch = &kt->chunks[kt->cur];
+		*start = ch->used;
+		ch->used += n;
+		ch->live++;
+		return kt->cur;
+	}
+	for (c = 0; c < FL_UW_MAX_CHUNKS && kt->chunks[c].mem; c++)
+		;
+	if (c == FL_UW_MAX_CHUNKS)
+		return -ENOSPC;
+	cap = kt->next_chunk_rows;
+	if (cap < n)
+		cap = n;
+	bytes = table_bytes(cap);
+	if (kt->st.bytes + bytes > kt->o.max_bytes) {
+		/* A chunk of just this table, if that fits. */
+		cap = n;
+		bytes = table_bytes(cap);
+		if (kt->st.bytes + bytes > kt->o.max_bytes)
+			return -ENOSPC;
+	}
+	/*
+	 * Made without the lock: putting it in the array of maps waits for a
+	 * synchronize_rcu() (milliseconds), which the caller's thread must
+	 * not wait for. Only this thread makes chunks; the slot is reserved.
+	 */
+	kt->chunks[c].mem = MAP_FAILED;
+	pthread_mutex_unlock(&kt->lock);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fl_uw_rows", sizeof(uint32_t),
+			    sizeof(struct fl_uw_row), cap, &mo);
+	mem = fd < 0 ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = fd < 0 || mem == MAP_FAILED ? -errno : 0;
+	if (!err && bpf_map_update_elem(kt->o.tables_fd, &c, &fd, BPF_ANY))
+		err = -errno;
+	pthread_mutex_lock(&kt->lock);
+	if (err) {
+		if (mem != MAP_FAILED)
+			munmap(mem, bytes);
+		if (fd >= 0)
+			close(fd);
+		kt->chunks[c].mem = NULL;
+		return err;
+	}
+	ch = &kt->chunks[c];
+	*ch = (struct kt_chunk){
+		.fd = fd, .mem = mem, .cap = cap, .used = n, .live = 1, .bytes = bytes};
+	/* The chunk before stays until its last table goes. */
+	if (kt->cur >= 0 && !kt->chunks[kt->cur].live)
+		chunk_free(kt, (uint32_t)kt->cur);
+	kt->cur = (int)c;
+	kt->st.bytes += bytes;
+	if (kt->st.bytes > kt->st.peak_bytes)
+		kt->st.peak_bytes = kt->st.bytes;
+	if (kt->next_chunk_rows < KT_CHUNK_MAX_ROWS)
+		kt->next_chunk_rows *= 2;
+	*start = 0;
+	return (int)c;
+}
+
+/*
+ * Loads t as file f's table: its rows copied into a chunk (through the
+ * chunk's mapping), then its location made known, in one word: the walker
+ * sees all of it or none.
+ */
+static int load_table(struct fl_ktables *kt, struct kt_file *f, const struct fl_cfitable *t)
+{
+	uint32_t start;
+	int c;
+
+	pthread_mutex_lock(&kt->lock);
+	c = chunk_alloc(kt, (uint32_t)t->nr, &start);
+	pthread_mutex_unlock(&kt->lock);
+	if (c < 0)
+		return c;
+	memcpy((struct fl_uw_row *)kt->chunks[c].mem + start, t->rows,
+	       t->nr * sizeof(struct fl_uw_row));
+	f->chunk = (uint32_t)c;
+	set_loc(kt, f->id, FL_UW_LOC(c, start, t->nr));
+	return 0;
+}
+
+/* Compiles and loads one file's table, the lock not held. */
+static void build(struct fl_ktables *kt, struct kt_file *f, int fd)
+{
+	struct fl_cfitable t = {0};
+	enum kt_state state = KT_NONE;
+	int err;
+
+	err = f->vdso ? fl_cfitable__vdso(&t) : fl_cfitable__from_fd(fd, &t);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		fl_pr_debug("ktables: %s: no table: %s\n", f->path, strerror(-err));
+	} else if ((err = load_table(kt, f, &t)) == -ENOSPC) {
+		fl_pr_debug("ktables: %s: %zu rows over the budget\n", f->path, t.nr);
+		state = KT_OVER;
+	} else if (err) {
+		fl_pr_debug("ktables: %s: cannot load its table: %s\n", f->path, strerror(-err));
+	} else {
+		state = KT_LOADED;
+		fl_pr_debug("ktables: %s: %zu rows loaded\n", f->path, t.nr);
+	}
+	if (state != KT_LOADED)
+		set_loc(kt, f->id, FL_UW_LOC_NONE);
+
+	pthread_mutex_lock(&kt->lock);
+	f->state = state;
+	if (state == KT_LOADED) {
+		f->rows = t.nr;
+		f->code = t.code_bytes;
+		kt->st.loaded++;
+		kt->st.rows += t.nr;
+		kt->st.code_bytes += t.code_bytes;
+		kt->st.last_load_ns = mono_ns();
+		if (!kt->st.first_load_ns)
+			kt->st.first_load_ns = kt->st.last_load_ns;
+	} else if (state == KT_OVER) {
+		kt->st.over_budget++;
+	} else {
+		kt->st.no_cfi++;
+	}
+	pthread_mutex_unlock(&kt->lock);
+	fl_cfitable__fini(&t);
+}
+
+static void *thread_main(void *arg)
+{
+	struct fl_ktables *kt = arg;
+	uint32_t start;
+	int c;
+
+	pthread_mutex_lock(&kt->lock);
+	/*
+	 * The first chunk now, before any table needs it: the first tables are
+	 * needed by the first samples of a program, and a chunk takes some
+	 * milliseconds to make.
+	 */
+	c = chunk_alloc(kt, 0, &start);
+	if (c >= 0)
+		kt->chunks[c].live--;
+	while (!kt->stop) {
+		struct kt_file *f;
+		uint64_t t0;
+		int fd;
+
+		if (!kt->q_len) {
+			kt->busy = false;
+			pthread_cond_broadcast(&kt->idle);
+			pthread_cond_wait(&kt->work, &kt->lock);
+			continue;
+		}
+		f = kt->queue[kt->q_head];
+		kt->q_head = (kt->q_head + 1) % kt->q_cap;
+		kt->q_len--;
+		kt->busy = true;
+		f->state = KT_BUILDING;
+		kt->building = true;
+		fd = f->fd;
+		f->fd = -1;
+		pthread_mutex_unlock(&kt->lock);
+
+		t0 = thread_ns();
+		build(kt, f, fd);
+
+		pthread_mutex_lock(&kt->lock);
+		kt->st.build_ns += thread_ns() - t0;
+		kt->building = false;
+	}
+	kt->busy = false;
+	pthread_cond_broadcast(&kt->idle);
+	pthread_mutex_unlock(&kt->lock);
+	return NULL;
+}
+
+/* --- files ------------------------------------------------------------------------- */
+
+static uint64_t file_hash(uint32_t maj, uint32_t min, uint64_t ino)
+{
+	return fl_hash_u64_pair(ino, (uint64_t)maj << 32 | min);
+}
+
+static struct kt_file **file_slot(struct kt_file **tab, size_t cap, uint32_t maj, uint32_t min,
+				  uint64_t ino)
+{
+	size_t i = file_hash(maj, min, ino) & (cap - 1);
+
+	while (tab[i] &&
+	       !(tab[i]->ino == ino && tab[i]->dev_major == maj && tab[i]->dev_minor == min))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static int files_rehash(struct fl_ktables *kt, size_t cap)
+{
+	struct kt_file **tab = calloc(cap, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < kt->cap_files; i++) {
+		struct kt_file *f = kt->files[i];
+
+		if (f)
+			*file_slot(tab, cap, f->dev_major, f->dev_minor, f->ino) = f;
+	}
+	free(kt->files);
+	kt->files = tab;
+	kt->cap_files = cap;
+	return 0;
+}
+
+static uint32_t take_id(struct fl_ktables *kt)
+{
+	for (uint32_t tries = 1; tries < FL_UW_MAX_FILES; tries++) {
+		uint32_t id = kt->next_id;
+
+		kt->next_id = kt->next_id + 1 < FL_UW_MAX_FILES ? kt->next_id + 1 : 1;
+		/* Ids go round: one given back waits a whole round before it names another file. */
+		if (!kt->by_id[id])
+			return id;
+	}
+	return 0;
+}
+
+/* Queues f for the thread (the lock not held). */
+static int enqueue(struct fl_ktables *kt, struct kt_file *f)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&kt->lock);
+	if (kt->q_len == kt->q_cap) {
+		size_t ncap = kt->q_cap ? kt->q_cap * 2 : 64;
+		struct kt_file **nq = malloc(ncap * sizeof(*nq));
+
+		if (!nq) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < kt->q_len; i++)
+			nq[i] = kt->queue[(kt->q_head + i) % kt->q_cap];
+		free(kt->queue);
+		kt->queue = nq;
+		kt->q_head = 0;
+		kt->q_cap = ncap;
+	}
+	f->state = KT_QUEUED;
+	kt->queue[(kt->q_head + kt->q_len) % kt->q_cap] = f;
+	kt->q_len++;
+	kt->busy = true;
+	pthread_cond_signal(&kt->work);
+out:
+	pthread_mutex_unlock(&kt->lock);
+	return err;
+}
+
+static struct kt_file *file_new(struct fl_ktables *kt, const char *path)
+{
+	struct kt_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->fd = -1;
+	f->path = strndup(path, 4096);
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	f->id = take_id(kt);
+	if (f->id)
+		kt->by_id[f->id] = f;
+	kt->st.files++;
+	return f;
+}
+
+/* A file the caller's thread has given up on before queueing it: no table, for good. */
+static void file_none(struct fl_ktables *kt, struct kt_file *f)
+{
+	f->state = KT_NONE;
+	set_loc(kt, f->id, FL_UW_LOC_NONE);
+	pthread_mutex_lock(&kt->lock);
+	kt->st.no_cfi++;
+	pthread_mutex_unlock(&kt->lock);
+}
+
+/* The file of mapping m of process pid: known, or opened now and queued. */
+static struct kt_file *file_get(struct fl_ktables *kt, const struct fl_tmap *m, uint32_t pid)
+{
+	struct kt_file **slot, *f;
+
+	if (!strcmp(m->path, "[vdso]")) {
+		if (kt->vdso)
+			return kt->vdso;
+		f = file_new(kt, m->path);
+		if (!f)
+			return NULL;
+		f->vdso = true;
+		kt->vdso = f;
+		if (!f->id || enqueue(kt, f))
+			file_none(kt, f);
+		return f;
+	}
+	if (2 * (kt->nr_files + 1) > kt->cap_files &&
+	    files_rehash(kt, kt->cap_files ? kt->cap_files * 2 : 256))
+		return NULL;
+	slot = file_slot(kt->files, kt->cap_files, m->dev_major, m->dev_minor, m->ino);
+	if (*slot)
+		return *slot;
+	f = file_new(kt, m->path);
+	if (!f)
+		return NULL;
+	f->dev_major = m->dev_major;
+	f->dev_minor = m->dev_minor;
+	f->ino = m->ino;
+	*slot = f;
+	kt->nr_files++;
+	if (!f->id) {
+		file_none(kt, f);
+		return f;
+	}
+	/* Opened now, while the process maps it (through it if the file was replaced). */
+	f->fd = fl_open_mapped_file(m, pid);
+	if (f->fd < 0) {
+		fl_pr_debug("ktables: %s: %s\n", m->path, strerror(-f->fd));
+		f->fd = -1;
+		file_none(kt, f);
+		return f;
+	}
+	/* Lazy: held open until a sample needs it, within a bound on the fds held so. */
+	if (kt->o.lazy && kt->nr_deferred < KT_MAX_DEFERRED) {
+		f->state = KT_DEFERRED;
+		kt->nr_deferred++;
+		return f;
+	}
+	if (enqueue(kt, f)) {
+		close(f->fd);
+		f->fd = -1;
+		file_none(kt, f);
+	}
+	return f;
+}
+
+static struct kt_proc *proc_find(struct fl_ktables *kt, uint32_t pid);
+
+void fl_ktables__want_proc(struct fl_ktables *kt, uint32_t pid)
+{
+	struct kt_proc *p = proc_find(kt, pid);
+
+	/* Its files, all: the walker would otherwise ask for them one sample at a time. */
+	for (uint32_t i = 0; p && i < p->nr; i++)
+		fl_ktables__want(kt, p->ids[i]);
+}
+
+void fl_ktables__want(struct fl_ktables *kt, uint32_t file_id)
+{
+	struct kt_file *f = file_id && file_id < FL_UW_MAX_FILES ? kt->by_id[file_id] : NULL;
+
+	if (!f)
+		return;
+	if (f->state == KT_QUEUED) {
+		/* A sample needs it now: ahead of those queued because they were mapped. */
+		pthread_mutex_lock(&kt->lock);
+		for (size_t i = 0; i < kt->q_len; i++) {
+			size_t at = (kt->q_head + i) % kt->q_cap;
+
+			if (kt->queue[at] != f)
+				continue;
+			for (; i > 0; i--) {
+				size_t prev = (kt->q_head + i - 1) % kt->q_cap;
+
+				kt->queue[(kt->q_head + i) % kt->q_cap] = kt->queue[prev];
+			}
+			kt->queue[kt->q_head] = f;
+			break;
+		}
+		pthread_mutex_unlock(&kt->lock);
+		return;
+	}
+	if (f->state != KT_DEFERRED)
+		return;
+	kt->nr_deferred--;
+	if (enqueue(kt, f)) {
+		close(f->fd);
+		f->fd = -1;
+		file_none(kt, f);
+	}
+}
+
+/*
+ * The C library and the dynamic loader flamed itself runs on are those
+ * nearly every program maps: their tables are built at once, so that a
+ * program's first samples need not wait for them.
+ */
+static int prefetch_one(const struct fl_procmap *pm, void *ctx)
+{
+	struct fl_ktables *kt = ctx;
+	const char *base = strrchr(pm->path, '/');
+	struct fl_tmap m = {.start = pm->start,
+			    .end = pm->end,
+			    .pgoff = pm->pgoff,
+			    .dev_major = pm->dev_major,
+			    .dev_minor = pm->dev_minor,
+			    .ino = pm->ino,
+			    .path = pm->path};
+	struct kt_file *f;
+
+	if (!(pm->prot & FL_PROT_EXEC) || pm->deleted || !base)
+		return 0;
+	base++;
+	if (strncmp(base, "libc.so.", 8) && strncmp(base, "ld-linux", 8) &&
+	    strncmp(base, "libc-", 5) && strncmp(base, "ld-", 3))
+		return 0;
+	f = file_get(kt, &m, (uint32_t)getpid());
+	if (f)
+		fl_ktables__want(kt, f->id);
+	return 0;
+}
+
+void fl_ktables__prefetch_self(struct fl_ktables *kt)
+{
+	fl_procmaps__read(getpid(), prefetch_one, kt);
+}
+
+/* --- processes --------------------------------------------------------------------- */
+
+static struct kt_proc *proc_find(struct fl_ktables *kt, uint32_t pid)
+{
+	uint32_t idx;
+
+	return fl_u32map__get(&kt->proc_idx, pid, &idx) ? &kt->procs[idx] : NULL;
+}
+
+static void unref(struct fl_ktables *kt, const uint32_t *ids, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct kt_file *f = ids[i] < FL_UW_MAX_FILES ? kt->by_id[ids[i]] : NULL;
+
+		if (f && f->refs)
+			f->refs--;
+	}
+}
+
+static void proc_drop(struct fl_ktables *kt, uint32_t pid)
+{
+	uint32_t idx, last;
+
+	if (!fl_u32map__get(&kt->proc_idx, pid, &idx))
+		return;
+	unref(kt, kt->procs[idx].ids, kt->procs[idx].nr);
+	free(kt->procs[idx].ids);
+	fl_u32map__del(&kt->proc_idx, pid);
+	last = (uint32_t)kt->nr_procs - 1;
+	if (idx != last) {
+		kt->procs[idx] = kt->procs[last];
+		fl_u32map__put(&kt->proc_idx, kt->procs[idx].pid, idx);
+	}
+	kt->nr_procs--;
+}
+
+static bool has_id(const uint32_t *ids, uint32_t n, uint32_t id)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tmap *maps, size_t n)
+{
+	struct fl_uw_proc *v = kt->val;
+	uint32_t *ids = NULL, nr_ids = 0;
+	struct kt_proc *p;
+	size_t nr = n < FL_UW_MAX_MAPS ? n : FL_UW_MAX_MAPS;
+	int err = 0;
+
+	if (!pid)
+		return -EINVAL;
+	if (!n) {
+		bpf_map_delete_elem(kt->o.procs_fd, &pid);
+		proc_drop(kt, pid);
+		return 0;
+	}
+	if (n > nr)
+		kt->st.maps_dropped += n - nr;
+	ids = malloc(nr * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	memset(v, 0, sizeof(*v));
+	for (size_t i = 0; i < nr; i++) {
+		const struct fl_tmap *m = &maps[i];
+		struct fl_uw_map *e = &v->maps[v->nr];
+		struct kt_file *f = NULL;
+
+		e->start = m->start;
+		e->end = m->end;
+		e->pgoff = m->pgoff;
+		/* Anonymous code (JIT), [vsyscall] and the like: frame pointers. */
+		if (!fl_tmap__is_anon(m) && (m->path[0] != '[' || !strcmp(m->path, "[vdso]")))
+			f = file_get(kt, m, pid);
+		e->file_id = f ? f->id : 0;
+		if (e->file_id && !has_id(ids, nr_ids, e->file_id)) {
+			ids[nr_ids++] = e->file_id;
+			f->refs++;
+			f->idle = 0;
+		}
+		v->nr++;
+	}
+	if (bpf_map_update_elem(kt->o.procs_fd, &pid, v, BPF_ANY)) {
+		err = -errno;
+		kt->st.procs_failed++;
+		unref(kt, ids, nr_ids);
+		free(ids);
+		/* What the kernel had is stale now: better frame pointers than the wrong tables. */
+		bpf_map_delete_elem(kt->o.procs_fd, &pid);
+		proc_drop(kt, pid);
+		return err;
+	}
+	/* Answered: should the walker miss the process again (an exec), it asks again. */
+	if (kt->o.asked_fd >= 0)
+		bpf_map_delete_elem(kt->o.asked_fd, &pid);
+	p = proc_find(kt, pid);
+	if (p) {
+		unref(kt, p->ids, p->nr);
+		free(p->ids);
+	} else {
+		if (kt->nr_procs == kt->cap_procs) {
+			size_t ncap = kt->cap_procs ? kt->cap_procs * 2 : 256;
+			struct kt_proc *np = realloc(kt->procs, ncap * sizeof(*np));
+
+			if (!np) {
+				err = -ENOMEM;
+				goto fail;
+			}
+			kt->procs = np;
+			kt->cap_procs = ncap;
+		}
+		err = fl_u32map__put(&kt->proc_idx, pid, (uint32_t)kt->nr_procs);
+		if (err)
+			goto fail;
+		p = &kt->procs[kt->nr_procs++];
+		p->pid = pid;
+	}
+	p->ids = ids;
+	p->nr = nr_ids;
+	return 0;
+fail:
+	unref(kt, ids, nr_ids);
+	free(ids);
+	bpf_map_delete_elem(kt->o.procs_fd, &pid);
+	return err;
+}
+
+/* --- life -------------------------------------------------------------------------- */
+
+int fl_ktables__new(const struct fl_ktables_opts *opts, struct fl_ktables **ret)
+{
+	struct fl_ktables *kt;
+	int err;
+
+	if (!opts || opts->sz < sizeof(*opts))
+		return -EINVAL;
+	kt = calloc(1, sizeof(*kt));
+	if (!kt)
+		return -ENOMEM;
+	kt->o = *opts;
+	if (!kt->o.max_bytes)
+		kt->o.max_bytes = FL_KTABLES_DEFAULT_BYTES;
+	kt->next_id = 1;
+	kt->cur = -1;
+	kt->next_chunk_rows = KT_CHUNK_MIN_ROWS;
+	for (size_t c = 0; c < FL_UW_MAX_CHUNKS; c++)
+		kt->chunks[c].fd = -1;
+	kt->by_id = calloc(FL_UW_MAX_FILES, sizeof(*kt->by_id));
+	kt->val = calloc(1, sizeof(*kt->val));
+	if (!kt->by_id || !kt->val) {
+		free(kt->by_id);
+		free(kt->val);
+		free(kt);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&kt->lock, NULL);
+	pthread_cond_init(&kt->work, NULL);
+	pthread_cond_init(&kt->idle, NULL);
+	err = -pthread_create(&kt->thread, NULL, thread_main, kt);
+	if (err) {
+		kt->thread_running = false;
+		fl_ktables__free(kt);
+		return err;
+	}
+	kt->thread_running = true;
+	*ret = kt;
+	return 0;
+}
+
+static void file_free(struct kt_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f);
+}
+
+void fl_ktables__free(struct fl_ktables *kt)
+{
+	if (!kt)
+		return;
+	if (kt->thread_running) {
+		pthread_mutex_lock(&kt->lock);
+		kt->stop = true;
+		pthread_cond_signal(&kt->work);
+		pthread_mutex_unlock(&kt->lock);
+		pthread_join(kt->thread, NULL);
+	}
+	/* The chunks stay in the kernel with the program's maps; ours go. */
+	for (size_t c = 0; c < FL_UW_MAX_CHUNKS; c++)
+		if (kt->chunks[c].mem) {
+			munmap(kt->chunks[c].mem, kt->chunks[c].bytes);
+			close(kt->chunks[c].fd);
+		}
+	/* Every file is in files[], or is the vdso. */
+	for (size_t i = 0; i < kt->cap_files; i++)
+		if (kt->files[i])
+			file_free(kt->files[i]);
+	if (kt->vdso)
+		file_free(kt->vdso);
+	for (size_t i = 0; i < kt->nr_procs; i++)
+		free(kt->procs[i].ids);
+	free(kt->procs);
+	fl_u32map__fini(&kt->proc_idx);
+	free(kt->files);
+	free(kt->queue);
+	free(kt->by_id);
+	free(kt->val);
+	pthread_mutex_destroy(&kt->lock);
+	pthread_cond_destroy(&kt->work);
+	pthread_cond_destroy(&kt->idle);
+	free(kt);
+}
+
+/* Unloads f's table and forgets it (the caller's thread; f is neither queued nor building). */
+static void unload(struct fl_ktables *kt, struct kt_file *f)
+{
+	if (f->id) {
+		/* The walker stops using the table before its rows can go with their chunk. */
+		set_loc(kt, f->id, 0);
+		kt->by_id[f->id] = NULL;
+	}
+	pthread_mutex_lock(&kt->lock);
+	if (f->state == KT_DEFERRED) {
+		kt->nr_deferred--;
+	} else if (f->state == KT_LOADED) {
+		struct kt_chunk *ch = &kt->chunks[f->chunk];
+
+		kt->st.loaded--;
+		kt->st.rows -= f->rows;
+		kt->st.code_bytes -= f->code;
+		kt->st.unloaded++;
+		/* A chunk goes with its last table (the one being filled stays). */
+		if (ch->live && !--ch->live && kt->cur != (int)f->chunk)
+			chunk_free(kt, f->chunk);
+	} else if (f->state == KT_OVER) {
+		kt->st.over_budget--;
+	} else {
+		kt->st.no_cfi--;
+	}
+	kt->st.files--;
+	pthread_mutex_unlock(&kt->lock);
+	file_free(f);
+}
+
+void fl_ktables__trim(struct fl_ktables *kt)
+{
+	bool dropped = false;
+
+	for (size_t i = 0; i < kt->cap_files; i++) {
+		struct kt_file *f = kt->files[i];
+		enum kt_state state;
+
+		if (!f)
+			continue;
+		pthread_mutex_lock(&kt->lock);
+		state = f->state;
+		pthread_mutex_unlock(&kt->lock);
+		if (f->refs || state == KT_QUEUED || state == KT_BUILDING)
+			continue;
+		/* Unmapped for a whole interval: a program run again and again keeps its tables. */
+		if (++f->idle < 2)
+			continue;
+		kt->files[i] = NULL;
+		kt->nr_files--;
+		unload(kt, f);
+		dropped = true;
+	}
+	/* Open addressing: the survivors placed again, so that no probe stops at a hole. */
+	if (dropped)
+		files_rehash(kt, kt->cap_files);
+}
+
+void fl_ktables__settle(struct fl_ktables *kt, unsigned int ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&kt->lock);
+	while (kt->q_len || kt->busy)
+		if (pthread_cond_timedwait(&kt->idle, &kt->lock, &until))
+			break;
+	pthread_mutex_unlock(&kt->lock);
+}
+
+void fl_ktables__stats(struct fl_ktables *kt, struct fl_ktables_stats *st)
+{
+	pthread_mutex_lock(&kt->lock);
+	*st = kt->st;
+	/* Queued, and the one being built. */
+	st->pending = kt->q_len + kt->building;
+	st->deferred = kt->nr_deferred;
+	pthread_mutex_unlock(&kt->lock);
+	st->procs = kt->nr_procs;
+}

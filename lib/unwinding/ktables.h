@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The in-kernel unwinder's tables (--call-graph kernel-dwarf): which files
+ * each process maps, and each file's unwind table, in the BPF maps that
+ * bpf/unwind.bpf.h reads. Private to lib/ (the BPF sampler owns one).
+ */
+#ifndef FLAMED_KTABLES_H
+#define FLAMED_KTABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flamed/sampling/tracker.h"
+
+/*
+ * Tables are compiled (lib/unwinding/cfitable.c) by a thread of their own,
+ * one file at a time, when the walker first needs a file (it asks through
+ * a ring buffer; with lazy off, as soon as a process maps it): sampling
+ * never waits for them, and a frame in a file whose table is not loaded
+ * yet is walked with frame pointers, and counted. A file's table is shared
+ * by every process mapping it (by device and inode; the vdso is one image
+ * for all). Tables are copied into chunks, BPF arrays of many files' rows
+ * each (an array of maps costs a synchronize_rcu() per update: one per
+ * chunk, not per file). Their memory is bounded by max_bytes: a file whose
+ * table does not fit gets none (frame pointers for its code).
+ */
+struct fl_ktables;
+
+struct fl_ktables_opts {
+	size_t sz;     /* sizeof(struct fl_ktables_opts) */
+	int tables_fd; /* the BPF maps of bpf/unwind.bpf.h */
+	int table_loc_fd;
+	int procs_fd;
+	int asked_fd; /* keys the walker asked for (FL_UW_ASKED_FILE): cleared when answered */
+	uint64_t max_bytes; /* table memory (kernel and ours), 0: FL_KTABLES_DEFAULT_BYTES */
+	/*
+	 * Build a file's table only when the walker first needs it
+	 * (fl_ktables__want()), not when a process maps it: a whole machine
+	 * maps many files whose code is never sampled (-a).
+	 */
+	bool lazy;
+};
+
+#define FL_KTABLES_DEFAULT_BYTES ((uint64_t)256 << 20)
+
+int fl_ktables__new(const struct fl_ktables_opts *opts, struct fl_ktables **ret);
+/* Accepts NULL. Stops the thread; the BPF maps keep what was loaded (they go with the program). */
+void fl_ktables__free(struct fl_ktables *kt);
+
+/*
+ * The executable mappings of process pid are now maps[0..n) (sorted by
+ * start, as the tracker gives them); n == 0: it is gone. Tables of files
+ * not seen before are queued. Returns 0 or -errno (the process then has no
+ * mappings in the kernel: frame pointers for its samples).
+ */
+int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tmap *maps, size_t n);
+
+/*
+ * The walker needs file_id's table (it asked through uw_wants): queued now
+ * if it was waiting for that (lazy).
+ */
+void fl_ktables__want(struct fl_ktables *kt, uint32_t file_id);
+/*
+ * The walker met process pid before its mappings were in the kernel (they
+ * are now, the caller read the tracker first): the tables of all its files
+ * are wanted.
+ */
+void fl_ktables__want_proc(struct fl_ktables *kt, uint32_t pid);
+
+/* Builds the tables of the C library and dynamic loader flamed runs on, which most programs map. */
+void fl_ktables__prefetch_self(struct fl_ktables *kt);
+
+/*
+ * Unloads the tables of files that no process has mapped since the
+ * previous call (the daemon calls it every interval; record now and then),
+ * giving their memory back.
+ */
+void fl_ktables__trim(struct fl_ktables *kt);
+
+/* Waits until the queue is empty (tests, and -v reports at the end); ms: at most that long. */
+void fl_ktables__settle(struct fl_ktables *kt, unsigned int ms);
+
+struct fl_ktables_stats {
+	uint64_t files;		/* files seen */
+	uint64_t deferred;	/* ... whose table no sample needed yet (lazy) */
+	uint64_t loaded;	/* ... with a table in the kernel now */
+	uint64_t no_cfi;	/* ... without: no usable CFI, unreadable or not ELF */
+	uint64_t over_budget;	/* ... without: it did not fit in max_bytes */
+	uint64_t pending;	/* ... queued or being built */
+	uint64_t unloaded;	/* tables dropped by trim */
+	uint64_t bytes;		/* kernel memory of the tables' chunks now */
+	uint64_t peak_bytes;	/* the most at once */
+	uint64_t rows;		/* rows loaded now */
+	uint64_t code_bytes;	/* bytes of code the loaded tables cover */
+	uint64_t build_ns;	/* thread time spent compiling and loading */
+	uint64_t first_load_ns; /* CLOCK_MONOTONIC of the first table loaded (0: none) */
+	uint64_t last_load_ns;	/* ... of the last */
+	uint64_t procs;		/* processes with mappings in the kernel now */
+	uint64_t procs_failed;	/* updates of a process's mappings the kernel refused */
+	uint64_t maps_dropped;	/* mappings left out: a process with more than FL_UW_MAX_MAPS */
+};
+
+void fl_ktables__stats(struct fl_ktables *kt, struct fl_ktables_stats *st);
+
+#endif

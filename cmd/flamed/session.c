@@ -156,7 +156,8 @@ static unsigned long nofile_needed(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 
-	return 4ul * (unsigned long)(cpus > 0 ? cpus : 1) + 96;
+	/* 16 of them: kernel-dwarf's maps, programs, table thread and timer. */
+	return 4ul * (unsigned long)(cpus > 0 ? cpus : 1) + 112;
 }
 
 int check_nofile(void)

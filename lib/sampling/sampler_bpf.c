@@ -245,6 +245,15 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	bool kdwarf = opts->sz >= sizeof(*opts) && opts->kdwarf && opts->user;
 	int err;
 
+	/*
+	 * The walker's loop is bpf_loop() (5.17): without it the verifier
+	 * would refuse the program anyway, and say less. (The tests pretend a
+	 * kernel without it through the environment.)
+	 */
+	if (kdwarf && (getenv("FLAMED_PRETEND_NO_BPF_LOOP") ||
+		       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1))
+		return -EOPNOTSUPP;
+
 	libbpf_set_print(libbpf_print);
 	s = calloc(1, sizeof(*s));
 	if (!s)

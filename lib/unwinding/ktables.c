@@ -29,16 +29,15 @@ enum kt_state {
 	KT_OVER,     /* no table: it did not fit in the budget */
 };
 
-/* Files held open waiting for a sample to need them, at most (lazy); past it, built at once. */
-#define KT_MAX_DEFERRED 1024
-
 struct kt_file {
 	uint32_t dev_major, dev_minor;
 	uint64_t ino;
 	bool vdso;
 	uint32_t id; /* in the BPF maps; 0: none could be given (every id taken) */
 	enum kt_state state;
-	int fd;		     /* KT_DEFERRED, KT_QUEUED: the file, for the thread */
+	int fd;		     /* KT_QUEUED: the file, for the thread */
+	struct fl_tmap map;  /* KT_DEFERRED: a mapping of it (path: ours)... */
+	uint32_t map_pid;    /* ... in this process, to open it from when needed */
 	uint32_t refs;	     /* processes whose mappings in the kernel name it */
 	unsigned idle;	     /* trims passed with refs == 0 */
 	uint32_t chunk;	     /* KT_LOADED: where its rows are */
@@ -52,7 +51,6 @@ struct kt_file {
 
 /* A BPF array of rows holding the tables of many files; rows are given out in order. */
 struct kt_chunk {
-	int fd;		/* -1: the slot is free */
 	void *mem;	/* the rows, mapped */
 	uint32_t cap;	/* rows */
 	uint32_t used;	/* rows given out */
@@ -85,7 +83,7 @@ struct fl_ktables {
 	struct kt_file **files; /* open addressing by (dev, ino) */
 	size_t cap_files, nr_files;
 	struct kt_file *vdso;
-	size_t nr_deferred; /* files KT_DEFERRED (each holds an fd) */
+	size_t nr_deferred; /* files KT_DEFERRED */
 
 	struct kt_proc *procs;
 	size_t nr_procs, cap_procs;
@@ -150,10 +148,8 @@ static void chunk_free(struct fl_ktables *kt, uint32_t c)
 	/* Taken out of the array of maps first: the kernel waits for the programs using it. */
 	bpf_map_delete_elem(kt->o.tables_fd, &c);
 	munmap(ch->mem, ch->bytes);
-	close(ch->fd);
 	kt->st.bytes -= ch->bytes;
 	memset(ch, 0, sizeof(*ch));
-	ch->fd = -1;
 	if (kt->cur == (int)c)
 		kt->cur = -1;
 }
@@ -217,9 +213,10 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 		kt->chunks[c].mem = NULL;
 		return err;
 	}
+	/* The array of maps and our mapping hold the chunk: no fd is kept for it. */
+	close(fd);
 	ch = &kt->chunks[c];
-	*ch = (struct kt_chunk){
-		.fd = fd, .mem = mem, .cap = cap, .used = n, .live = 1, .bytes = bytes};
+	*ch = (struct kt_chunk){.mem = mem, .cap = cap, .used = n, .live = 1, .bytes = bytes};
 	/* The chunk before stays until its last table goes. */
 	if (kt->cur >= 0 && !kt->chunks[kt->cur].live)
 		chunk_free(kt, (uint32_t)kt->cur);
@@ -457,7 +454,37 @@ static void file_none(struct fl_ktables *kt, struct kt_file *f)
 	pthread_mutex_unlock(&kt->lock);
 }
 
-/* The file of mapping m of process pid: known, or opened now and queued. */
+/* Where a deferred file can be opened from: a mapping of it, and the process. */
+static void file_remember(struct kt_file *f, const struct fl_tmap *m, uint32_t pid)
+{
+	f->map = *m;
+	f->map.path = f->path;
+	f->map_pid = pid;
+}
+
+/*
+ * Opens f through m in process pid (through the process if the file was
+ * replaced since; only the file that was mapped) and queues it, or gives
+ * up on it.
+ */
+static void file_open_queue(struct fl_ktables *kt, struct kt_file *f, const struct fl_tmap *m,
+			    uint32_t pid)
+{
+	f->fd = fl_open_mapped_file(m, pid);
+	if (f->fd < 0) {
+		fl_pr_debug("ktables: %s: %s\n", m->path, strerror(-f->fd));
+		f->fd = -1;
+		file_none(kt, f);
+		return;
+	}
+	if (enqueue(kt, f)) {
+		close(f->fd);
+		f->fd = -1;
+		file_none(kt, f);
+	}
+}
+
+/* The file of mapping m of process pid: known, or new (queued, or deferred when lazy). */
 static struct kt_file *file_get(struct fl_ktables *kt, const struct fl_tmap *m, uint32_t pid)
 {
 	struct kt_file **slot, *f;
@@ -478,8 +505,13 @@ static struct kt_file *file_get(struct fl_ktables *kt, const struct fl_tmap *m, 
 	    files_rehash(kt, kt->cap_files ? kt->cap_files * 2 : 256))
 		return NULL;
 	slot = file_slot(kt->files, kt->cap_files, m->dev_major, m->dev_minor, m->ino);
-	if (*slot)
-		return *slot;
+	if (*slot) {
+		f = *slot;
+		/* The latest process seen mapping it opens it when it is needed. */
+		if (f->state == KT_DEFERRED)
+			file_remember(f, m, pid);
+		return f;
+	}
 	f = file_new(kt, m->path);
 	if (!f)
 		return NULL;
@@ -492,25 +524,14 @@ static struct kt_file *file_get(struct fl_ktables *kt, const struct fl_tmap *m, 
 		file_none(kt, f);
 		return f;
 	}
-	/* Opened now, while the process maps it (through it if the file was replaced). */
-	f->fd = fl_open_mapped_file(m, pid);
-	if (f->fd < 0) {
-		fl_pr_debug("ktables: %s: %s\n", m->path, strerror(-f->fd));
-		f->fd = -1;
-		file_none(kt, f);
-		return f;
-	}
-	/* Lazy: held open until a sample needs it, within a bound on the fds held so. */
-	if (kt->o.lazy && kt->nr_deferred < KT_MAX_DEFERRED) {
+	/* Lazy: opened when a sample needs it, through a process mapping it then. */
+	if (kt->o.lazy) {
 		f->state = KT_DEFERRED;
+		file_remember(f, m, pid);
 		kt->nr_deferred++;
 		return f;
 	}
-	if (enqueue(kt, f)) {
-		close(f->fd);
-		f->fd = -1;
-		file_none(kt, f);
-	}
+	file_open_queue(kt, f, m, pid);
 	return f;
 }
 
@@ -553,11 +574,7 @@ void fl_ktables__want(struct fl_ktables *kt, uint32_t file_id)
 	if (f->state != KT_DEFERRED)
 		return;
 	kt->nr_deferred--;
-	if (enqueue(kt, f)) {
-		close(f->fd);
-		f->fd = -1;
-		file_none(kt, f);
-	}
+	file_open_queue(kt, f, &f->map, f->map_pid);
 }
 
 /*
@@ -604,13 +621,52 @@ static struct kt_proc *proc_find(struct fl_ktables *kt, uint32_t pid)
 	return fl_u32map__get(&kt->proc_idx, pid, &idx) ? &kt->procs[idx] : NULL;
 }
 
+static void unload(struct fl_ktables *kt, struct kt_file *f);
+
+/*
+ * Takes f out of the file table: the entries after it in its run move back
+ * where a probe for them would stop first (no tombstones).
+ */
+static void file_remove(struct fl_ktables *kt, struct kt_file *f)
+{
+	size_t mask = kt->cap_files - 1, i, j;
+
+	for (i = file_hash(f->dev_major, f->dev_minor, f->ino) & mask; kt->files[i] != f;
+	     i = (i + 1) & mask)
+		if (!kt->files[i])
+			return; /* the vdso, or not there */
+	kt->files[i] = NULL;
+	kt->nr_files--;
+	for (j = (i + 1) & mask; kt->files[j]; j = (j + 1) & mask) {
+		struct kt_file *g = kt->files[j];
+		size_t home = file_hash(g->dev_major, g->dev_minor, g->ino) & mask;
+
+		/* g stays unless the hole lies between its home and it. */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			kt->files[i] = g;
+			kt->files[j] = NULL;
+			i = j;
+		}
+	}
+}
+
 static void unref(struct fl_ktables *kt, const uint32_t *ids, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct kt_file *f = ids[i] < FL_UW_MAX_FILES ? kt->by_id[ids[i]] : NULL;
 
-		if (f && f->refs)
-			f->refs--;
+		if (!f || !f->refs || --f->refs)
+			continue;
+		/*
+		 * Mapped by no process any more and never needed: nothing was
+		 * built, and the fd it held goes now (a machine running many
+		 * short programs would otherwise hold each one's files open
+		 * until a trim).
+		 */
+		if (f->state == KT_DEFERRED && f != kt->vdso) {
+			file_remove(kt, f);
+			unload(kt, f);
+		}
 	}
 }
 
@@ -742,8 +798,6 @@ int fl_ktables__new(const struct fl_ktables_opts *opts, struct fl_ktables **ret)
 	kt->next_id = 1;
 	kt->cur = -1;
 	kt->next_chunk_rows = KT_CHUNK_MIN_ROWS;
-	for (size_t c = 0; c < FL_UW_MAX_CHUNKS; c++)
-		kt->chunks[c].fd = -1;
 	kt->by_id = calloc(FL_UW_MAX_FILES, sizeof(*kt->by_id));
 	kt->val = calloc(1, sizeof(*kt->val));
 	if (!kt->by_id || !kt->val) {
@@ -789,7 +843,6 @@ void fl_ktables__free(struct fl_ktables *kt)
 	for (size_t c = 0; c < FL_UW_MAX_CHUNKS; c++)
 		if (kt->chunks[c].mem) {
 			munmap(kt->chunks[c].mem, kt->chunks[c].bytes);
-			close(kt->chunks[c].fd);
 		}
 	/* Every file is in files[], or is the vdso. */
 	for (size_t i = 0; i < kt->cap_files; i++)
@@ -842,32 +895,37 @@ static void unload(struct fl_ktables *kt, struct kt_file *f)
 	file_free(f);
 }
 
+/* Whether the thread has f (queued or being built): not to be unloaded now. */
+static bool busy(struct fl_ktables *kt, const struct kt_file *f)
+{
+	enum kt_state state;
+
+	pthread_mutex_lock(&kt->lock);
+	state = f->state;
+	pthread_mutex_unlock(&kt->lock);
+	return state == KT_QUEUED || state == KT_BUILDING;
+}
+
 void fl_ktables__trim(struct fl_ktables *kt)
 {
-	bool dropped = false;
-
 	for (size_t i = 0; i < kt->cap_files; i++) {
 		struct kt_file *f = kt->files[i];
-		enum kt_state state;
 
-		if (!f)
-			continue;
-		pthread_mutex_lock(&kt->lock);
-		state = f->state;
-		pthread_mutex_unlock(&kt->lock);
-		if (f->refs || state == KT_QUEUED || state == KT_BUILDING)
+		if (!f || f->refs || busy(kt, f))
 			continue;
 		/* Unmapped for a whole interval: a program run again and again keeps its tables. */
 		if (++f->idle < 2)
 			continue;
-		kt->files[i] = NULL;
-		kt->nr_files--;
+		file_remove(kt, f);
 		unload(kt, f);
-		dropped = true;
+		/* What moved back into slot i is looked at again. */
+		i--;
 	}
-	/* Open addressing: the survivors placed again, so that no probe stops at a hole. */
-	if (dropped)
-		files_rehash(kt, kt->cap_files);
+	/* The vdso too (not in files[]): the next process to map it has it built again. */
+	if (kt->vdso && !kt->vdso->refs && !busy(kt, kt->vdso) && ++kt->vdso->idle >= 2) {
+		unload(kt, kt->vdso);
+		kt->vdso = NULL;
+	}
 }
 
 void fl_ktables__settle(struct fl_ktables *kt, unsigned int ms)

@@ -29,7 +29,7 @@ grep -Eq "DWARF unwinding of [0-9]+ user stacks: (9[5-9]|100)\.[0-9]% complete" 
 	fail "no DWARF outcome line with >= 95% complete: $(grep DWARF "$T/dwarf.err")"
 
 # The same program with frame pointers: callers vanish.
-FIXTURE_CLOCK=cpu run_flamed fp record -F 999 -o "$T/fp.folded" -- "$FIXTURES/nofp_chain" 1
+FIXTURE_CLOCK=cpu run_flamed fp record -F 999 --call-graph fp -o "$T/fp.folded" -- "$FIXTURES/nofp_chain" 1
 expect_rc 0
 s=$(share "$T/fp.folded" "$NOFP_CHAIN")
 note "frame pointers: $s% of the samples have the whole chain"

@@ -32,7 +32,7 @@ expect_between "$(percent "$a" $((a + b)))" 70 80 "chain A's share of the width"
 # What the recording lost is stated in the graph itself.
 sub=$(xmllint --xpath 'string(//*[local-name()="text"][@id="subtitle"])' "$T/out.svg")
 note "subtitle: $sub"
-[[ $sub == *"samples in "*" s at 999 Hz; stacks lost: "*"unsymbolized frames: "*"idle samples dropped: "* ]] ||
+[[ $sub == *"samples in "*" s at 999 Hz, call graph kernel-dwarf; stacks lost: "*"unsymbolized frames: "*"idle samples dropped: "* ]] ||
 	fail "the subtitle does not state the recording's losses: $sub"
 samples=$(summary_samples "$T/svg.err")
 [[ $sub == "$samples samples in"* ]] || fail "subtitle says '$sub', the summary $samples samples"

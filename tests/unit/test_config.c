@@ -73,7 +73,8 @@ static bool same(const struct fl_config *a, const struct fl_config *b)
 	    a->fmt_folded != b->fmt_folded || a->fmt_svg != b->fmt_svg ||
 	    a->keep_files != b->keep_files || a->keep_age_ns != b->keep_age_ns ||
 	    a->keep_bytes != b->keep_bytes || a->max_stacks != b->max_stacks ||
-	    a->max_processes != b->max_processes || a->max_symbol_cache != b->max_symbol_cache)
+	    a->max_processes != b->max_processes || a->max_symbol_cache != b->max_symbol_cache ||
+	    a->kdwarf != b->kdwarf || a->max_unwind_tables != b->max_unwind_tables)
 		return false;
 	for (i = 0; i < a->nr_pids; i++)
 		if (a->pids[i] != b->pids[i])
@@ -126,6 +127,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.frequency, 99);
 	assert_true(c.interval_ns == 60 * SEC);
 	assert_false(c.dwarf);
+	assert_true(c.kdwarf); /* call_graph = kernel-dwarf */
 	assert_int_equal(c.stack_size, 0);
 	assert_true(c.all_targets);
 	assert_int_equal(c.nr_pids + c.nr_names, 0);
@@ -139,11 +141,13 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_stacks, 65536);
 	assert_int_equal(c.max_processes, 32768);
 	assert_true(c.max_symbol_cache == 1ull << 30);
+	assert_true(c.max_unwind_tables == 256ull << 20);
 	fl_config__fini(&c);
 	fl_config__fini(NULL);
 	assert_string_equal(fl_config__key(0), "frequency");
 	assert_string_equal(fl_config__key(14), "max_symbol_cache");
-	assert_null(fl_config__key(15));
+	assert_string_equal(fl_config__key(15), "max_unwind_tables");
+	assert_null(fl_config__key(16));
 }
 
 static void test_numbers(void **state)
@@ -264,9 +268,14 @@ static void test_call_graph(void **state)
 	(void)state;
 	set_ok(&c, "call_graph", "fp");
 	assert_false(c.dwarf);
+	assert_false(c.kdwarf);
 	assert_int_equal(c.stack_size, 0);
+	set_ok(&c, "call_graph", "Kernel-DWARF");
+	assert_true(c.kdwarf);
+	assert_false(c.dwarf);
 	set_ok(&c, "call_graph", "dwarf");
 	assert_true(c.dwarf);
+	assert_false(c.kdwarf);
 	assert_int_equal(c.stack_size, 16384);
 	set_ok(&c, "call_graph", "dwarf,8");
 	assert_int_equal(c.stack_size, 8);
@@ -279,7 +288,8 @@ static void test_call_graph(void **state)
 	set_bad("call_graph", "dwarf,12", "multiple of 8");
 	set_bad("call_graph", "dwarf,65536", "multiple of 8");
 	set_bad("call_graph", "dwarf,99999999999999999999999", "multiple of 8");
-	set_bad("call_graph", "dwarf,", "is not a call graph (fp, dwarf or dwarf,SIZE)");
+	set_bad("call_graph", "dwarf,", "is not a call graph (kernel-dwarf, fp, dwarf or dwarf,SIZE)");
+	set_bad("call_graph", "kernel-dwarf,8", "not a call graph");
 	set_bad("call_graph", "dwarf,abc", "not a call graph");
 	set_bad("call_graph", "dwarfs", "not a call graph");
 	set_bad("call_graph", "lbr", "not a call graph");

@@ -16,7 +16,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "flamed/sampling/procmaps.h"
 #include "flamed/sampling/sampler.h"
+#include "flamed/sampling/tracker.h"
 
 struct tally {
 	uint64_t total;
@@ -185,6 +187,141 @@ static double record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *s
 	assert_int_equal(fl_sampler__stats(s, ss), 0);
 	fl_sampler__free(s);
 	return cpu_s;
+}
+
+struct exec_maps {
+	struct fl_tmap maps[256];
+	char paths[256][256];
+	size_t n;
+};
+
+static int add_exec_map(const struct fl_procmap *pm, void *ctx)
+{
+	struct exec_maps *em = ctx;
+
+	if (!(pm->prot & FL_PROT_EXEC) || em->n == 256 || !strcmp(pm->path, "[vsyscall]"))
+		return 0;
+	snprintf(em->paths[em->n], sizeof(em->paths[0]), "%s", pm->path);
+	em->maps[em->n] = (struct fl_tmap){.start = pm->start,
+					   .end = pm->end,
+					   .pgoff = pm->pgoff,
+					   .dev_major = pm->dev_major,
+					   .dev_minor = pm->dev_minor,
+					   .ino = pm->ino,
+					   .path = em->paths[em->n]};
+	em->n++;
+	return 0;
+}
+
+static int walked_cb(const struct fl_raw_stack *st, void *ctx)
+{
+	struct tally *t = ctx;
+
+	if (st->pid == t->pid) {
+		t->total += st->count;
+		/* Deeper than spin() alone: the walk went past the leaf. */
+		if (st->nr_uips >= 4)
+			t->with_user += st->count;
+	}
+	return 0;
+}
+
+/*
+ * kernel-dwarf through the sampler: the mappings given for this process
+ * are walked with tables built when a sample first needs them (the
+ * program's own binary) or at start (libc, ld.so); the stats say how the
+ * stacks were walked; tables of files no process maps any more go after
+ * two trims, their rows and files with them.
+ */
+static void test_kdwarf_tables(void **state)
+{
+	struct fl_sampler_opts o = {.sz = sizeof(o), .freq = 999, .user = true, .kdwarf = true};
+	struct exec_maps *em = calloc(1, sizeof(*em));
+	struct fl_sampler_stats ss;
+	struct tally t = {.pid = (uint32_t)getpid()};
+	volatile uint64_t sink = 0;
+	struct fl_sampler *s;
+	double end;
+	unsigned n = 0;
+
+	(void)state;
+	assert_non_null(em);
+	s = open_or_skip(&o);
+	assert_true(fl_sampler__kdwarf(s));
+	assert_int_equal(fl_procmaps__read(getpid(), add_exec_map, em), 0);
+	assert_true(em->n >= 3);
+	assert_int_equal(fl_sampler__set_maps(s, (uint32_t)getpid(), em->maps, em->n), 0);
+	fl_sampler__settle_tables(s, 5000);
+	assert_int_equal(fl_sampler__stats(s, &ss), 0);
+	printf("# before sampling: %llu files, %llu loaded, %llu deferred-or-pending\n",
+	       (unsigned long long)ss.tables_files, (unsigned long long)ss.tables_loaded,
+	       (unsigned long long)(ss.tables_files - ss.tables_loaded - ss.tables_no_cfi));
+	/* libc and ld.so at once; the test's own binary not before a sample needs it. */
+	assert_true(ss.tables_loaded >= 2);
+	assert_true(ss.tables_files > ss.tables_loaded);
+
+	assert_int_equal(fl_sampler__start(s), 0);
+	end = cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID) + 1.0;
+	do {
+		sink += spin(n++ % 40, sink);
+		if (n % 64 == 0)
+			assert_int_equal(fl_sampler__poll(s), 0);
+	} while (cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID) < end);
+	assert_int_equal(fl_sampler__stop(s), 0);
+	assert_int_equal(fl_sampler__poll(s), 0);
+	fl_sampler__settle_tables(s, 5000);
+	assert_int_equal(fl_sampler__drain(s, walked_cb, &t), 0);
+	assert_int_equal(fl_sampler__stats(s, &ss), 0);
+	printf("# %llu of our samples, %llu with 4+ user frames; walked %llu: tables alone %llu, "
+	       "fp (no table yet) %llu, fp (no CFI) %llu; complete %llu, stopped %llu; "
+	       "%llu files, %llu loaded, %llu rows, %llu bytes\n",
+	       (unsigned long long)t.total, (unsigned long long)t.with_user,
+	       (unsigned long long)ss.uw_walked, (unsigned long long)ss.uw_tables,
+	       (unsigned long long)ss.uw_fp_notable, (unsigned long long)ss.uw_fp_nocfi,
+	       (unsigned long long)ss.uw_complete, (unsigned long long)ss.uw_stopped,
+	       (unsigned long long)ss.tables_files, (unsigned long long)ss.tables_loaded,
+	       (unsigned long long)ss.tables_rows, (unsigned long long)ss.tables_bytes);
+	assert_true(t.total > 100);
+	assert_true(ss.uw_walked >= t.total);
+	/* Every walk ends one way, and most by tables alone. */
+	assert_int_equal(ss.uw_walked, ss.uw_complete + ss.uw_stopped + ss.uw_truncated);
+	assert_true(ss.uw_tables * 10 >= ss.uw_walked * 9);
+	assert_true(t.with_user * 10 >= t.total * 9);
+	/* The test's binary was needed: its table came. */
+	assert_true(ss.tables_loaded >= 3);
+	assert_true(ss.tables_rows > 0 && ss.tables_bytes >= ss.tables_rows * 16);
+
+	/* Gone: after two trims no table is left, and every row went with them. */
+	assert_int_equal(fl_sampler__set_maps(s, (uint32_t)getpid(), NULL, 0), 0);
+	fl_sampler__trim_tables(s);
+	fl_sampler__trim_tables(s);
+	assert_int_equal(fl_sampler__stats(s, &ss), 0);
+	assert_int_equal(ss.tables_loaded, 0);
+	assert_int_equal(ss.tables_rows, 0);
+	assert_int_equal(ss.tables_files, 0);
+	assert_true(ss.tables_unloaded >= 3);
+	fl_sampler__free(s);
+	free(em);
+}
+
+/*
+ * A kernel that cannot run the walker (here: one without bpf_loop, as the
+ * feature probe is told to answer) is refused with -EOPNOTSUPP, for the
+ * caller to record frame-pointer stacks instead.
+ */
+static void test_kdwarf_unsupported(void **state)
+{
+	struct fl_sampler_opts o = {.sz = sizeof(o), .freq = 99, .user = true, .kdwarf = true};
+	struct fl_sampler *s = NULL;
+
+	(void)state;
+	setenv("FLAMED_PRETEND_NO_BPF_LOOP", "1", 1);
+	assert_int_equal(fl_sampler__new(FL_SAMPLER_BPF, &o, &s), -EOPNOTSUPP);
+	unsetenv("FLAMED_PRETEND_NO_BPF_LOOP");
+	o.kdwarf = false;
+	s = open_or_skip(&o);
+	assert_false(fl_sampler__kdwarf(s));
+	fl_sampler__free(s);
 }
 
 static void test_counts_one_process(void **state)
@@ -387,6 +524,8 @@ int main(void)
 		cmocka_unit_test(test_pidns_translated),
 		cmocka_unit_test(test_pidns_outside),
 		cmocka_unit_test(test_counts_one_process),
+		cmocka_unit_test(test_kdwarf_tables),
+		cmocka_unit_test(test_kdwarf_unsupported),
 		cmocka_unit_test(test_collisions_are_recovered),
 		cmocka_unit_test(test_user_only_and_per_thread),
 		cmocka_unit_test(test_snapshots_partition_samples),

@@ -406,10 +406,14 @@ static int walk_fde(struct ct *c, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 					       FL_CFITABLE_WHY_LIBDW);
 		ra = dwarf_frame_info(fr, &start, &end, &signalp);
 		/*
-		 * A row of this FDE starts within it. libdw may answer from
-		 * another FDE covering pc (an outer one, in a broken file
-		 * with nested FDEs and no .eh_frame_hdr), or from one whose
-		 * start it reads otherwise than read_encoded() did.
+		 * The row holds pc and starts within the FDE: the first at
+		 * its very start. Otherwise libdw answered from another FDE
+		 * covering pc (an outer one, in a broken file with nested
+		 * FDEs and no .eh_frame_hdr), or read the FDE's start
+		 * otherwise than read_encoded() did: its rows cannot be
+		 * trusted. A later row may say it starts before pc: after
+		 * DW_CFA_restore_state, libdw gives the remembered row's
+		 * start with its rules.
 		 */
 		if (ra < 0 || start < lo || start > pc || end <= pc) {
 			free(fr);
@@ -436,7 +440,9 @@ static const struct fl_cfi_seg *exec_seg(const struct fl_cfi_file *f, uint64_t v
 	for (size_t i = 0; i < f->nr_segs; i++) {
 		const struct fl_cfi_seg *s = &f->segs[i];
 
-		if (s->exec && vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
+		/* One whose end wraps around is no segment of any process. */
+		if (s->exec && s->filesz <= UINT64_MAX - s->vaddr && vaddr >= s->vaddr &&
+		    vaddr - s->vaddr < s->filesz)
 			return s;
 	}
 	return NULL;
@@ -935,7 +941,7 @@ static uint64_t code_bytes(const struct fl_cfi_file *f)
 
 	for (size_t i = 0; i < f->nr_segs; i++)
 		if (f->segs[i].exec)
-			n += f->segs[i].filesz;
+			n = fl_elfsize__add(n, f->segs[i].filesz);
 	return n;
 }
 

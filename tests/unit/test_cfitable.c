@@ -764,6 +764,45 @@ static void test_synth_merge(void **state)
 	synth_free(&s);
 }
 
+/*
+ * gcc's early return: remember the state, pop the frame, ret, restore it.
+ * libdw says the restored row starts where the remembered one did; the
+ * table must still have it start where it does.
+ */
+static void test_synth_restore_state(void **state)
+{
+	static const uint8_t f[] = {DW_CFA_advance_loc | 7,
+				    DW_CFA_def_cfa_offset,
+				    0xd0,
+				    0x02,
+				    DW_CFA_advance_loc | 0x10,
+				    DW_CFA_remember_state,
+				    DW_CFA_def_cfa_offset,
+				    8,
+				    DW_CFA_advance_loc | 5,
+				    DW_CFA_restore_state};
+	struct fl_cfitable t;
+	struct synth s;
+	size_t cie;
+
+	(void)state;
+	synth_init(&s);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	synth_fde(&s, false, cie, 0x1000, 0x40, f, sizeof(f));
+	assert_int_equal(synth_table(&s, &t), 0);
+	assert_int_equal(t.nr, 5);
+	expect_row(&t, 0x1000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1007, FL_CFA_RSP, 336, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1017, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x101b, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x101c, FL_CFA_RSP, 336, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x103f, FL_CFA_RSP, 336, FL_RBP_SAME, 0, -8);
+	expect_type(&t, 0x1040, FL_CFA_NONE);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_LIBDW], 0);
+	fl_cfitable__fini(&t);
+	synth_free(&s);
+}
+
 /* The rule at off is one of two types (where libdw's lookup decides which, see cfitable.h). */
 static void expect_either(const struct fl_cfitable *t, uint64_t off, int a_type, int a_off,
 			  int b_type)
@@ -1446,14 +1485,23 @@ static void test_walk_signal(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_synth_rules),   cmocka_unit_test(test_synth_merge),
-		cmocka_unit_test(test_synth_overlap), cmocka_unit_test(test_synth_work_bound),
-		cmocka_unit_test(test_synth_refused), cmocka_unit_test(test_nofp_rules),
-		cmocka_unit_test(test_debug_frame),   cmocka_unit_test(test_fp_rules),
-		cmocka_unit_test(test_plt_and_start), cmocka_unit_test(test_libc_signal_frame),
-		cmocka_unit_test(test_vdso),	      cmocka_unit_test(test_hostile_images),
-		cmocka_unit_test(test_hostile_files), cmocka_unit_test(test_walk_nofp_chain),
-		cmocka_unit_test(test_walk_chains),   cmocka_unit_test(test_walk_library),
+		cmocka_unit_test(test_synth_rules),
+		cmocka_unit_test(test_synth_merge),
+		cmocka_unit_test(test_synth_restore_state),
+		cmocka_unit_test(test_synth_overlap),
+		cmocka_unit_test(test_synth_work_bound),
+		cmocka_unit_test(test_synth_refused),
+		cmocka_unit_test(test_nofp_rules),
+		cmocka_unit_test(test_debug_frame),
+		cmocka_unit_test(test_fp_rules),
+		cmocka_unit_test(test_plt_and_start),
+		cmocka_unit_test(test_libc_signal_frame),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_hostile_images),
+		cmocka_unit_test(test_hostile_files),
+		cmocka_unit_test(test_walk_nofp_chain),
+		cmocka_unit_test(test_walk_chains),
+		cmocka_unit_test(test_walk_library),
 		cmocka_unit_test(test_walk_signal),
 	};
 

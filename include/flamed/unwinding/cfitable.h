@@ -78,7 +78,10 @@ struct fl_cfitable {
  */
 int fl_cfitable__from_fd(int fd, struct fl_cfitable *out);
 
-/* Same, from an ELF image in memory (read only, not kept). */
+/*
+ * Same, from an ELF image in memory (read only, not kept), whose
+ * compressed .debug_frame is not read (its inflated size goes unchecked).
+ */
 int fl_cfitable__from_memory(const void *image, size_t size, struct fl_cfitable *out);
 
 /*

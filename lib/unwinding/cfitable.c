@@ -34,10 +34,10 @@
 /* One FDE compiled: [lo, hi) as file offsets, and its spans. */
 struct ct_fde {
 	uint32_t lo, hi;
-	uint32_t seq; /* the order FDEs were read in: .eh_frame's first */
-	bool debug;   /* from .debug_frame */
-	size_t first; /* its spans: spans[first, first + nr), tiling [lo, hi) in order */
-	size_t nr;
+	uint32_t seq;	/* the order FDEs were read in: .eh_frame's first */
+	bool debug;	/* from .debug_frame */
+	uint32_t first; /* its spans: spans[first, first + nr), tiling [lo, hi) in order */
+	uint32_t nr;	/* (spans number at most FL_UW_MAX_ROWS) */
 };
 
 /* A range of one FDE with one rule: [row.pc, end). */
@@ -476,7 +476,7 @@ static int add_fde(struct ct *c, Dwarf_CFI *cfi, bool debug, uint64_t lo, uint64
 		.hi = (uint32_t)(hi - seg->vaddr + seg->offset),
 		.seq = (uint32_t)c->nr_fdes,
 		.debug = debug,
-		.first = c->nr_spans,
+		.first = (uint32_t)c->nr_spans,
 	};
 	c->nr_fdes++;
 	return walk_fde(c, cfi, lo, hi, seg, fde_bytes);

@@ -1285,6 +1285,7 @@ static bool stack_word(const unsigned char *stack, size_t size, uint64_t sp0, ui
 struct walk_stats {
 	uint64_t signal_frames; /* SIGNAL rows stepped through */
 	uint64_t fp_frames;	/* UNSUPPORTED rows stepped through with frame pointers */
+	uint64_t drap_frames;	/* DEREF_RBP rows stepped through */
 };
 
 /*
@@ -1346,6 +1347,7 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 			if (!rbp_known || !stack_word(stack, size, sp0,
 						      rbp + (uint64_t)(int64_t)r->cfa_off, &cfa))
 				return n;
+			ws->drap_frames++;
 			break;
 		case FL_CFA_UNSUPPORTED:
 			if (!rbp_known)
@@ -1438,9 +1440,10 @@ static void cross_check(const char *prog, struct walk_stats *ws)
 		}
 	}
 	print_message("%s: %zu samples, %.2f%% the same (%zu of them 4 frames or more), %llu "
-		      "signal frames, %llu frame-pointer steps\n",
+		      "signal frames, %llu realigned, %llu frame-pointer steps\n",
 		      prog, c->nr_samples, 100.0 * (double)same / (double)c->nr_samples, deep,
-		      (unsigned long long)ws->signal_frames, (unsigned long long)ws->fp_frames);
+		      (unsigned long long)ws->signal_frames, (unsigned long long)ws->drap_frames,
+		      (unsigned long long)ws->fp_frames);
 	assert_true((double)same >= 0.99 * (double)c->nr_samples);
 	assert_true((double)deep >= 0.9 * (double)c->nr_samples);
 	tables_fini(&ts);
@@ -1472,7 +1475,11 @@ static void test_walk_library(void **state)
 	cross_check("nofp_callback", &ws);
 }
 
-/* Samples in the signal handler are walked through __restore_rt's row into the interrupted code. */
+/*
+ * Samples in the signal handler are walked through __restore_rt's row into
+ * the interrupted code; those in the main chain through nofp_sig_1's
+ * realigned frame (DEREF_RBP, rbp AT_RBP).
+ */
 static void test_walk_signal(void **state)
 {
 	struct walk_stats ws;
@@ -1480,6 +1487,7 @@ static void test_walk_signal(void **state)
 	(void)state;
 	cross_check("nofp_signal", &ws);
 	assert_true(ws.signal_frames >= 50);
+	assert_true(ws.drap_frames >= 500);
 }
 
 int main(void)

@@ -66,7 +66,9 @@ struct fl_cfitable {
  * user-space unwinder. Fills *out on success only; fl_cfitable__fini()
  * frees it. Returns 0, or
  *   -ENOENT   no CFI row for any executable byte,
- *   -EFBIG    more than FL_UW_MAX_ROWS rows or FDEs, code beyond 4 GiB of
+ *   -EFBIG    more than FL_UW_MAX_ROWS rows, more than 2^21 FDEs in
+ *             executable segments (compiling holds about 175 bytes for each;
+ *             gcc's cc1 has 45 thousand), code beyond 4 GiB of
  *             file offsets, a CFI section over 256 MiB, or a header
  *             claiming more sections or segments than fl_elfsize allows,
  *   -EINVAL   not an ELF file, or not a regular file,
@@ -78,7 +80,10 @@ struct fl_cfitable {
  */
 int fl_cfitable__from_fd(int fd, struct fl_cfitable *out);
 
-/* Same, from an ELF image in memory (read only, not kept). */
+/*
+ * Same, from an ELF image in memory (read only, not kept), whose
+ * compressed .debug_frame is not read (its inflated size goes unchecked).
+ */
 int fl_cfitable__from_memory(const void *image, size_t size, struct fl_cfitable *out);
 
 /*

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Fuzz target: the unwind table compiler on an ELF image, from memory (the
+ * vdso's way) and from an fd (a memfd holding the input, as a mapped file
+ * is read): an error it documents, or a table that keeps its promises.
+ */
+#include <errno.h>
+#include <stdbool.h>
+
+#include "flamed/unwinding/cfitable.h"
+#include "fuzz.h"
+
+/*
+ * elfutils 0.188's dwarf_getcfi_elf(), on an Elf read with ELF_C_READ
+ * (flamed never maps the files it reads) whose section headers are
+ * garbage, loses the section names it read through elf_strptr(): a leak of
+ * libelf's own, which a program of nothing but elf_begin(),
+ * dwarf_getcfi_elf(), dwarf_cfi_end() and elf_end() shows. Only memory
+ * allocated under elf_strptr() is let go; an Elf never ended would still
+ * show through what elf_begin() allocated. libelf has no frame pointers:
+ * allocations are unwound the slow way, or elf_strptr() would not be seen.
+ */
+const char *__asan_default_options(void);
+const char *__lsan_default_suppressions(void);
+
+const char *__asan_default_options(void)
+{
+	return "fast_unwind_on_malloc=0";
+}
+
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:elf_strptr\n";
+}
+
+static bool same_rule(const struct fl_uw_row *a, const struct fl_uw_row *b)
+{
+	return a->cfa_type == b->cfa_type && a->rbp_type == b->rbp_type && a->ra_off == b->ra_off &&
+	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+/* Sorted, merged, closed by FL_CFA_NONE, counted, and found where it says. */
+static void walk(const struct fl_cfitable *t)
+{
+	uint64_t h = 0, by_type[FL_CFA_UNSUPPORTED + 1] = {0};
+
+	FUZZ_CHECK(t->nr >= 2 && t->nr <= FL_UW_MAX_ROWS);
+	FUZZ_CHECK(t->rows[t->nr - 1].cfa_type == FL_CFA_NONE);
+	FUZZ_CHECK(!t->rows[0].pc || !fl_cfitable__find(t, t->rows[0].pc - 1));
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct fl_uw_row *r = &t->rows[i];
+
+		FUZZ_CHECK(r->cfa_type <= FL_CFA_UNSUPPORTED && r->rbp_type <= FL_RBP_AT_RBP);
+		FUZZ_CHECK(!i || (t->rows[i - 1].pc < r->pc && !same_rule(&t->rows[i - 1], r)));
+		FUZZ_CHECK(fl_cfitable__find(t, r->pc) == r);
+		by_type[r->cfa_type]++;
+		h = fuzz_hash(h, r, sizeof(*r));
+	}
+	for (int k = 0; k <= FL_CFA_UNSUPPORTED; k++)
+		FUZZ_CHECK(by_type[k] == t->counts.rows[k]);
+	fuzz_sink(h);
+}
+
+static void check(int err, struct fl_cfitable *t)
+{
+	FUZZ_CHECK(err == 0 || err == -EINVAL || err == -ENOENT || err == -EFBIG ||
+		   err == -ENOTSUP);
+	if (err)
+		return;
+	walk(t);
+	fl_cfitable__fini(t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fl_cfitable t;
+	int fd;
+
+	check(fl_cfitable__from_memory(data, size, &t), &t);
+	fd = fuzz_memfd(data, size);
+	check(fl_cfitable__from_fd(fd, &t), &t);
+	close(fd);
+	return 0;
+}

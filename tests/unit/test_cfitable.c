@@ -1,0 +1,1517 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of the unwind table compiler: the rules of made-up CFI and of
+ * real binaries, hostile files, and walks of real stacks with the rows
+ * alone, checked against the DWARF unwinder's.
+ */
+#include <dwarf.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "flamed/sampling/perfbuf.h"
+#include "flamed/sampling/procmaps.h"
+#include "flamed/symbols/elfsyms.h"
+#include "flamed/unwinding/cfitable.h"
+#include "flamed/unwinding/unwind.h"
+#include "hostile_paths.h"
+
+#if !defined(FIXTURE_DIR) || !defined(FIXTURE_SRC_DIR)
+#error "FIXTURE_DIR and FIXTURE_SRC_DIR must name the fixtures directories"
+#endif
+
+/* --- checking tables ------------------------------------------------------------- */
+
+static bool same_rule(const struct fl_uw_row *a, const struct fl_uw_row *b)
+{
+	return a->cfa_type == b->cfa_type && a->rbp_type == b->rbp_type && a->ra_off == b->ra_off &&
+	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+/* What every table promises (cfitable.h), find() included. */
+static void check_table(const struct fl_cfitable *t)
+{
+	uint64_t by_type[FL_CFA_UNSUPPORTED + 1] = {0};
+
+	assert_true(t->nr >= 2); /* a rule, and the closing FL_CFA_NONE */
+	assert_true(t->nr <= FL_UW_MAX_ROWS);
+	assert_int_equal(t->rows[t->nr - 1].cfa_type, FL_CFA_NONE);
+	if (t->rows[0].pc)
+		assert_null(fl_cfitable__find(t, t->rows[0].pc - 1));
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct fl_uw_row *r = &t->rows[i];
+
+		assert_true(r->cfa_type <= FL_CFA_UNSUPPORTED);
+		assert_true(r->rbp_type <= FL_RBP_AT_RBP);
+		by_type[r->cfa_type]++;
+		assert_ptr_equal(fl_cfitable__find(t, r->pc), r);
+		if (i) {
+			assert_true(t->rows[i - 1].pc < r->pc);
+			assert_false(same_rule(&t->rows[i - 1], r));
+			assert_ptr_equal(fl_cfitable__find(t, r->pc - 1), &t->rows[i - 1]);
+		}
+	}
+	assert_ptr_equal(fl_cfitable__find(t, UINT64_MAX), &t->rows[t->nr - 1]);
+	assert_memory_equal(by_type, t->counts.rows, sizeof(by_type));
+}
+
+/* The row at off must be of type cfa_type with these offsets (rbp_type, rbp_off, ra_off). */
+static void expect_row(const struct fl_cfitable *t, uint64_t off, int cfa_type, int cfa_off,
+		       int rbp_type, int rbp_off, int ra_off)
+{
+	const struct fl_uw_row *r = fl_cfitable__find(t, off);
+
+	if (!r)
+		fail_msg("no row at 0x%llx", (unsigned long long)off);
+	if (r->cfa_type != cfa_type || r->cfa_off != cfa_off || r->rbp_type != rbp_type ||
+	    r->rbp_off != rbp_off || r->ra_off != ra_off)
+		fail_msg("row at 0x%llx (pc 0x%x): type %d cfa %d rbp %d/%d ra %d; want type %d "
+			 "cfa %d rbp %d/%d ra %d",
+			 (unsigned long long)off, r->pc, r->cfa_type, r->cfa_off, r->rbp_type,
+			 r->rbp_off, r->ra_off, cfa_type, cfa_off, rbp_type, rbp_off, ra_off);
+}
+
+static void expect_type(const struct fl_cfitable *t, uint64_t off, int cfa_type)
+{
+	const struct fl_uw_row *r = fl_cfitable__find(t, off);
+
+	if (!r || r->cfa_type != cfa_type)
+		fail_msg("row at 0x%llx: type %d, want %d", (unsigned long long)off,
+			 r ? r->cfa_type : -1, cfa_type);
+}
+
+static int table_of_path(const char *path, struct fl_cfitable *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = fl_cfitable__from_fd(fd, t);
+	close(fd);
+	return err;
+}
+
+static void table_of_fixture(const char *name, struct fl_cfitable *t)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", FIXTURE_DIR, name);
+	assert_int_equal(table_of_path(path, t), 0);
+	check_table(t);
+}
+
+/* --- ELF facts of real files ----------------------------------------------------- */
+
+/* The file offset of vaddr through the file's PT_LOAD segments. */
+static uint64_t vaddr_to_off(const char *path, uint64_t vaddr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t off = UINT64_MAX;
+	size_t n;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+		    vaddr - ph.p_vaddr < ph.p_filesz)
+			off = vaddr - ph.p_vaddr + ph.p_offset;
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(off != UINT64_MAX);
+	return off;
+}
+
+/* The file offset (and size) of the function called name, from the file's symbols. */
+static uint64_t fn_off(const char *path, const char *name, uint64_t *size)
+{
+	struct fl_elfsyms *syms = NULL;
+	uint64_t vaddr = 0;
+
+	assert_int_equal(fl_elfsyms__open(path, &syms), 0);
+	for (size_t i = 0; i < fl_elfsyms__count(syms); i++) {
+		const struct fl_elfsym *s = fl_elfsyms__at(syms, i);
+
+		if (!strcmp(s->name, name)) {
+			vaddr = s->addr;
+			if (size)
+				*size = s->size;
+		}
+	}
+	fl_elfsyms__free(syms);
+	if (!vaddr)
+		fail_msg("%s: no function %s", path, name);
+	return vaddr_to_off(path, vaddr);
+}
+
+/* The address and size of a section, and e_entry. */
+static bool elf_facts(const char *path, const char *section, uint64_t *addr, uint64_t *size,
+		      uint64_t *entry)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool found = false;
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_non_null(gelf_getehdr(elf, &eh));
+	*entry = eh.e_entry;
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(n, section)) {
+			*addr = sh.sh_addr;
+			*size = sh.sh_size;
+			found = true;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static void read_at(const char *path, uint64_t off, void *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+/* Skips an endbr64, where a toolchain with CET puts one first. */
+static size_t skip_endbr(const uint8_t *code)
+{
+	static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+
+	return memcmp(code, endbr64, sizeof(endbr64)) ? 0 : sizeof(endbr64);
+}
+
+/* --- rules of real binaries ------------------------------------------------------ */
+
+/* A function without a frame: its CFA is rsp + 8 on entry and rsp + 8 + N after "sub $N, %rsp". */
+static void check_nofp_function(const struct fl_cfitable *t, const char *path)
+{
+	uint8_t code[16];
+	uint64_t f8, burn, size;
+	size_t at;
+	uint32_t imm = 0;
+
+	burn = fn_off(path, "nofp_burn", NULL);
+	expect_row(t, burn, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+
+	/* nofp_8 starts by making room for its 64 words (gcc: sub $0x208, %rsp). */
+	f8 = fn_off(path, "nofp_8", &size);
+	expect_row(t, f8, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	read_at(path, f8, code, sizeof(code));
+	at = skip_endbr(code);
+	if (code[at] == 0x48 && code[at + 1] == 0x81 && code[at + 2] == 0xec) {
+		memcpy(&imm, code + at + 3, 4);
+		at += 7;
+	} else if (code[at] == 0x48 && code[at + 1] == 0x83 && code[at + 2] == 0xec) {
+		imm = code[at + 3];
+		at += 4;
+	} else {
+		fail_msg("nofp_8 does not start with sub $N, %%rsp");
+	}
+	assert_true(imm >= 512);
+	expect_row(t, f8 + at - 1, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(t, f8 + at, FL_CFA_RSP, 8 + (int)imm, FL_RBP_SAME, 0, -8);
+	/* The code after the function, up to the next one, is padding no FDE covers. */
+	expect_type(t, f8 + size, FL_CFA_NONE);
+}
+
+static void test_nofp_rules(void **state)
+{
+	struct fl_cfitable t;
+
+	(void)state;
+	table_of_fixture("nofp_chain", &t);
+	check_nofp_function(&t, FIXTURE_DIR "/nofp_chain");
+	assert_int_equal(t.counts.fdes_debug_frame, 0);
+	fl_cfitable__fini(&t);
+}
+
+/* The same functions with their CFI in .debug_frame only, then compressed there. */
+static void test_debug_frame(void **state)
+{
+	static const char *const prog = FIXTURE_DIR "/nofp_dbgframe";
+	struct fl_cfitable t, tz;
+	char dir[PATH_MAX], z[PATH_MAX + 16], cmd[3 * PATH_MAX];
+
+	(void)state;
+	table_of_fixture("nofp_dbgframe", &t);
+	check_nofp_function(&t, prog);
+	assert_true(t.counts.fdes_debug_frame > 8);
+
+	assert_true(scratch_dir_make(dir, sizeof(dir), "test_cfitable"));
+	snprintf(z, sizeof(z), "%s/z", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s' 2>/dev/null",
+		 prog, z);
+	if (system(cmd) == 0) {
+		/* libdw inflates it: the table is the same. */
+		assert_int_equal(table_of_path(z, &tz), 0);
+		assert_int_equal(tz.nr, t.nr);
+		assert_memory_equal(tz.rows, t.rows, t.nr * sizeof(*t.rows));
+		fl_cfitable__fini(&tz);
+	} else {
+		print_message(
+			"objcopy cannot compress: the compressed .debug_frame is not tested\n");
+	}
+	scratch_dir_remove(dir);
+	fl_cfitable__fini(&t);
+}
+
+/*
+ * With frame pointers: "push %rbp" makes the CFA rsp + 16 with rbp saved
+ * at CFA - 16, "mov %rsp, %rbp" makes it rbp + 16, "pop %rbp" rsp + 8.
+ */
+static void test_fp_rules(void **state)
+{
+	static const char *const prog = FIXTURE_DIR "/chains";
+	static const uint8_t prologue[] = {0x55, 0x48, 0x89, 0xe5};
+	struct fl_cfitable t;
+	uint64_t f, size;
+	uint8_t code[64];
+	size_t at;
+
+	(void)state;
+	table_of_fixture("chains", &t);
+	f = fn_off(prog, "chain_a1", &size);
+	assert_true(size <= sizeof(code));
+	read_at(prog, f, code, (size_t)size);
+	at = skip_endbr(code);
+	assert_memory_equal(code + at, prologue, sizeof(prologue));
+	expect_row(&t, f + at, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, f + at + 1, FL_CFA_RSP, 16, FL_RBP_AT_CFA, -16, -8);
+	expect_row(&t, f + at + 3, FL_CFA_RSP, 16, FL_RBP_AT_CFA, -16, -8);
+	expect_row(&t, f + at + 4, FL_CFA_RBP, 16, FL_RBP_AT_CFA, -16, -8);
+	/*
+	 * At the ret that ends it (gcc schedules the pop earlier) the CFA is
+	 * rsp + 8 again; gcc leaves rbp's rule as it was: the slot still holds it.
+	 */
+	assert_int_equal(code[size - 1], 0xc3);
+	expect_type(&t, f + at + 5, FL_CFA_RBP);
+	expect_row(&t, f + size - 1, FL_CFA_RSP, 8, FL_RBP_AT_CFA, -16, -8);
+	fl_cfitable__fini(&t);
+}
+
+/*
+ * binutils' PLT: PLT0 pushes twice (rsp + 16, then + 24), the entries' CFA
+ * is an expression of rip (FL_CFA_PLT, threshold 11). _start has CFI that
+ * leaves the return address undefined.
+ */
+static void test_plt_and_start(void **state)
+{
+	static const char *const prog = FIXTURE_DIR "/nofp_chain";
+	uint64_t plt, size, entry;
+	struct fl_cfitable t;
+
+	(void)state;
+	table_of_fixture("nofp_chain", &t);
+	assert_true(elf_facts(prog, ".plt", &plt, &size, &entry));
+	assert_true(size >= 32);
+	plt = vaddr_to_off(prog, plt);
+	expect_row(&t, plt, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_row(&t, plt + 6, FL_CFA_RSP, 24, FL_RBP_SAME, 0, -8);
+	expect_row(&t, plt + 16, FL_CFA_PLT, 8, FL_RBP_SAME, 11, -8);
+	expect_row(&t, plt + size - 1, FL_CFA_PLT, 8, FL_RBP_SAME, 11, -8);
+	assert_int_equal(t.counts.rows[FL_CFA_PLT], 1);
+	expect_row(&t, vaddr_to_off(prog, entry), FL_CFA_OUTERMOST, 0, FL_RBP_SAME, 0, 0);
+	fl_cfitable__fini(&t);
+}
+
+/* The file offset and path of the mapping holding addr in this process. */
+struct self_map {
+	uint64_t addr, off;
+	char path[PATH_MAX];
+};
+
+static int find_self_map(const struct fl_procmap *m, void *ctx)
+{
+	struct self_map *s = ctx;
+
+	if (s->addr >= m->start && s->addr < m->end) {
+		s->off = s->addr - m->start + m->pgoff;
+		snprintf(s->path, sizeof(s->path), "%s", m->path);
+	}
+	return 0;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * glibc returns from every signal handler into __restore_rt (our sigaction
+ * hands it to the kernel as sa_restorer): its row is a signal frame reading
+ * the interrupted rsp, rbp and rip at rsp + 160, 120 and 168, where the
+ * kernel's rt_sigframe keeps them (uc_mcontext's rsp, rbp, rip). Its FDE
+ * starts a byte early, for unwinders that look up return address - 1.
+ */
+static void test_libc_signal_frame(void **state)
+{
+	struct sigaction sa = {.sa_handler = on_usr1}, old;
+	struct self_map m = {0};
+	struct fl_cfitable t;
+
+	(void)state;
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	assert_int_equal(sigaction(SIGUSR1, NULL, &old), 0);
+	if (!old.sa_restorer)
+		skip();
+	m.addr = (uint64_t)(uintptr_t)old.sa_restorer;
+	assert_int_equal(fl_procmaps__read(getpid(), find_self_map, &m), 0);
+	assert_true(m.path[0] == '/');
+	assert_int_equal(table_of_path(m.path, &t), 0);
+	check_table(&t);
+	expect_row(&t, m.off, FL_CFA_SIGNAL, 160, FL_RBP_SAME, 120, 168);
+	expect_row(&t, m.off - 1, FL_CFA_SIGNAL, 160, FL_RBP_SAME, 120, 168);
+	assert_true(t.counts.rows[FL_CFA_SIGNAL] >= 1);
+	print_message("%s: %zu rows, %zu bytes for %llu bytes of code\n", m.path, t.nr,
+		      t.nr * sizeof(*t.rows), (unsigned long long)t.code_bytes);
+	fl_cfitable__fini(&t);
+	signal(SIGUSR1, SIG_DFL);
+}
+
+static void test_vdso(void **state)
+{
+	struct fl_cfitable t;
+	int err;
+
+	(void)state;
+	err = fl_cfitable__vdso(&t);
+	if (err == -ENOENT)
+		skip(); /* no vdso, or one without CFI */
+	assert_int_equal(err, 0);
+	check_table(&t);
+	assert_true(t.counts.rows[FL_CFA_RSP] + t.counts.rows[FL_CFA_RBP] >= 1);
+	assert_true(t.code_bytes > 0);
+	fl_cfitable__fini(&t);
+}
+
+/* --- made-up CFI ------------------------------------------------------------------- */
+
+/*
+ * A small x86-64 ELF image with CFI written by hand: .text of text_size
+ * bytes at vaddr and offset TEXT (one executable PT_LOAD), .eh_frame
+ * and/or .debug_frame after it.
+ */
+#define TEXT 0x1000u
+#define EH_ADDR 0x100000u /* .eh_frame's address (no segment: libdw reads it by section) */
+
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2;
+		b->p = realloc(b->p, b->cap);
+		assert_non_null(b->p);
+	}
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static void put_u8(struct buf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+static void put_u32(struct buf *b, uint32_t v)
+{
+	put(b, &v, 4);
+}
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+	put(b, &v, 8);
+}
+
+static void patch_u32(struct buf *b, size_t at, uint32_t v)
+{
+	memcpy(b->p + at, &v, 4);
+}
+
+struct synth {
+	struct buf eh, dbg;
+	uint64_t text_size;
+	/* Knobs for hostile headers. */
+	uint16_t machine;
+	uint64_t seg_offset; /* the PT_LOAD's p_offset (normally TEXT) */
+	uint64_t eh_size;    /* .eh_frame's sh_size, if not 0 */
+};
+
+static void synth_init(struct synth *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->text_size = 0x2000;
+	s->machine = EM_X86_64;
+	s->seg_offset = TEXT;
+}
+
+static void synth_free(struct synth *s)
+{
+	free(s->eh.p);
+	free(s->dbg.p);
+}
+
+/* Pads an entry begun at start with DW_CFA_nop to a multiple of 8 and writes its length. */
+static void entry_end(struct buf *b, size_t start)
+{
+	while ((b->n - start) % 8)
+		put_u8(b, DW_CFA_nop);
+	patch_u32(b, start, (uint32_t)(b->n - start - 4));
+}
+
+/*
+ * A CIE (code alignment 1, data alignment -8, return address column 16)
+ * with the usual initial rules, CFA rsp + 8 and the return address at
+ * CFA - 8, then ins. .eh_frame's have augmentation aug ("zR" or "zRS",
+ * pointers pcrel sdata4); .debug_frame's none. Returns its offset.
+ */
+static size_t synth_cie(struct synth *s, bool dbg, const char *aug, const uint8_t *ins, size_t n)
+{
+	static const uint8_t initial[] = {DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1};
+	struct buf *b = dbg ? &s->dbg : &s->eh;
+	size_t start = b->n;
+
+	put_u32(b, 0);
+	put_u32(b, dbg ? 0xffffffffu : 0);
+	put_u8(b, 1); /* version */
+	if (dbg)
+		aug = "";
+	put(b, aug, strlen(aug) + 1);
+	put_u8(b, 1);	 /* code alignment */
+	put_u8(b, 0x78); /* data alignment -8 */
+	put_u8(b, 16);	 /* return address column */
+	if (aug[0] == 'z') {
+		put_u8(b, 1);	 /* augmentation data */
+		put_u8(b, 0x1b); /* DW_EH_PE_pcrel | DW_EH_PE_sdata4 */
+	}
+	put(b, initial, sizeof(initial));
+	put(b, ins, n);
+	entry_end(b, start);
+	return start;
+}
+
+/* An FDE of the CIE at cie for [lo, lo + len) (addresses of the file) with instructions ins. */
+static void synth_fde(struct synth *s, bool dbg, size_t cie, uint64_t lo, uint64_t len,
+		      const uint8_t *ins, size_t n)
+{
+	struct buf *b = dbg ? &s->dbg : &s->eh;
+	size_t start = b->n;
+
+	put_u32(b, 0);
+	if (dbg) {
+		put_u32(b, (uint32_t)cie);
+		put_u64(b, lo);
+		put_u64(b, len);
+	} else {
+		put_u32(b, (uint32_t)(b->n - cie)); /* back to the CIE from this field */
+		put_u32(b, (uint32_t)(lo - (EH_ADDR + b->n)));
+		put_u32(b, (uint32_t)len);
+		put_u8(b, 0); /* no augmentation data */
+	}
+	put(b, ins, n);
+	entry_end(b, start);
+}
+
+/* The image, in a buffer the caller frees; its size in *size. */
+static uint8_t *synth_image(struct synth *s, size_t *size)
+{
+	static const char names[] = "\0.text\0.eh_frame\0.debug_frame\0.shstrtab";
+	const size_t text_off = TEXT, eh_off = TEXT + s->text_size;
+	const size_t dbg_off = eh_off + s->eh.n + 4, names_off = dbg_off + s->dbg.n;
+	const size_t sh_off = (names_off + sizeof(names) + 7) & ~(size_t)7;
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf64_Shdr *sh;
+	size_t nsh = 1;
+	uint8_t *img;
+
+	*size = sh_off + 5 * sizeof(*sh);
+	img = calloc(1, *size);
+	assert_non_null(img);
+	eh = (Elf64_Ehdr *)img;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = s->machine;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_shoff = sh_off;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	eh->e_shentsize = sizeof(*sh);
+	ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	*ph = (Elf64_Phdr){.p_type = PT_LOAD,
+			   .p_flags = PF_R | PF_X,
+			   .p_offset = s->seg_offset,
+			   .p_vaddr = TEXT,
+			   .p_paddr = TEXT,
+			   .p_filesz = s->text_size,
+			   .p_memsz = s->text_size,
+			   .p_align = 0x1000};
+	memcpy(img + eh_off, s->eh.p, s->eh.n); /* then .eh_frame's zero terminator */
+	memcpy(img + dbg_off, s->dbg.p, s->dbg.n);
+	memcpy(img + names_off, names, sizeof(names));
+	sh = (Elf64_Shdr *)(img + sh_off);
+	sh[nsh++] = (Elf64_Shdr){.sh_name = 1,
+				 .sh_type = SHT_PROGBITS,
+				 .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+				 .sh_addr = TEXT,
+				 .sh_offset = text_off,
+				 .sh_size = s->text_size,
+				 .sh_addralign = 16};
+	if (s->eh.n)
+		sh[nsh++] = (Elf64_Shdr){.sh_name = 7,
+					 .sh_type = SHT_PROGBITS,
+					 .sh_flags = SHF_ALLOC,
+					 .sh_addr = EH_ADDR,
+					 .sh_offset = eh_off,
+					 .sh_size = s->eh_size ? s->eh_size : s->eh.n + 4,
+					 .sh_addralign = 8};
+	if (s->dbg.n)
+		sh[nsh++] = (Elf64_Shdr){.sh_name = 17,
+					 .sh_type = SHT_PROGBITS,
+					 .sh_offset = dbg_off,
+					 .sh_size = s->dbg.n,
+					 .sh_addralign = 8};
+	sh[nsh] = (Elf64_Shdr){.sh_name = 30,
+			       .sh_type = SHT_STRTAB,
+			       .sh_offset = names_off,
+			       .sh_size = sizeof(names),
+			       .sh_addralign = 1};
+	eh->e_shstrndx = (uint16_t)nsh;
+	eh->e_shnum = (uint16_t)(nsh + 1);
+	return img;
+}
+
+/* The image's table, through an fd (a memfd) or from memory, and both must agree. */
+static int synth_table(struct synth *s, struct fl_cfitable *t)
+{
+	struct fl_cfitable tm;
+	size_t size;
+	uint8_t *img = synth_image(s, &size);
+	int fd = memfd_create("synth", MFD_CLOEXEC), err, err_mem;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, img, size), (ssize_t)size);
+	err = fl_cfitable__from_fd(fd, t);
+	close(fd);
+	err_mem = fl_cfitable__from_memory(img, size, &tm);
+	free(img);
+	assert_int_equal(err, err_mem);
+	if (!err) {
+		check_table(t);
+		assert_int_equal(t->nr, tm.nr);
+		assert_memory_equal(t->rows, tm.rows, t->nr * sizeof(*t->rows));
+		fl_cfitable__fini(&tm);
+	}
+	return err;
+}
+
+/* Every rule shape the walker evaluates, and some it does not. */
+static void test_synth_rules(void **state)
+{
+	/* push %rbp; mov %rsp, %rbp; DRAP; r10-based CFA; rbp in a register; ... */
+	static const uint8_t f1[] = {
+		DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 16, DW_CFA_offset | 6, 2,
+		DW_CFA_advance_loc | 3, DW_CFA_def_cfa_register, 6,
+		/* 0x1014: cfa = *(rbp - 8), rbp saved at rbp + 0 */
+		DW_CFA_advance_loc | 0x10, DW_CFA_def_cfa_expression, 3, DW_OP_breg6, 0x78,
+		DW_OP_deref, DW_CFA_expression, 6, 2, DW_OP_breg6, 0,
+		/* 0x1024: cfa = r10 + 0 */
+		DW_CFA_advance_loc | 0x10, DW_CFA_def_cfa, 10, 0,
+		/* 0x102c: cfa = rsp + 24, rbp kept in rbx */
+		DW_CFA_advance_loc | 8, DW_CFA_def_cfa, 7, 24, DW_CFA_register, 6, 3,
+		/* 0x1034: cfa = rsp + 16, rbp saved at rsp + 8 (CFA - 8) */
+		DW_CFA_advance_loc | 8, DW_CFA_def_cfa_offset, 16, DW_CFA_expression, 6, 2,
+		DW_OP_breg7, 8,
+		/* 0x1038: the return address kept in rcx */
+		DW_CFA_advance_loc | 4, DW_CFA_register, 16, 2,
+		/* 0x103c: the return address undefined */
+		DW_CFA_advance_loc | 4, DW_CFA_undefined, 16};
+	/* binutils' lazy PLT: PLT0 pushes twice, the entries' CFA depends on rip. */
+	static const uint8_t plt[] = {/* 0x1100: rsp + 16, 0x1106: rsp + 24 */
+				      DW_CFA_def_cfa_offset, 16, DW_CFA_advance_loc | 6,
+				      DW_CFA_def_cfa_offset, 24,
+				      /* 0x1110: rsp + 8 + ((rip & 15) >= 11) << 3 */
+				      DW_CFA_advance_loc | 10, DW_CFA_def_cfa_expression, 11,
+				      DW_OP_breg7, 8, DW_OP_breg16, 0, DW_OP_lit15, DW_OP_and,
+				      DW_OP_lit11, DW_OP_ge, DW_OP_lit3, DW_OP_shl, DW_OP_plus};
+	/* glibc's __restore_rt (part of it): registers at rsp + their place in the ucontext. */
+	static const uint8_t sig[] = {
+		/* cfa = *(rsp + 160) */
+		DW_CFA_def_cfa_expression, 4, DW_OP_breg7, 0xa0, 0x01, DW_OP_deref,
+		/* rbp at rsp + 120, rsp at rsp + 160, rip at rsp + 168 */
+		DW_CFA_expression, 6, 3, DW_OP_breg7, 0xf8, 0x00, DW_CFA_expression, 7, 3,
+		DW_OP_breg7, 0xa0, 0x01, DW_CFA_expression, 16, 3, DW_OP_breg7, 0xa8, 0x01};
+	struct fl_cfitable t;
+	struct synth s;
+	size_t cie, cie_s;
+
+	(void)state;
+	synth_init(&s);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	cie_s = synth_cie(&s, false, "zRS", NULL, 0);
+	synth_fde(&s, false, cie, 0x1000, 0x40, f1, sizeof(f1));
+	synth_fde(&s, false, cie, 0x1100, 0x60, plt, sizeof(plt));
+	synth_fde(&s, false, cie_s, 0x1200, 0x10, sig, sizeof(sig));
+	/* A signal frame with ordinary rules: its next pc would not be exact. */
+	synth_fde(&s, false, cie_s, 0x1300, 0x10, NULL, 0);
+	assert_int_equal(synth_table(&s, &t), 0);
+
+	assert_null(fl_cfitable__find(&t, 0xfff));
+	expect_row(&t, 0x1000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1001, FL_CFA_RSP, 16, FL_RBP_AT_CFA, -16, -8);
+	expect_row(&t, 0x1004, FL_CFA_RBP, 16, FL_RBP_AT_CFA, -16, -8);
+	expect_row(&t, 0x1013, FL_CFA_RBP, 16, FL_RBP_AT_CFA, -16, -8);
+	expect_row(&t, 0x1014, FL_CFA_DEREF_RBP, -8, FL_RBP_AT_RBP, 0, -8);
+	expect_row(&t, 0x1024, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	expect_row(&t, 0x102c, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	expect_row(&t, 0x1034, FL_CFA_RSP, 16, FL_RBP_AT_CFA, -8, -8);
+	expect_row(&t, 0x1038, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	expect_row(&t, 0x103c, FL_CFA_OUTERMOST, 0, 0, 0, 0);
+	expect_row(&t, 0x103f, FL_CFA_OUTERMOST, 0, 0, 0, 0);
+	expect_type(&t, 0x1040, FL_CFA_NONE); /* the gap to the next FDE */
+	expect_type(&t, 0x10ff, FL_CFA_NONE);
+	expect_row(&t, 0x1100, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1106, FL_CFA_RSP, 24, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1110, FL_CFA_PLT, 8, FL_RBP_SAME, 11, -8);
+	expect_row(&t, 0x115f, FL_CFA_PLT, 8, FL_RBP_SAME, 11, -8);
+	expect_row(&t, 0x1200, FL_CFA_SIGNAL, 160, FL_RBP_SAME, 120, 168);
+	expect_row(&t, 0x1300, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	expect_type(&t, 0x1310, FL_CFA_NONE);
+	assert_int_equal(t.rows[t.nr - 1].pc, 0x1310);
+
+	assert_int_equal(t.counts.fdes, 4);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_CFA], 1);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_RBP], 1);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_RA], 1);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_SIGNAL], 1);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_LIBDW], 0);
+	assert_int_equal(t.code_bytes, s.text_size);
+	fl_cfitable__fini(&t);
+	synth_free(&s);
+}
+
+/*
+ * Rows with one rule are one: a row that only saves rbx, and two FDEs end
+ * to end with the same rule, add none.
+ */
+static void test_synth_merge(void **state)
+{
+	static const uint8_t save_rbx[] = {DW_CFA_advance_loc | 4, DW_CFA_offset | 3, 2};
+	struct fl_cfitable t;
+	struct synth s;
+	size_t cie;
+
+	(void)state;
+	synth_init(&s);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	synth_fde(&s, false, cie, 0x1000, 0x20, save_rbx, sizeof(save_rbx));
+	synth_fde(&s, false, cie, 0x1020, 0x10, NULL, 0);
+	assert_int_equal(synth_table(&s, &t), 0);
+	assert_int_equal(t.nr, 2);
+	assert_int_equal(t.rows[0].pc, 0x1000);
+	assert_int_equal(t.rows[1].pc, 0x1030);
+	assert_int_equal(t.counts.cfi_rows, 3);
+	fl_cfitable__fini(&t);
+	synth_free(&s);
+}
+
+/*
+ * gcc's early return: remember the state, pop the frame, ret, restore it.
+ * libdw says the restored row starts where the remembered one did; the
+ * table must still have it start where it does.
+ */
+static void test_synth_restore_state(void **state)
+{
+	static const uint8_t f[] = {DW_CFA_advance_loc | 7,
+				    DW_CFA_def_cfa_offset,
+				    0xd0,
+				    0x02,
+				    DW_CFA_advance_loc | 0x10,
+				    DW_CFA_remember_state,
+				    DW_CFA_def_cfa_offset,
+				    8,
+				    DW_CFA_advance_loc | 5,
+				    DW_CFA_restore_state};
+	struct fl_cfitable t;
+	struct synth s;
+	size_t cie;
+
+	(void)state;
+	synth_init(&s);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	synth_fde(&s, false, cie, 0x1000, 0x40, f, sizeof(f));
+	assert_int_equal(synth_table(&s, &t), 0);
+	assert_int_equal(t.nr, 5);
+	expect_row(&t, 0x1000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1007, FL_CFA_RSP, 336, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1017, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x101b, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x101c, FL_CFA_RSP, 336, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x103f, FL_CFA_RSP, 336, FL_RBP_SAME, 0, -8);
+	expect_type(&t, 0x1040, FL_CFA_NONE);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_LIBDW], 0);
+	fl_cfitable__fini(&t);
+	synth_free(&s);
+}
+
+/* The rule at off is one of two types (where libdw's lookup decides which, see cfitable.h). */
+static void expect_either(const struct fl_cfitable *t, uint64_t off, int a_type, int a_off,
+			  int b_type)
+{
+	const struct fl_uw_row *r = fl_cfitable__find(t, off);
+
+	assert_non_null(r);
+	if (!((r->cfa_type == a_type && r->cfa_off == a_off) || r->cfa_type == b_type))
+		fail_msg("row at 0x%llx: type %d cfa %d", (unsigned long long)off, r->cfa_type,
+			 r->cfa_off);
+}
+
+/*
+ * Overlapping FDEs: .eh_frame's before .debug_frame's, then the one that
+ * starts last, then the first; outside the overlaps each FDE keeps its
+ * own rows. The table is the same every time.
+ */
+static void test_synth_overlap(void **state)
+{
+	static const uint8_t cfa32[] = {DW_CFA_def_cfa_offset, 32};
+	static const uint8_t cfa48[] = {DW_CFA_def_cfa_offset, 48};
+	static const uint8_t cfa64[] = {DW_CFA_def_cfa_offset, 64};
+	static const uint8_t cfa40[] = {DW_CFA_def_cfa_offset, 40};
+	struct fl_cfitable t, again;
+	struct synth s;
+	size_t cie, dcie;
+
+	(void)state;
+	synth_init(&s);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	dcie = synth_cie(&s, true, "", NULL, 0);
+	synth_fde(&s, false, cie, 0x1000, 0x100, NULL, 0);		/* A: rsp + 8 */
+	synth_fde(&s, false, cie, 0x1040, 0x40, cfa32, sizeof(cfa32));	/* B inside A */
+	synth_fde(&s, false, cie, 0x10f0, 0x110, cfa48, sizeof(cfa48)); /* C across A's end */
+	synth_fde(&s, false, cie, 0x1000, 0x100, cfa64, sizeof(cfa64)); /* A again, later */
+	synth_fde(&s, true, dcie, 0x1000, 0x100, cfa64, sizeof(cfa64)); /* A in .debug_frame */
+	synth_fde(&s, true, dcie, 0x1400, 0x10, cfa40, sizeof(cfa40));	/* .debug_frame alone */
+	synth_fde(&s, false, cie, 0x1500, 0, NULL, 0);			/* empty */
+	synth_fde(&s, false, cie, 0x9000, 0x10, NULL, 0);		/* outside the code */
+	assert_int_equal(synth_table(&s, &t), 0);
+	assert_int_equal(synth_table(&s, &again), 0);
+	assert_int_equal(t.nr, again.nr);
+	assert_memory_equal(t.rows, again.rows, t.nr * sizeof(*t.rows));
+
+	expect_row(&t, 0x1000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x103f, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	/*
+	 * B wins over A, but without .eh_frame_hdr libdw answers for its
+	 * bytes with A's rows, which the compiler will not take for B's.
+	 */
+	expect_either(&t, 0x1040, FL_CFA_RSP, 32, FL_CFA_UNSUPPORTED);
+	expect_either(&t, 0x107f, FL_CFA_RSP, 32, FL_CFA_UNSUPPORTED);
+	expect_row(&t, 0x1080, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x10ef, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_either(&t, 0x10f0, FL_CFA_RSP, 48, FL_CFA_UNSUPPORTED);
+	expect_either(&t, 0x1100, FL_CFA_RSP, 48, FL_CFA_UNSUPPORTED);
+	expect_either(&t, 0x11ff, FL_CFA_RSP, 48, FL_CFA_UNSUPPORTED);
+	expect_type(&t, 0x1200, FL_CFA_NONE);
+	expect_row(&t, 0x1400, FL_CFA_RSP, 40, FL_RBP_SAME, 0, -8);
+	expect_type(&t, 0x1410, FL_CFA_NONE);
+	assert_int_equal(t.rows[t.nr - 1].pc, 0x1410);
+	assert_int_equal(t.counts.fdes, 8);
+	assert_int_equal(t.counts.fdes_debug_frame, 2);
+	assert_int_equal(t.counts.fdes_unused, 2);
+	fl_cfitable__fini(&again);
+	fl_cfitable__fini(&t);
+	synth_free(&s);
+}
+
+/* An FDE of a hundred thousand rows: libdw's work on it is quadratic, the compiler's bounded. */
+static void test_synth_work_bound(void **state)
+{
+	struct fl_cfitable t;
+	struct synth s;
+	struct buf ins = {0};
+	struct timespec t0, t1;
+	double secs;
+	size_t cie;
+
+	(void)state;
+	synth_init(&s);
+	s.text_size = 0x20000;
+	for (unsigned i = 0; i < 100000; i++) {
+		uint8_t row[] = {DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, i & 1 ? 16 : 24};
+
+		put(&ins, row, sizeof(row));
+	}
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	synth_fde(&s, false, cie, TEXT, 100000 + 1, ins.p, ins.n);
+	synth_fde(&s, false, cie, TEXT + 0x1f000, 0x10, NULL, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(synth_table(&s, &t), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("an FDE of 100000 rows: %.2f s for both compiles, %llu rows walked\n", secs,
+		      (unsigned long long)t.counts.cfi_rows);
+	assert_true(secs < 30);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_WORK], 1);
+	assert_true(t.counts.cfi_rows < 100000);
+	/*
+	 * The rows walked are right, the rest unsupported; a small FDE after
+	 * still fits in what is left of the bound.
+	 */
+	expect_row(&t, TEXT, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, TEXT + 1, FL_CFA_RSP, 24, FL_RBP_SAME, 0, -8);
+	expect_row(&t, TEXT + 2, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_type(&t, TEXT + 99999, FL_CFA_UNSUPPORTED);
+	expect_row(&t, TEXT + 0x1f000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	fl_cfitable__fini(&t);
+	free(ins.p);
+	synth_free(&s);
+}
+
+/* Headers that say "not for this walker" or "too big". */
+static void test_synth_refused(void **state)
+{
+	struct fl_cfitable t;
+	struct synth s;
+	size_t cie;
+
+	(void)state;
+	synth_init(&s);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	synth_fde(&s, false, cie, 0x1000, 0x10, NULL, 0);
+	assert_int_equal(synth_table(&s, &t), 0);
+	fl_cfitable__fini(&t);
+
+	s.machine = EM_AARCH64;
+	assert_int_equal(synth_table(&s, &t), -ENOTSUP);
+	s.machine = EM_X86_64;
+
+	/* Code at file offsets past 4 GiB: the walker's pcs are 32 bits. */
+	s.seg_offset = (uint64_t)1 << 32;
+	assert_int_equal(synth_table(&s, &t), -EFBIG);
+	s.seg_offset = TEXT;
+
+	/* An .eh_frame its header says is 300 MiB (a sparse file's would be): not read. */
+	s.eh_size = (uint64_t)300 << 20;
+	assert_int_equal(synth_table(&s, &t), -EFBIG);
+	s.eh_size = 0;
+	synth_free(&s);
+
+	/* No CFI at all, or none for the code. */
+	synth_init(&s);
+	assert_int_equal(synth_table(&s, &t), -ENOENT);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	synth_fde(&s, false, cie, 0x9000, 0x10, NULL, 0);
+	assert_int_equal(synth_table(&s, &t), -ENOENT);
+	synth_free(&s);
+}
+
+/* A generator for hostile bytes, the same every run. */
+static uint64_t rnd(uint64_t *x)
+{
+	*x = *x * 6364136223846793005u + 1442695040888963407u;
+	return *x >> 33;
+}
+
+/* Whatever the bytes, the compiler returns a table that keeps its promises, or an error. */
+static void compile_any(const uint8_t *img, size_t size, uint64_t *ok)
+{
+	struct fl_cfitable t;
+	int err = fl_cfitable__from_memory(img, size, &t);
+
+	if (err) {
+		assert_true(err == -EINVAL || err == -ENOENT || err == -EFBIG || err == -ENOTSUP ||
+			    err == -ENOMEM);
+		return;
+	}
+	check_table(&t);
+	fl_cfitable__fini(&t);
+	(*ok)++;
+}
+
+/* Truncated and corrupted images, made-up and real. */
+static void test_hostile_images(void **state)
+{
+	static const uint8_t f1[] = {
+		DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset,	 16, DW_CFA_advance_loc | 4,
+		DW_CFA_remember_state,	DW_CFA_def_cfa_register, 6,  DW_CFA_advance_loc | 2,
+		DW_CFA_restore_state};
+	struct synth s;
+	uint64_t x = 42, ok = 0, ok_real = 0;
+	size_t size, cie, eh_at;
+	uint8_t *img, *copy;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	synth_init(&s);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	for (uint64_t a = 0x1000; a < 0x1400; a += 0x40)
+		synth_fde(&s, false, cie, a, 0x30, f1, sizeof(f1));
+	img = synth_image(&s, &size);
+	eh_at = TEXT + s.text_size;
+	for (size_t n = 0; n < size; n += 13)
+		compile_any(img, n, &ok);
+	copy = malloc(size);
+	assert_non_null(copy);
+	for (int i = 0; i < 3000; i++) {
+		memcpy(copy, img, size);
+		for (int k = 0, nr = 1 + (int)(rnd(&x) % 4); k < nr; k++)
+			copy[eh_at + rnd(&x) % s.eh.n] = (uint8_t)rnd(&x);
+		compile_any(copy, size, &ok);
+	}
+	print_message("made-up images: %llu of their corruptions compiled\n",
+		      (unsigned long long)ok);
+	assert_true(ok > 0);
+	free(copy);
+	free(img);
+	synth_free(&s);
+
+	/* A real binary, cut short and with bytes of its .eh_frame changed. */
+	fd = open(FIXTURE_DIR "/nofp_chain", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	size = (size_t)st.st_size;
+	img = malloc(size);
+	copy = malloc(size);
+	assert_non_null(img);
+	assert_non_null(copy);
+	assert_int_equal(pread(fd, img, size, 0), (ssize_t)size);
+	close(fd);
+	{
+		uint64_t eh, eh_size, entry;
+
+		assert_true(
+			elf_facts(FIXTURE_DIR "/nofp_chain", ".eh_frame", &eh, &eh_size, &entry));
+		eh = vaddr_to_off(FIXTURE_DIR "/nofp_chain", eh);
+		for (size_t n = 0; n < size; n += size / 97)
+			compile_any(img, n, &ok_real);
+		for (int i = 0; i < 2000; i++) {
+			memcpy(copy, img, size);
+			for (int k = 0, nr = 1 + (int)(rnd(&x) % 3); k < nr; k++)
+				copy[eh + rnd(&x) % eh_size] = (uint8_t)rnd(&x);
+			compile_any(copy, size, &ok_real);
+		}
+	}
+	assert_true(ok_real > 0);
+	free(copy);
+	free(img);
+}
+
+/* Files that are not ELF, or not regular. */
+static void test_hostile_files(void **state)
+{
+	struct fl_cfitable t;
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	int fd;
+
+	(void)state;
+	assert_int_equal(table_of_path(FIXTURE_SRC_DIR "/data/kallsyms", &t), -EINVAL);
+	assert_true(scratch_dir_make(dir, sizeof(dir), "test_cfitable"));
+	snprintf(path, sizeof(path), "%s/empty", dir);
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fl_cfitable__from_fd(fd, &t), -EINVAL);
+	close(fd);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fl_cfitable__from_fd(fd, &t), -EINVAL);
+	close(fd);
+	assert_int_equal(fl_cfitable__from_memory("\177ELF", 4, &t), -EINVAL);
+	assert_int_equal(fl_cfitable__from_fd(-1, &t), -EBADF);
+	scratch_dir_remove(dir);
+	fl_cfitable__fini(NULL);
+}
+
+/* --- the walk, checked against the DWARF unwinder ------------------------------- */
+
+#define STACK_COPY 16384
+#define MAX_MAPS 256
+#define MAX_SAMPLES 4096
+#define MAX_FRAMES 128
+#define CAPTURE_WALL_MAX 60
+
+/* A fixture process, its executable mappings, and the samples taken of it. */
+struct capture {
+	pid_t pid;
+	struct fl_tmap maps[MAX_MAPS];
+	char paths[MAX_MAPS][PATH_MAX];
+	size_t nr_maps;
+	struct {
+		uint64_t regs[FL_UNWIND_NR_REGS];
+		unsigned char *stack;
+		size_t size;
+	} samples[MAX_SAMPLES];
+	size_t nr_samples;
+};
+
+static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
+{
+	struct capture *c = ctx;
+
+	(void)pid;
+	(void)time;
+	for (size_t i = 0; i < c->nr_maps; i++)
+		if (addr >= c->maps[i].start && addr < c->maps[i].end)
+			return &c->maps[i];
+	return NULL;
+}
+
+static int add_map(const struct fl_procmap *m, void *ctx)
+{
+	struct capture *c = ctx;
+
+	if (!(m->prot & FL_PROT_EXEC) || c->nr_maps == MAX_MAPS)
+		return 0;
+	snprintf(c->paths[c->nr_maps], sizeof(c->paths[0]), "%s", m->path);
+	c->maps[c->nr_maps] = (struct fl_tmap){.start = m->start,
+					       .end = m->end,
+					       .pgoff = m->pgoff,
+					       .dev_major = m->dev_major,
+					       .dev_minor = m->dev_minor,
+					       .ino = m->ino,
+					       .path = c->paths[c->nr_maps]};
+	c->nr_maps++;
+	return 0;
+}
+
+/* A sample: pid and tid, the registers' ABI and values, the stack's size, bytes and dynamic size. */
+static int on_record(const struct perf_event_header *hdr, void *ctx)
+{
+	struct capture *c = ctx;
+	const unsigned char *p = (const unsigned char *)(hdr + 1);
+	size_t nregs = (size_t)__builtin_popcountll(fl_unwind__perf_regs_mask());
+	uint64_t abi, size, perf_regs[64];
+
+	if (hdr->type != PERF_RECORD_SAMPLE || c->nr_samples == MAX_SAMPLES)
+		return 0;
+	p += 8;
+	memcpy(&abi, p, 8);
+	p += 8;
+	if (!abi)
+		return 0;
+	memcpy(perf_regs, p, nregs * 8);
+	p += nregs * 8;
+	memcpy(&size, p, 8);
+	p += 8;
+	fl_unwind__regs_from_perf(perf_regs, c->samples[c->nr_samples].regs);
+	if (size) {
+		uint64_t dyn;
+
+		memcpy(&dyn, p + size, 8);
+		size = dyn < size ? dyn : size;
+	}
+	c->samples[c->nr_samples].stack = malloc(size ? size : 1);
+	assert_non_null(c->samples[c->nr_samples].stack);
+	memcpy(c->samples[c->nr_samples].stack, p, size);
+	c->samples[c->nr_samples].size = size;
+	c->nr_samples++;
+	return 0;
+}
+
+static double cpu_seconds(clockid_t clk)
+{
+	struct timespec ts;
+
+	assert_int_equal(clock_gettime(clk, &ts), 0);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Samples FIXTURE_DIR/prog's user stacks at 999 Hz for `seconds` of its CPU time; NULL: no perf. */
+static struct capture *capture(const char *prog, double seconds)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = 999,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		.sample_regs_user = fl_unwind__perf_regs_mask(),
+		.sample_stack_user = STACK_COPY,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+		.disabled = 1,
+	};
+	struct fl_perfbuf *buf = NULL;
+	char path[PATH_MAX], secs[32];
+	clockid_t cpu;
+	double start;
+	int fd, status;
+
+	assert_non_null(c);
+	snprintf(path, sizeof(path), "%s/%s", FIXTURE_DIR, prog);
+	snprintf(secs, sizeof(secs), "%g", CAPTURE_WALL_MAX + 2.0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (!c->pid) {
+		execl(path, prog, secs, (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000); /* past exec and the dynamic loader */
+	fd = fl_perf_event_open(&attr, c->pid, -1, -1, 0);
+	if (fd < 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, &status, 0);
+		free(c);
+		return NULL;
+	}
+	assert_int_equal(fl_perfbuf__new(fd, 256, &buf), 0);
+	assert_int_equal(fl_procmaps__read(c->pid, add_map, c), 0);
+	assert_int_equal(clock_getcpuclockid(c->pid, &cpu), 0);
+	start = cpu_seconds(cpu);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (long waited = 0;
+	     cpu_seconds(cpu) - start < seconds && waited < CAPTURE_WALL_MAX * 1000; waited += 10) {
+		usleep(10000);
+		assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
+	fl_perfbuf__free(buf);
+	close(fd);
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, &status, 0);
+	return c;
+}
+
+static void capture_free(struct capture *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr_samples; i++)
+		free(c->samples[i].stack);
+	free(c);
+}
+
+/* The tables of the files a capture maps, compiled on first use (err: why there is none). */
+struct tables {
+	struct {
+		const char *path; /* the capture's */
+		struct fl_cfitable t;
+		int err;
+	} f[32];
+	size_t n;
+};
+
+static const struct fl_cfitable *table_for(struct tables *ts, const struct fl_tmap *m)
+{
+	size_t i;
+
+	for (i = 0; i < ts->n; i++)
+		if (!strcmp(ts->f[i].path, m->path))
+			return ts->f[i].err ? NULL : &ts->f[i].t;
+	if (i == 32)
+		return NULL;
+	ts->f[i].path = m->path;
+	if (!strcmp(m->path, "[vdso]"))
+		ts->f[i].err = fl_cfitable__vdso(&ts->f[i].t);
+	else if (m->path[0] == '/')
+		ts->f[i].err = table_of_path(m->path, &ts->f[i].t);
+	else
+		ts->f[i].err = -ENOENT;
+	if (!ts->f[i].err)
+		check_table(&ts->f[i].t);
+	ts->n++;
+	return ts->f[i].err ? NULL : &ts->f[i].t;
+}
+
+static void tables_fini(struct tables *ts)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		if (!ts->f[i].err)
+			fl_cfitable__fini(&ts->f[i].t);
+}
+
+/* Reads the word at addr from the sample's stack copy (which starts at sp0). */
+static bool stack_word(const unsigned char *stack, size_t size, uint64_t sp0, uint64_t addr,
+		       uint64_t *val)
+{
+	if (addr < sp0 || addr - sp0 > size || size - (addr - sp0) < 8)
+		return false;
+	memcpy(val, stack + (addr - sp0), 8);
+	return true;
+}
+
+struct walk_stats {
+	uint64_t signal_frames; /* SIGNAL rows stepped through */
+	uint64_t fp_frames;	/* UNSUPPORTED rows stepped through with frame pointers */
+	uint64_t drap_frames;	/* DEREF_RBP rows stepped through */
+};
+
+/*
+ * The walk the BPF program does, from the rows alone (unwind_abi.h):
+ *  - the leaf's pc, and the pc after a signal frame, are exact: their row
+ *    is looked up at the pc itself; a return address is looked up at
+ *    pc - 1, in the call it returns from (which may end its function);
+ *  - the row is the last whose pc <= the lookup's file offset (address -
+ *    mapping start + mapping pgoff) in the table of the mapping's file;
+ *  - RSP, RBP: cfa = rsp or rbp + cfa_off; PLT: rsp + cfa_off, plus 8 when
+ *    (pc & 15) >= rbp_off (the frame's pc, not the lookup's); DEREF_RBP:
+ *    cfa = *(rbp + cfa_off); UNSUPPORTED: frame pointers, cfa = rbp + 16
+ *    with rbp saved at cfa - 16; then the return address is
+ *    *(cfa + ra_off), rbp is *(cfa + rbp_off) (AT_CFA), *(rbp + rbp_off)
+ *    (AT_RBP) or unchanged (SAME), and rsp is the cfa;
+ *  - SIGNAL: rsp, rbp and the pc are *(rsp + cfa_off), *(rsp + rbp_off)
+ *    and *(rsp + ra_off), and that pc is exact;
+ *  - the walk ends, complete, at OUTERMOST or a return address of 0, and
+ *    stops at NONE, at an address no mapping or table covers, at a value
+ *    it needs and cannot read from the stack copy (an rbp that cannot be
+ *    read is unknown until a rule needs it), and where the cfa is not
+ *    above rsp (a loop).
+ * Returns the number of ips, leaf first, as fl_unwinder__unwind() gives them.
+ */
+static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_t *ips,
+			 struct walk_stats *ws)
+{
+	const unsigned char *stack = c->samples[k].stack;
+	size_t size = c->samples[k].size, n = 0;
+	uint64_t rsp = c->samples[k].regs[FL_UNWIND_REG_SP], sp0 = rsp;
+	uint64_t rbp = c->samples[k].regs[6], pc = c->samples[k].regs[FL_UNWIND_REG_IP];
+	bool rbp_known = true, exact = true;
+
+	ips[n++] = pc;
+	while (n < MAX_FRAMES) {
+		uint64_t lookup = exact ? pc : pc - 1, cfa, ra, base;
+		const struct fl_tmap *m = find_map(c, 0, lookup, 0);
+		const struct fl_cfitable *t = m ? table_for(ts, m) : NULL;
+		const struct fl_uw_row *r =
+			t ? fl_cfitable__find(t, lookup - m->start + m->pgoff) : NULL;
+
+		if (!r)
+			break;
+		exact = false;
+		switch (r->cfa_type) {
+		case FL_CFA_RSP:
+			cfa = rsp + (uint64_t)(int64_t)r->cfa_off;
+			break;
+		case FL_CFA_RBP:
+			if (!rbp_known)
+				return n;
+			cfa = rbp + (uint64_t)(int64_t)r->cfa_off;
+			break;
+		case FL_CFA_PLT:
+			cfa = rsp + (uint64_t)(int64_t)r->cfa_off +
+			      ((int64_t)(pc & 15) >= r->rbp_off ? 8 : 0);
+			break;
+		case FL_CFA_DEREF_RBP:
+			if (!rbp_known || !stack_word(stack, size, sp0,
+						      rbp + (uint64_t)(int64_t)r->cfa_off, &cfa))
+				return n;
+			ws->drap_frames++;
+			break;
+		case FL_CFA_UNSUPPORTED:
+			if (!rbp_known)
+				return n;
+			cfa = rbp + 16;
+			ws->fp_frames++;
+			break;
+		case FL_CFA_SIGNAL:
+			if (!stack_word(stack, size, sp0, rsp + (uint64_t)(int64_t)r->cfa_off,
+					&cfa) ||
+			    !stack_word(stack, size, sp0, rsp + (uint64_t)(int64_t)r->ra_off, &ra))
+				return n;
+			rbp_known = stack_word(stack, size, sp0,
+					       rsp + (uint64_t)(int64_t)r->rbp_off, &rbp);
+			if (cfa <= rsp)
+				return n;
+			rsp = cfa;
+			pc = ra;
+			exact = true;
+			ws->signal_frames++;
+			if (!pc)
+				return n;
+			ips[n++] = pc;
+			continue;
+		default: /* NONE, OUTERMOST */
+			return n;
+		}
+		if (cfa <= rsp ||
+		    !stack_word(stack, size, sp0, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
+			return n;
+		if (r->cfa_type == FL_CFA_UNSUPPORTED) {
+			rbp_known = stack_word(stack, size, sp0, cfa - 16, &rbp);
+		} else if (r->rbp_type != FL_RBP_SAME) {
+			base = r->rbp_type == FL_RBP_AT_CFA ? cfa : rbp;
+			if (r->rbp_type == FL_RBP_AT_RBP && !rbp_known)
+				return n;
+			rbp_known = stack_word(stack, size, sp0,
+					       base + (uint64_t)(int64_t)r->rbp_off, &rbp);
+		}
+		rsp = cfa;
+		pc = ra;
+		if (!pc)
+			return n;
+		ips[n++] = pc;
+	}
+	return n;
+}
+
+/*
+ * Samples prog and unwinds every sample twice: with the DWARF unwinder and
+ * with table_walk(). Nearly all must give the same ips, and deep ones.
+ */
+static void cross_check(const char *prog, struct walk_stats *ws)
+{
+	struct capture *c = capture(prog, 1.5);
+	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map};
+	struct fl_unwinder *u = NULL;
+	struct tables ts = {.n = 0};
+	size_t same = 0, deep = 0, shown = 0;
+
+	if (!c)
+		skip();
+	o.ctx = c;
+	assert_int_equal(fl_unwinder__new(&o, &u), 0);
+	assert_true(c->nr_samples > 100);
+	memset(ws, 0, sizeof(*ws));
+	for (size_t i = 0; i < c->nr_samples; i++) {
+		struct fl_unwind_sample s = {.pid = (uint32_t)c->pid,
+					     .stack = c->samples[i].stack,
+					     .stack_size = c->samples[i].size};
+		uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+		enum fl_unwind_outcome out;
+		size_t na, nb;
+
+		memcpy(s.regs, c->samples[i].regs, sizeof(s.regs));
+		na = fl_unwinder__unwind(u, &s, a, MAX_FRAMES, &out);
+		nb = table_walk(c, &ts, i, b, ws);
+		if (na == nb && !memcmp(a, b, na * sizeof(*a))) {
+			same++;
+			deep += nb >= 4;
+			continue;
+		}
+		if (shown++ < 5) {
+			print_message("%s sample %zu: unwinder %zu frames, table walk %zu:\n", prog,
+				      i, na, nb);
+			for (size_t j = 0; j < (na > nb ? na : nb); j++)
+				print_message("  %2zu %16llx %16llx\n", j,
+					      j < na ? (unsigned long long)a[j] : 0ull,
+					      j < nb ? (unsigned long long)b[j] : 0ull);
+		}
+	}
+	print_message("%s: %zu samples, %.2f%% the same (%zu of them 4 frames or more), %llu "
+		      "signal frames, %llu realigned, %llu frame-pointer steps\n",
+		      prog, c->nr_samples, 100.0 * (double)same / (double)c->nr_samples, deep,
+		      (unsigned long long)ws->signal_frames, (unsigned long long)ws->drap_frames,
+		      (unsigned long long)ws->fp_frames);
+	assert_true((double)same >= 0.99 * (double)c->nr_samples);
+	assert_true((double)deep >= 0.9 * (double)c->nr_samples);
+	tables_fini(&ts);
+	fl_unwinder__free(u);
+	capture_free(c);
+}
+
+static void test_walk_nofp_chain(void **state)
+{
+	struct walk_stats ws;
+
+	(void)state;
+	cross_check("nofp_chain", &ws);
+}
+
+static void test_walk_chains(void **state)
+{
+	struct walk_stats ws;
+
+	(void)state;
+	cross_check("chains", &ws);
+}
+
+static void test_walk_library(void **state)
+{
+	struct walk_stats ws;
+
+	(void)state;
+	cross_check("nofp_callback", &ws);
+}
+
+/*
+ * Samples in the signal handler are walked through __restore_rt's row into
+ * the interrupted code; those in the main chain through nofp_sig_1's
+ * realigned frame (DEREF_RBP, rbp AT_RBP).
+ */
+static void test_walk_signal(void **state)
+{
+	struct walk_stats ws;
+
+	(void)state;
+	cross_check("nofp_sigdrap", &ws);
+	assert_true(ws.signal_frames >= 50);
+	assert_true(ws.drap_frames >= 500);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_synth_rules),
+		cmocka_unit_test(test_synth_merge),
+		cmocka_unit_test(test_synth_restore_state),
+		cmocka_unit_test(test_synth_overlap),
+		cmocka_unit_test(test_synth_work_bound),
+		cmocka_unit_test(test_synth_refused),
+		cmocka_unit_test(test_nofp_rules),
+		cmocka_unit_test(test_debug_frame),
+		cmocka_unit_test(test_fp_rules),
+		cmocka_unit_test(test_plt_and_start),
+		cmocka_unit_test(test_libc_signal_frame),
+		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_hostile_images),
+		cmocka_unit_test(test_hostile_files),
+		cmocka_unit_test(test_walk_nofp_chain),
+		cmocka_unit_test(test_walk_chains),
+		cmocka_unit_test(test_walk_library),
+		cmocka_unit_test(test_walk_signal),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "flamed/profile_abi.h"
+#include "pidns.bpf.h"
 
 /* Kernel errno values; the BPF target has no libc headers. */
 #define E2BIG 7
@@ -153,79 +154,6 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 					? BPF_RB_FORCE_WAKEUP
 					: BPF_RB_NO_WAKEUP);
 	count(FL_CNT_OVERFLOW_SENT);
-}
-
-/* Just enough of the kernel's types for CO-RE to relocate against its BTF. */
-struct ns_common {
-	unsigned int inum;
-} __attribute__((preserve_access_index));
-
-struct pid_namespace {
-	struct ns_common ns;
-} __attribute__((preserve_access_index));
-
-struct upid {
-	int nr;
-	struct pid_namespace *ns;
-} __attribute__((preserve_access_index));
-
-struct pid {
-	unsigned int level;
-	struct upid numbers[1];
-} __attribute__((preserve_access_index));
-
-struct task_struct {
-	int tgid;
-	struct pid *thread_pid;
-	struct task_struct *group_leader;
-} __attribute__((preserve_access_index));
-
-/* Nesting deeper than the kernel allows (MAX_PID_NS_LEVEL, 32) cannot be flamed's. */
-#define MAX_PIDNS_LEVELS 33
-
-/*
- * The number pid has in flamed's namespace, or 0 when the namespace does
- * not see it. A pid has one number per level, from the initial namespace
- * (level 0) down to the task's own: flamed's is the level whose namespace
- * has flamed's inode.
- */
-static __always_inline __u32 pid_in_ns(struct pid *pid)
-{
-	unsigned int level = BPF_CORE_READ(pid, level);
-
-	for (unsigned int i = 0; i < MAX_PIDNS_LEVELS && i <= level; i++) {
-		struct upid *up = &pid->numbers[i];
-
-		if (BPF_CORE_READ(up, ns, ns.inum) == pidns_ino)
-			return (__u32)BPF_CORE_READ(up, nr);
-	}
-	return 0;
-}
-
-/*
- * The current task's process and thread ids in flamed's namespace; false
- * when it is not visible there (a task outside the namespace). The helper
- * answers only for tasks whose own namespace is flamed's (the kernel
- * compares the namespace exactly, -EINVAL otherwise): those in a namespace
- * nested in flamed's (a container in the container) are found by walking
- * their pid's levels.
- */
-static __always_inline bool ns_ids(__u32 *tgid, __u32 *tid)
-{
-	struct bpf_pidns_info ns;
-	struct task_struct *task;
-
-	if (have_ns_helper && !bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
-		*tgid = ns.tgid;
-		*tid = ns.pid;
-		return true;
-	}
-	task = (struct task_struct *)bpf_get_current_task();
-	*tid = pid_in_ns(BPF_CORE_READ(task, thread_pid));
-	if (!*tid)
-		return false; /* most often a task outside: its process is outside too */
-	*tgid = pid_in_ns(BPF_CORE_READ(task, group_leader, thread_pid));
-	return *tgid != 0;
 }
 
 /* The user registers of the current task: where the sample interrupted it, or its entry to the kernel. */
@@ -380,7 +308,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 			count(FL_CNT_IDLE);
 			return;
 		}
-	} else if (child_pidns && !ns_ids(&tgid, &tid)) {
+	} else if (child_pidns && !ns_ids(pidns_dev, pidns_ino, have_ns_helper, &tgid, &tid)) {
 		/* Not one of ours, and a process flamed cannot name: nothing to show. */
 		count(filter_pids ? FL_CNT_FILTERED : FL_CNT_OTHER_NS);
 		return;
@@ -461,19 +389,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid;
-	__u32 ctgid = child->tgid;
+	__u32 ptgid, ctgid;
 	__u8 one = 1;
 
-	if (ptgid == ctgid)
-		return 0; /* a new thread */
-	if (child_pidns) {
-		ptgid = pid_in_ns(BPF_CORE_READ(parent, group_leader, thread_pid));
-		/* A new process leads its group: its pid is its tgid. */
-		ctgid = pid_in_ns(BPF_CORE_READ(child, thread_pid));
-		if (!ptgid || !ctgid)
-			return 0;
-	}
+	if (!fork_tgids(parent, child, child_pidns, pidns_ino, &ptgid, &ctgid))
+		return 0;
 	if (!bpf_map_lookup_elem(&targets, &ptgid))
 		return 0;
 	bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
@@ -491,7 +411,7 @@ int BPF_PROG(uw_on_exec, struct task_struct *p)
 	__u32 tgid = p->tgid;
 
 	if (child_pidns) {
-		tgid = pid_in_ns(BPF_CORE_READ(p, group_leader, thread_pid));
+		tgid = pid_in_ns(BPF_CORE_READ(p, group_leader, thread_pid), pidns_ino);
 		if (!tgid)
 			return 0;
 	}
@@ -510,8 +430,8 @@ int BPF_PROG(uw_on_fork, struct task_struct *parent, struct task_struct *child)
 	if (ptgid == ctgid)
 		return 0;
 	if (child_pidns) {
-		ptgid = pid_in_ns(BPF_CORE_READ(parent, group_leader, thread_pid));
-		ctgid = pid_in_ns(BPF_CORE_READ(child, thread_pid));
+		ptgid = pid_in_ns(BPF_CORE_READ(parent, group_leader, thread_pid), pidns_ino);
+		ctgid = pid_in_ns(BPF_CORE_READ(child, thread_pid), pidns_ino);
 		if (!ptgid || !ctgid)
 			return 0;
 	}

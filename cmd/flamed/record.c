@@ -101,6 +101,8 @@ static const char record_usage[] =
 	"      --kernel-only        kernel stacks only\n"
 	"      --user-only          user stacks only\n"
 	"      --no-bpf             count stacks in user space from the perf ring buffer\n"
+	"                           (with -p or --, a BPF program still drops other\n"
+	"                           processes' samples in the kernel where it can)\n"
 	"      --no-inline          no frames for inlined functions (shown, _[i], when the\n"
 	"                           binaries have DWARF, their own or in separate debug files)\n"
 	"      --srcline            add \" (file:line)\" to user frames (needs DWARF)\n"
@@ -859,6 +861,11 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	if (ss->other_ns)
 		session_report_other_ns(ss->other_ns);
 	print_accounting(&r->ses, p, ss);
+	if (verbose && fl_sampler__backend(r->ses.sampler) == FL_SAMPLER_RING && ss->filtered)
+		msg("samples of other processes: %llu dropped in the kernel, %llu read from "
+		    "the perf ring buffer and dropped by flamed",
+		    (unsigned long long)ss->filtered_kernel,
+		    (unsigned long long)(ss->filtered - ss->filtered_kernel));
 	session_report_throttling(&r->ses, ss);
 	session_report_hotplug(ss);
 	if (ts->lost)

@@ -310,7 +310,7 @@ static int open_sampler(struct session *s)
 		.kdwarf = o->kdwarf,
 		.max_table_bytes = o->max_table_bytes,
 	};
-	int err, bpf_err = 0;
+	int err, bpf_err = 0, kfilter;
 
 	if (o->dwarf) {
 		/* Stack copies are unwound in user space: the ring buffer carries them. */
@@ -358,9 +358,18 @@ static int open_sampler(struct session *s)
 		open_failed("perf events", err);
 		return err;
 	}
+	/* Without its filter in the kernel, the rings carry every process's samples: said once. */
+	kfilter = fl_sampler__kernel_filter(s->sampler);
 	if (bpf_err)
-		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead",
-		    strerror(-bpf_err));
+		msg("BPF unavailable (%s): counting stacks from the perf ring buffer instead%s",
+		    strerror(-bpf_err),
+		    kfilter < 0 ? ", and dropping other processes' samples only once read from it"
+				: "");
+	else if (kfilter < 0)
+		msg("cannot filter samples in the kernel (%s): every process's samples go through "
+		    "the perf ring buffer to be dropped by flamed (more of its CPU, and records "
+		    "lost sooner on a busy machine)",
+		    strerror(-kfilter));
 	return 0;
 }
 

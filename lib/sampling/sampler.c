@@ -36,6 +36,11 @@ int fl_sampler__add_pid(struct fl_sampler *s, int pid)
 	return s->ops->add_pid(s, pid);
 }
 
+int fl_sampler__kernel_filter(const struct fl_sampler *s)
+{
+	return s->ops->kernel_filter ? s->ops->kernel_filter(s) : 1;
+}
+
 int fl_sampler__start(struct fl_sampler *s)
 {
 	return s->ops->start(s);

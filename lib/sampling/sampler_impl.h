@@ -7,6 +7,7 @@
 
 struct fl_sampler_ops {
 	int (*add_pid)(struct fl_sampler *s, int pid);
+	int (*kernel_filter)(const struct fl_sampler *s); /* NULL: always in the kernel */
 	int (*start)(struct fl_sampler *s);
 	int (*stop)(struct fl_sampler *s);
 	size_t (*nr_fds)(const struct fl_sampler *s);

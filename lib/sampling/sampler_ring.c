@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "flamed/sampling/stackagg.h"
 #include "flamed/unwinding/unwind.h"
 #include "sampling/perf_records.h"
+#include "sampling/pidfilter.h"
 #include "sampling/sampler_impl.h"
 #include "common/u32map.h"
 
@@ -58,9 +60,18 @@ struct ring_sampler {
 	 * tasks it cannot see there, and the idle task is left out (exclude_idle).
 	 */
 	bool child_ns;
+	struct fl_pidns ns; /* the namespace of the pids in the records: flamed's */
 
 	/* Filtering: on once pids were given or added. */
 	bool filter;
+	/*
+	 * The same filter in the kernel, loaded when filtering starts: the
+	 * samples of other processes are not even copied to the rings. What
+	 * it lets through is filtered here again. kfilter_err: why it is not
+	 * in use (0: it is, or no filtering).
+	 */
+	struct fl_pidfilter *kfilter;
+	int kfilter_err;
 	struct fl_u32map kept;	  /* tgid -> KEEP_* */
 	struct fl_u32map parents; /* follow_children: tgid -> parent tgid from fork records */
 
@@ -301,8 +312,9 @@ static void account_kept(struct ring_sampler *r, const struct fl_raw_stack *st, 
 		r->st.truncated += count;
 	/*
 	 * DWARF outcomes are counted here, for the samples kept only: with
-	 * -- CMD every sample of the machine is unwound before it is known
-	 * whose it is (those of unrelated processes fail at once, unmapped).
+	 * -- CMD a sample is unwound before it is known whose it is (the
+	 * kernel filter lets only the targets' through; without it, those of
+	 * every process, which fail at once, unmapped).
 	 */
 	if (r->opts.dwarf && st->nr_uips) {
 		uint64_t outer = st->uips[st->nr_uips - 1];
@@ -589,6 +601,54 @@ static int on_peek(const struct perf_event_header *hdr, void *ctx)
 	return 0;
 }
 
+/* ---- the kernel filter ---- */
+
+/* Event i (open) gets the filter: a failure leaves it unfiltered in the kernel, never unsampled. */
+static int kfilter_attach(struct ring_sampler *r, size_t i)
+{
+	int err = fl_pidfilter__attach(r->kfilter, fl_cpu_events__fd(r->events, i));
+
+	if (err)
+		fl_pr_debug("sampler_ring: cannot attach the kernel filter to CPU %d: %s\n",
+			    fl_cpu_events__cpu(r->events, i), strerror(-err));
+	return err;
+}
+
+/*
+ * Filtering starts with the targets pids: the kernel filter is loaded with
+ * them and attached to every event. On failure the rings get every
+ * process's samples, as they did before there was one, and kfilter_err
+ * says why.
+ */
+static void kfilter_start(struct ring_sampler *r, const int *pids, size_t n)
+{
+	struct fl_pidfilter_opts fo = {
+		.sz = sizeof(fo),
+		.pidns = &r->ns,
+		.follow_children = r->opts.follow_children,
+	};
+	size_t attached = 0;
+	int err;
+
+	err = fl_pidfilter__new(&fo, &r->kfilter);
+	for (size_t i = 0; !err && i < n; i++)
+		err = fl_pidfilter__add(r->kfilter, (uint32_t)pids[i]);
+	for (size_t i = 0; !err && i < fl_cpu_events__nr(r->events); i++) {
+		if (fl_cpu_events__fd(r->events, i) < 0)
+			continue;
+		err = kfilter_attach(r, i);
+		attached += !err;
+	}
+	if (!err)
+		return;
+	r->kfilter_err = err;
+	/* Attached to some events, it stays: what it dropped there is counted. */
+	if (!attached) {
+		fl_pidfilter__free(r->kfilter);
+		r->kfilter = NULL;
+	}
+}
+
 /* ---- operations ---- */
 
 static int ring_add_pid(struct fl_sampler *s, int pid)
@@ -598,11 +658,28 @@ static int ring_add_pid(struct fl_sampler *s, int pid)
 
 	if (pid <= 0)
 		return -EINVAL;
+	/* Known to the kernel first: it must never drop the samples of a process kept here. */
+	if (r->kfilter) {
+		err = fl_pidfilter__add(r->kfilter, (uint32_t)pid);
+		if (err)
+			return err;
+	}
 	err = fl_u32map__put(&r->kept, (uint32_t)pid, KEEP_ASKED);
 	if (err)
 		return err;
+	if (!r->filter && !r->kfilter_err)
+		kfilter_start(r, &pid, 1);
 	r->filter = true;
 	return 0;
+}
+
+static int ring_kernel_filter(const struct fl_sampler *s)
+{
+	const struct ring_sampler *r = to_ring_const(s);
+
+	if (r->kfilter_err)
+		return r->kfilter_err;
+	return r->kfilter ? 1 : 0;
 }
 
 static int ring_start(struct fl_sampler *s)
@@ -615,10 +692,24 @@ static int ring_stop(struct fl_sampler *s)
 	return fl_cpu_events__ioctl(to_ring(s)->events, PERF_EVENT_IOC_DISABLE);
 }
 
-/* Each event of the CPUs back from offline opened again (with a new ring) and enabled. */
+/* An event opened again: the kernel filter first, then sampling. */
+static int refilter_event(void *ctx, size_t i)
+{
+	struct ring_sampler *r = ctx;
+
+	if (r->kfilter)
+		kfilter_attach(r, i); /* on failure, its samples are filtered here */
+	if (ioctl(fl_cpu_events__fd(r->events, i), PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Each event of the CPUs back from offline opened again (with a new ring), filtered and enabled. */
 static int ring_revive(struct fl_sampler *s, int *cpus, size_t max)
 {
-	return fl_cpu_events__revive(to_ring(s)->events, NULL, NULL, NULL, cpus, max);
+	struct ring_sampler *r = to_ring(s);
+
+	return fl_cpu_events__revive(r->events, NULL, refilter_event, r, cpus, max);
 }
 
 static size_t ring_nr_fds(const struct fl_sampler *s)
@@ -728,6 +819,9 @@ static int ring_take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_ra
 	for (size_t i = 0; i < n; i++) {
 		fl_u32map__del(&r->kept, pids[i]);
 		fl_u32map__del(&r->parents, pids[i]);
+		/* A new process with one of these pids is not kept for the old one's sake. */
+		if (r->kfilter)
+			fl_pidfilter__del(r->kfilter, pids[i]);
 	}
 	return comms_prune(r);
 }
@@ -749,8 +843,20 @@ static int ring_snapshot(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
 
 static int ring_stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 {
-	*st = to_ring(s)->st;
-	fl_cpu_events__hotplug(to_ring(s)->events, &st->hotplug);
+	struct ring_sampler *r = to_ring(s);
+	uint64_t dropped;
+
+	*st = r->st;
+	/*
+	 * The samples the kernel dropped were taken, and not asked for. (A
+	 * failed read leaves them out: the accounting line then says so.)
+	 */
+	if (r->kfilter && fl_pidfilter__dropped(r->kfilter, &dropped) == 0) {
+		st->samples += dropped;
+		st->filtered += dropped;
+		st->filtered_kernel = dropped;
+	}
+	fl_cpu_events__hotplug(r->events, &st->hotplug);
 	return 0;
 }
 
@@ -759,6 +865,7 @@ static void ring_free(struct fl_sampler *s)
 	struct ring_sampler *r = to_ring(s);
 
 	fl_cpu_events__free(r->events);
+	fl_pidfilter__free(r->kfilter);
 	fl_stackagg__free(r->agg);
 	fl_stackagg__free(r->pending);
 	fl_stackagg__free(r->pending_prev);
@@ -771,6 +878,7 @@ static void ring_free(struct fl_sampler *s)
 
 static const struct fl_sampler_ops ring_ops = {
 	.add_pid = ring_add_pid,
+	.kernel_filter = ring_kernel_filter,
 	.start = ring_start,
 	.stop = ring_stop,
 	.nr_fds = ring_nr_fds,
@@ -823,7 +931,6 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, bool
 int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
 {
 	struct perf_event_attr attr;
-	struct fl_pidns ns;
 	struct ring_sampler *r;
 	long page = sysconf(_SC_PAGESIZE);
 	size_t ring_pages;
@@ -856,10 +963,10 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 	}
 	r->opts.ring_pages = ring_pages;
 	/* The kernel gives pids of the namespace of the events' opener: flamed's. */
-	err = sampler_pidns(&r->opts, &ns);
+	err = sampler_pidns(&r->opts, &r->ns);
 	if (err)
 		goto out_free;
-	r->child_ns = !ns.initial;
+	r->child_ns = !r->ns.initial;
 	if (r->child_ns && r->opts.idle) {
 		err = -EOPNOTSUPP;
 		goto out_free;
@@ -888,6 +995,8 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 	err = fl_cpu_events__open(&attr, ring_pages, &r->events);
 	if (err)
 		goto out_free;
+	if (r->filter)
+		kfilter_start(r, opts->pids, opts->nr_pids);
 	*ret = &r->base;
 	return 0;
 

@@ -5,7 +5,8 @@
 # (their enabled time stands still), opens them again, says so, and the
 # CPU is sampled again: a program pinned to it afterwards is in the profile
 # with its symbols (the tracker's events were opened again too, and the
-# processes scanned). With BPF and with the ring buffer.
+# processes scanned). With BPF and with the ring buffer, whose kernel
+# filter (-- CMD) is attached to the new event too.
 # CPU 1 is brought back online whatever happens, also when the test fails or
 # is killed (lib_restore.sh).
 # shellcheck source-path=SCRIPTDIR
@@ -48,4 +49,32 @@ for backend in bpf ring; do
 	expect_between "$hot" $((burn * 8 / 10)) "$burn" "$backend: of them symbolized in short_hot"
 done
 
-pass "CPU 1 offline and back during -a: sampled again, with symbols (BPF and ring buffer)"
+# The ring buffer with a target (-- CMD): the event opened again gets the
+# kernel filter too. The command waits for CPU 1 to come back, then runs
+# short_burn pinned there, beside a busy loop pinned there that is no
+# target: none of the loop's samples may reach flamed (flamed -v says).
+go=$T/go
+# shellcheck disable=SC2016 # $1 and $2 are the inner bash's
+bg_flamed ring_cmd record -v --no-bpf -F 99 -o "$T/ring_cmd.folded" -- \
+	bash -c 'while [[ ! -e $1 ]]; do sleep 0.05; done; FIXTURE_CLOCK=cpu exec taskset -c 1 "$2" 2' \
+	cmd "$go" "$FIXTURES/short_burn"
+wait_sampling ring_cmd
+echo 0 >"$ONLINE"
+sleep 1
+echo 1 >"$ONLINE"
+wait_until 15 "ring_cmd: the notice of CPU 1 coming back" \
+	grep -q '^flamed: CPU 1 is back online: sampling it again' "$T/ring_cmd.err"
+bg taskset -c 1 bash -c 'while :; do :; done'
+loop=$BG_PID
+touch "$go"
+wait_flamed ring_cmd
+kill "$loop"
+check_folded "$T/ring_cmd.folded"
+burn=$(count_matching "$T/ring_cmd.folded" ';short_hot')
+expect_samples_of_cpu "$burn" 99 2 "ring_cmd: short_burn on CPU 1 (its short_hot frames)"
+read -r k u < <(sed -nE 's/^flamed: samples of other processes: ([0-9]+) dropped in the kernel, ([0-9]+) read .*/\1 \2/p' "$T/ring_cmd.err")
+note "ring_cmd: other processes' samples: ${k:-?} dropped in the kernel, ${u:-?} by flamed"
+[[ ${k:-0} -ge 100 && ${u:-1} -eq 0 ]] ||
+	fail "ring_cmd: the busy loop on CPU 1 after it came back: ${k:-?} samples dropped in the kernel, ${u:-?} read by flamed"
+
+pass "CPU 1 offline and back during -a: sampled again, with symbols (BPF and ring buffer); with -- CMD filtered in the kernel again"

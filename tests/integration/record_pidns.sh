@@ -52,6 +52,13 @@ accounting() {
 		fail "the accounting does not add up: $line"
 }
 
+# kernel_filter ERRFILE: the ring buffer's filter worked in the kernel (it
+# translates the host's pids into the namespace's, as the BPF program does):
+# the samples it kept are the ones like_outside checks.
+kernel_filter() {
+	! grep -q 'cannot filter samples in the kernel' "$1" || fail "$(grep 'cannot filter' "$1")"
+}
+
 # 1. The baseline: the fixture's split as flamed sees it from the host.
 run_flamed base record -F 999 -o "$T/base.folded" -- "$FIXTURES/chains" 3
 expect_rc 0
@@ -69,6 +76,7 @@ for mode in bpf ring dwarf; do
 	expect_rc 0
 	like_outside "$T/cmd_$mode.folded"
 	accounting "$T/cmd_$mode.err"
+	kernel_filter "$T/cmd_$mode.err"
 	roots=$(root_frames "$T/cmd_$mode.folded" | sort -u | tr '\n' ' ')
 	[[ $roots == "chains " ]] || fail "cmd_$mode: root frames other than 'chains': $roots"
 done
@@ -84,6 +92,7 @@ for mode in bpf ring; do
 	note "$(cat "$T/pid_$mode.out")"
 	like_outside "$T/pid_$mode.folded"
 	accounting "$T/pid_$mode.err"
+	kernel_filter "$T/pid_$mode.err"
 
 	in_ns "nested_$mode" "unshare --pid --fork --mount-proc --kill-child \"\$FIXTURES/chains\" 5 &
 		for i in \$(seq 100); do p=\$(pgrep -x chains) && break; sleep 0.05; done
@@ -93,6 +102,7 @@ for mode in bpf ring; do
 	[[ $RC -ne 99 ]] || fail "the nested namespace's chains did not start"
 	expect_rc 0
 	like_outside "$T/nested_$mode.folded"
+	kernel_filter "$T/nested_$mode.err"
 done
 
 # 4. -a: the processes of the namespace are named as outside; a spinner

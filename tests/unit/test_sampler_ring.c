@@ -76,6 +76,24 @@ static struct fl_sampler *new_sampler(const struct fl_sampler_opts *opts)
 	return s;
 }
 
+/*
+ * Whether s drops other processes' samples in the kernel: it must where BPF
+ * works. Where it does not (no BPF here), the user-space filter alone is
+ * tested, and the checks of what the kernel dropped are skipped.
+ */
+static bool kernel_filters(const struct fl_sampler *s)
+{
+	int kf = fl_sampler__kernel_filter(s);
+
+	if (kf < 0) {
+		printf("# no kernel filter (%s): only the user-space one is tested\n",
+		       strerror(-kf));
+		return false;
+	}
+	assert_int_equal(kf, 1);
+	return true;
+}
+
 /* Reads the rings as they fill until child has exited (and is reaped), then stops. */
 static void run_until_exit(struct fl_sampler **ss, size_t nr, pid_t child)
 {
@@ -166,12 +184,13 @@ static void print_stats(const char *what, struct fl_sampler *s)
 	struct fl_sampler_stats st;
 
 	assert_int_equal(fl_sampler__stats(s, &st), 0);
-	printf("# %s: samples %llu idle %llu filtered %llu kstack_none %llu ustack_none %llu "
-	       "truncated %llu lost_records %llu throttled %llu\n",
+	printf("# %s: samples %llu idle %llu filtered %llu (in the kernel %llu) kstack_none %llu "
+	       "ustack_none %llu truncated %llu lost_records %llu throttled %llu\n",
 	       what, (unsigned long long)st.samples, (unsigned long long)st.idle,
-	       (unsigned long long)st.filtered, (unsigned long long)st.kstack_none,
-	       (unsigned long long)st.ustack_none, (unsigned long long)st.truncated,
-	       (unsigned long long)st.lost_records, (unsigned long long)st.throttled);
+	       (unsigned long long)st.filtered, (unsigned long long)st.filtered_kernel,
+	       (unsigned long long)st.kstack_none, (unsigned long long)st.ustack_none,
+	       (unsigned long long)st.truncated, (unsigned long long)st.lost_records,
+	       (unsigned long long)st.throttled);
 }
 
 /* A child that waits for a byte on fd, renames itself and spins for secs. */
@@ -248,6 +267,9 @@ static void test_pid_filter(void **state)
 	assert_int_equal(fl_sampler__stats(s[0], &st), 0);
 	assert_int_equal(st.samples, t.total + st.idle + st.filtered);
 	assert_true(st.kstack_none > 0); /* samples in user mode have no kernel half */
+	/* The kernel let through the child's samples only. */
+	if (kernel_filters(s[0]))
+		assert_int_equal(st.filtered_kernel, st.filtered);
 
 	memset(&t, 0, sizeof(t));
 	t.pid_a = (uint32_t)child;
@@ -260,7 +282,9 @@ static void test_pid_filter(void **state)
 	assert_int_equal(t.bad_tid + t.bad_comm + t.bad_kerr + t.bad_uerr + t.bad_depth, 0);
 	assert_int_equal(fl_sampler__stats(s[1], &st), 0);
 	assert_int_equal(st.filtered, 0);
-	assert_int_equal(st.kstack_none, 0); /* not asked for is not "none" */
+	assert_int_equal(st.filtered_kernel, 0);
+	assert_int_equal(fl_sampler__kernel_filter(s[1]), 0); /* nothing to filter */
+	assert_int_equal(st.kstack_none, 0);		      /* not asked for is not "none" */
 
 	fl_sampler__free(s[0]);
 	fl_sampler__free(s[1]);
@@ -422,6 +446,13 @@ static void test_follow_children(void **state)
 	assert_int_equal(t.bad_tid + t.bad_comm + t.bad_kerr + t.bad_uerr + t.bad_depth, 0);
 	assert_int_equal(fl_sampler__stats(s[0], &st), 0);
 	assert_int_equal(st.samples, t.total + st.idle + st.filtered);
+	/*
+	 * The kernel followed the fork too: the grandchild's samples came
+	 * through, the others' did not (unless a lost fork record left user
+	 * space unsure whose they were).
+	 */
+	if (kernel_filters(s[0]) && !st.lost_records)
+		assert_int_equal(st.filtered_kernel, st.filtered);
 
 	memset(&t, 0, sizeof(t));
 	t.kernel = true;
@@ -433,6 +464,8 @@ static void test_follow_children(void **state)
 	assert_int_equal(t.other, 0);
 	assert_int_equal(fl_sampler__stats(s[1], &st), 0);
 	assert_true(st.filtered > 100);
+	if (kernel_filters(s[1]) && !st.lost_records)
+		assert_int_equal(st.filtered_kernel, st.filtered);
 	fl_sampler__free(s[0]);
 	fl_sampler__free(s[1]);
 }
@@ -453,8 +486,10 @@ static void test_add_pid(void **state)
 
 	(void)state;
 	s = new_sampler(&opts);
+	assert_int_equal(fl_sampler__kernel_filter(s), 0);
 	assert_int_equal(fl_sampler__add_pid(s, child), 0);
 	assert_int_equal(fl_sampler__add_pid(s, 0), -EINVAL);
+	kernel_filters(s); /* loaded with the first pid */
 	assert_int_equal(fl_sampler__start(s), 0);
 	assert_int_equal(write(go, "g", 1), 1);
 	close(go);
@@ -565,6 +600,59 @@ static void test_rename_across_rings(void **state)
 	fl_sampler__free(s);
 }
 
+/*
+ * --call-graph dwarf -p PID beside a busy process that is not a target: each
+ * sample carries a 16 KiB stack copy, and none of the busy one's may reach
+ * the rings (issue 15): the kernel drops them, and user space drops none.
+ */
+static void test_kernel_filter_dwarf(void **state)
+{
+	struct fl_sampler *s;
+	struct fl_sampler_stats st;
+	struct tally t = {.kernel = true, .comm_a = "target"};
+	int go_target, go_busy, status;
+	pid_t target = fork_spinner(&go_target, "target", 0.3);
+	pid_t busy = fork_spinner(&go_busy, "busy", 1.0);
+	int pids[1] = {target};
+	struct fl_sampler_opts opts = {
+		.sz = sizeof(opts),
+		.freq = 999,
+		.pids = pids,
+		.nr_pids = 1,
+		.kernel = true,
+		.user = true,
+		.dwarf = true,
+		.stack_size = 16384,
+	};
+
+	(void)state;
+	s = new_sampler(&opts);
+	assert_int_equal(fl_sampler__start(s), 0);
+	assert_int_equal(write(go_target, "g", 1), 1);
+	assert_int_equal(write(go_busy, "g", 1), 1);
+	close(go_target);
+	close(go_busy);
+	run_until_exit(&s, 1, busy);
+	assert_int_equal(waitpid(target, &status, 0), target);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	t.pid_a = (uint32_t)target;
+	assert_int_equal(fl_sampler__drain(s, tally_fn, &t), 0);
+	print_stats("dwarf, pids={target}", s);
+	assert_true(t.a > 100);
+	assert_int_equal(t.other + t.idle, 0);
+	assert_int_equal(fl_sampler__stats(s, &st), 0);
+	assert_int_equal(st.samples, t.total + st.idle + st.filtered);
+	if (!kernel_filters(s)) {
+		fl_sampler__free(s);
+		skip();
+	}
+	/* At least the busy process's second of CPU, every sample of it dropped in the kernel. */
+	assert_true(st.filtered_kernel > 500);
+	assert_int_equal(st.filtered - st.filtered_kernel, 0);
+	fl_sampler__free(s);
+}
+
 static void test_bad_opts(void **state)
 {
 	struct fl_sampler *s = (struct fl_sampler *)0x1;
@@ -599,10 +687,14 @@ static void test_idle_refused_in_child_pidns(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bad_opts), cmocka_unit_test(test_pid_filter),
-		cmocka_unit_test(test_idle),	 cmocka_unit_test(test_follow_children),
-		cmocka_unit_test(test_add_pid),	 cmocka_unit_test(test_idle_refused_in_child_pidns),
+		cmocka_unit_test(test_bad_opts),
+		cmocka_unit_test(test_pid_filter),
+		cmocka_unit_test(test_idle),
+		cmocka_unit_test(test_follow_children),
+		cmocka_unit_test(test_add_pid),
+		cmocka_unit_test(test_idle_refused_in_child_pidns),
 		cmocka_unit_test(test_rename_across_rings),
+		cmocka_unit_test(test_kernel_filter_dwarf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

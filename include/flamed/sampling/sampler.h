@@ -138,18 +138,19 @@ struct fl_raw_stack {
 };
 
 struct fl_sampler_stats {
-	uint64_t samples;		   /* every sample taken (kept, idle, filtered) */
-	uint64_t idle;			   /* idle-task samples dropped */
-	uint64_t filtered;		   /* samples of processes not asked for */
-	uint64_t other_ns; /* samples of processes outside the pid namespace, dropped */
+	uint64_t samples;	  /* every sample taken (kept, idle, filtered) */
+	uint64_t idle;		  /* idle-task samples dropped */
+	uint64_t filtered;	  /* samples of processes not asked for */
+	uint64_t filtered_kernel; /* ring: of filtered, dropped before a ring copy */
+	uint64_t other_ns;	  /* samples of processes outside the pid namespace, dropped */
 	uint64_t kstack_none, ustack_none; /* samples with no kernel/user stack */
 	uint64_t collisions;		   /* BPF: stack-id hash collisions (recovered) */
 	uint64_t map_full;		   /* BPF: a full map (recovered) */
 	uint64_t recovered;		   /* BPF: samples counted through the ring buffer */
 	uint64_t lost;			   /* samples lost for good (full ring buffers) */
 	uint64_t lost_records;		   /* ring: PERF_RECORD_LOST* (records, not samples) */
-	uint64_t throttled;		   /* times the kernel throttled an event (PERF_RECORD_THROTTLE) */
-	uint64_t truncated;		   /* stacks at FL_MAX_STACK_DEPTH frames */
+	uint64_t throttled; /* times the kernel throttled an event (PERF_RECORD_THROTTLE) */
+	uint64_t truncated; /* stacks at FL_MAX_STACK_DEPTH frames */
 	/* DWARF mode: how the unwinding of each kept sample with a user stack ended. */
 	uint64_t unwind_complete, unwind_truncated, unwind_failed;
 	/*
@@ -183,6 +184,17 @@ enum fl_sampler_backend fl_sampler__backend(const struct fl_sampler *s);
 
 /* Adds a process to keep (the -- CMD child, after fork, before exec). */
 int fl_sampler__add_pid(struct fl_sampler *s, int pid);
+
+/*
+ * Where the samples of processes not asked for are dropped: 1 in the
+ * kernel, before they reach user space (the BPF backend always; the ring
+ * backend with a BPF program on its events); 0 nowhere yet (no process
+ * asked for: the ring backend loads its program with the first); -errno
+ * why the ring backend could not load or attach it (no BPF, no
+ * privileges): it then reads every process's samples from its rings and
+ * drops them itself, which costs CPU and ring space on a busy machine.
+ */
+int fl_sampler__kernel_filter(const struct fl_sampler *s);
 
 int fl_sampler__start(struct fl_sampler *s);
 int fl_sampler__stop(struct fl_sampler *s);

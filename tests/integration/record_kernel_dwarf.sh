@@ -300,4 +300,19 @@ if [[ -z ${KDW_MODE_ARGS:-} ]]; then
 		fail "the default mode is not kernel-dwarf: $(cat "$T/chain.default.err")"
 fi
 
+# --- A kernel that cannot run the walker: one line, and frame pointers -------------
+# (FLAMED_PRETEND_NO_BPF_LOOP makes flamed's feature probe answer as a kernel
+# older than 5.17 would.)
+if [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	FLAMED_PRETEND_NO_BPF_LOOP=1 FIXTURE_CLOCK=cpu run_flamed old record -F 999 -o "$T/old.folded" -- "$FIXTURES/nofp_chain" 0.5
+	expect_rc 0
+	check_folded "$T/old.folded"
+	[[ $(grep -c 'cannot load the in-kernel unwinder' "$T/old.err") -eq 1 ]] ||
+		fail "not exactly one line saying the unwinder could not load: $(cat "$T/old.err")"
+	grep -Eq '^flamed: [0-9]+ samples, .*, call graph fp \(kernel-dwarf could not load\)\)' "$T/old.err" ||
+		fail "the summary does not say frame pointers were used instead: $(cat "$T/old.err")"
+	! grep -q 'user stacks (kernel-dwarf)' "$T/old.err" || fail "a kernel-dwarf summary without kernel-dwarf"
+	expect_between "$(total_count "$T/old.folded")" 100 100000 "samples recorded with frame pointers instead"
+fi
+
 pass "whole chains without frame pointers in $MODE mode: libc callback, signal frame, vDSO, PLT, frameless leaf, dlopen and exec; depth limit; code without CFI"

@@ -211,30 +211,48 @@ static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 	return r && r->pc <= off ? r : NULL;
 }
 
+/* Ends the walk (a bpf_loop callback's 1): how. */
+static __always_inline long uw_end(struct uw_walk *w, enum uw_end how)
+{
+	w->end = how;
+	return 1;
+}
+
+/*
+ * Moves the walk to the caller's frame. A pc of 0 ends it: the outermost
+ * frame when it is a return address (zero_ends), a wrong turn when it is
+ * an interrupted pc (exact: a signal frame's).
+ */
+static __always_inline long uw_caller(struct uw_walk *w, __u64 pc, __u64 sp, __u64 bp, bool exact)
+{
+	w->pc = pc;
+	w->sp = sp;
+	w->bp = bp;
+	w->exact = exact;
+	if (!pc)
+		return uw_end(w, exact ? UW_STOPPED : UW_COMPLETE);
+	return 0;
+}
+
 /* One frame by frame pointers: rbp points at the saved rbp, the return address above it. */
 static __always_inline long fp_step(struct uw_walk *w)
 {
 	__u64 ra, bp;
 
-	if (!w->bp) {
-		/* _start and thread entries clear rbp: the chain's end. */
-		w->end = UW_COMPLETE;
-		return 1;
-	}
+	/* _start and thread entries clear rbp: the chain's end. */
+	if (!w->bp)
+		return uw_end(w, UW_COMPLETE);
 	if (w->bp < w->sp || (w->bp & 7) || !read_user_u64(w->bp + 8, &ra) ||
-	    !read_user_u64(w->bp, &bp)) {
-		w->end = UW_STOPPED;
-		return 1;
-	}
-	w->sp = w->bp + 16;
-	w->bp = bp;
-	w->pc = ra;
-	w->exact = false;
-	if (!ra) {
-		w->end = UW_COMPLETE;
-		return 1;
-	}
-	return 0;
+	    !read_user_u64(w->bp, &bp))
+		return uw_end(w, UW_STOPPED);
+	return uw_caller(w, ra, w->bp + 16, bp, false);
+}
+
+/* This frame by frame pointers, for a reason (UW_FP_*). */
+static __always_inline long fp_for(struct uw_walk *w, __u32 why)
+{
+	w->how |= why;
+	return fp_step(w);
 }
 
 static long uw_step(__u32 i, struct uw_walk *w)
@@ -248,40 +266,28 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	__u32 fid;
 
 	(void)i;
-	if (!out || n >= FL_MAX_STACK_DEPTH) {
-		w->end = UW_TRUNCATED;
-		return 1;
-	}
+	if (!out || n >= FL_MAX_STACK_DEPTH)
+		return uw_end(w, UW_TRUNCATED);
 	out->ips[n] = w->pc;
 	w->nr = n + 1;
 	w->hash = uw_mix(w->hash, w->pc);
-	if (w->nr >= FL_MAX_STACK_DEPTH) {
-		w->end = UW_TRUNCATED;
-		return 1;
-	}
+	if (w->nr >= FL_MAX_STACK_DEPTH)
+		return uw_end(w, UW_TRUNCATED);
 
+	/*
+	 * A process not known yet (started a moment ago), or no mapping known
+	 * holding pc (one made a moment ago, ld.so mapping libc; or a wrong
+	 * turn before): user space is asked to read the mappings again, and
+	 * frame pointers take this frame, as --call-graph fp would.
+	 */
 	p = w->known ? bpf_map_lookup_elem(&procs, &w->tgid) : NULL;
-	if (!p) {
-		/* Not known yet (started a moment ago): frame pointers, as --call-graph fp. */
-		uw_ask(w->tgid, w->tgid, 0);
-		w->how |= UW_FP_NOTABLE;
-		return fp_step(w);
-	}
-	m = find_map(p, w->pc);
+	m = p ? find_map(p, w->pc) : NULL;
 	if (!m) {
-		/*
-		 * No mapping known holds pc: one made a moment ago (ld.so mapping
-		 * libc), or a wrong turn before. User space is asked to read the
-		 * mappings again; frame pointers meanwhile.
-		 */
 		uw_ask(w->tgid, w->tgid, 0);
-		w->how |= UW_FP_NOTABLE;
-		return fp_step(w);
+		return fp_for(w, UW_FP_NOTABLE);
 	}
-	if (!m->file_id) {
-		w->how |= UW_FP_NOCFI;
-		return fp_step(w);
-	}
+	if (!m->file_id)
+		return fp_for(w, UW_FP_NOCFI);
 	/* A return address is after its call: the call's row is the one of the byte before. */
 	off = w->pc - m->start + m->pgoff - (w->exact ? 0 : 1);
 	fid = m->file_id;
@@ -289,15 +295,12 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	if (!loc || !*loc) {
 		/* Not loaded yet: user space is asked to (once), frame pointers meanwhile. */
 		uw_ask(FL_UW_ASKED_FILE | fid, 0, fid);
-		w->how |= UW_FP_NOTABLE;
-		return fp_step(w);
+		return fp_for(w, UW_FP_NOTABLE);
 	}
+	/* No table for good, or no row for off: code without CFI. */
 	r = *loc == FL_UW_LOC_NONE ? NULL : find_row(*loc, off);
-	if (!r) {
-		/* No table for good, or no row for off: code without CFI. */
-		w->how |= UW_FP_NOCFI;
-		return fp_step(w);
-	}
+	if (!r)
+		return fp_for(w, UW_FP_NOCFI);
 
 	switch (r->cfa_type) {
 	case FL_CFA_RSP:
@@ -307,70 +310,36 @@ static long uw_step(__u32 i, struct uw_walk *w)
 		cfa = w->bp + r->cfa_off;
 		break;
 	case FL_CFA_PLT:
+		/* The frame's own pc (not off): PLT entries are 16-byte aligned in both. */
 		cfa = w->sp + r->cfa_off + ((w->pc & 15) >= (__u64)r->rbp_off ? 8 : 0);
 		break;
 	case FL_CFA_DEREF_RBP:
-		if (!read_user_u64(w->bp + r->cfa_off, &cfa)) {
-			w->end = UW_STOPPED;
-			return 1;
-		}
+		if (!read_user_u64(w->bp + r->cfa_off, &cfa))
+			return uw_end(w, UW_STOPPED);
 		break;
 	case FL_CFA_SIGNAL:
 		/* The interrupted context, saved in the signal frame: the next pc is exact. */
 		if (!read_user_u64(w->sp + r->ra_off, &ra) ||
 		    !read_user_u64(w->sp + r->rbp_off, &bp) ||
-		    !read_user_u64(w->sp + r->cfa_off, &cfa)) {
-			w->end = UW_STOPPED;
-			return 1;
-		}
-		w->pc = ra;
-		w->sp = cfa;
-		w->bp = bp;
-		w->exact = true;
-		if (!ra) {
-			w->end = UW_STOPPED;
-			return 1;
-		}
-		return 0;
+		    !read_user_u64(w->sp + r->cfa_off, &cfa))
+			return uw_end(w, UW_STOPPED);
+		return uw_caller(w, ra, cfa, bp, true);
 	case FL_CFA_OUTERMOST:
-		w->end = UW_COMPLETE;
-		return 1;
+		return uw_end(w, UW_COMPLETE);
 	default:
 		/* No rule here (a gap, a rule not evaluated): frame pointers. */
-		w->how |= UW_FP_NOCFI;
-		return fp_step(w);
+		return fp_for(w, UW_FP_NOCFI);
 	}
 
-	if (!read_user_u64(cfa + r->ra_off, &ra)) {
-		w->end = UW_STOPPED;
-		return 1;
-	}
-	if (r->rbp_type == FL_RBP_AT_CFA) {
-		if (!read_user_u64(cfa + r->rbp_off, &bp)) {
-			w->end = UW_STOPPED;
-			return 1;
-		}
-		w->bp = bp;
-	} else if (r->rbp_type == FL_RBP_AT_RBP) {
-		if (!read_user_u64(w->bp + r->rbp_off, &bp)) {
-			w->end = UW_STOPPED;
-			return 1;
-		}
-		w->bp = bp;
-	}
+	bp = w->bp;
+	if (!read_user_u64(cfa + r->ra_off, &ra) ||
+	    (r->rbp_type == FL_RBP_AT_CFA && !read_user_u64(cfa + r->rbp_off, &bp)) ||
+	    (r->rbp_type == FL_RBP_AT_RBP && !read_user_u64(w->bp + r->rbp_off, &bp)))
+		return uw_end(w, UW_STOPPED);
 	/* Callers' frames are above: a CFA at or below the stack pointer is a wrong turn. */
-	if (cfa <= w->sp) {
-		w->end = UW_STOPPED;
-		return 1;
-	}
-	w->sp = cfa;
-	w->pc = ra;
-	w->exact = false;
-	if (!ra) {
-		w->end = UW_COMPLETE;
-		return 1;
-	}
-	return 0;
+	if (cfa <= w->sp)
+		return uw_end(w, UW_STOPPED);
+	return uw_caller(w, ra, cfa, bp, false);
 }
 
 #endif

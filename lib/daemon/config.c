@@ -255,32 +255,29 @@ static int set_keep_bytes(struct fl_config *c, const char *v, char *err, size_t 
 	return 0;
 }
 
-static int set_max_symbol_cache(struct fl_config *c, const char *v, char *err, size_t errlen)
+/* A memory size from 1M to 1024G into *n. */
+static int set_mem_size(const char *v, uint64_t *n, char *err, size_t errlen)
 {
-	uint64_t n;
+	uint64_t size;
 
-	if (parse_size(v, NULL, &n, err, errlen))
+	if (parse_size(v, NULL, &size, err, errlen))
 		return -EINVAL;
-	if (n < (1ull << 20) || n > (1ull << 40)) {
+	if (size < (1ull << 20) || size > (1ull << 40)) {
 		seterr(err, errlen, "%s is out of range (1M-1024G)", Q(v));
 		return -EINVAL;
 	}
-	c->max_symbol_cache = n;
+	*n = size;
 	return 0;
+}
+
+static int set_max_symbol_cache(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_mem_size(v, &c->max_symbol_cache, err, errlen);
 }
 
 static int set_max_unwind_tables(struct fl_config *c, const char *v, char *err, size_t errlen)
 {
-	uint64_t n;
-
-	if (parse_size(v, NULL, &n, err, errlen))
-		return -EINVAL;
-	if (n < (1ull << 20) || n > (1ull << 40)) {
-		seterr(err, errlen, "%s is out of range (1M-1024G)", Q(v));
-		return -EINVAL;
-	}
-	c->max_unwind_tables = n;
-	return 0;
+	return set_mem_size(v, &c->max_unwind_tables, err, errlen);
 }
 
 static int set_keep_files(struct fl_config *c, const char *v, char *err, size_t errlen)

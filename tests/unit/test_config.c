@@ -182,6 +182,12 @@ static void test_numbers(void **state)
 	assert_true(c.max_symbol_cache == 64ull << 20);
 	set_bad("max_symbol_cache", "1K", "out of range (1M-1024G)");
 	set_bad("max_symbol_cache", "lots", "is not a size");
+	set_ok(&c, "max_unwind_tables", "64M");
+	assert_true(c.max_unwind_tables == 64ull << 20);
+	set_ok(&c, "max-unwind-tables", "2G");
+	assert_true(c.max_unwind_tables == 2ull << 30);
+	set_bad("max_unwind_tables", "1K", "out of range (1M-1024G)");
+	set_bad("max_unwind_tables", "2048G", "out of range (1M-1024G)");
 	set_bad("max_processes", "4194305", "out of range");
 	set_bad("max_processes", "lots", "not a number");
 

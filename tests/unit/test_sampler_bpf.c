@@ -235,7 +235,14 @@ static int walked_cb(const struct fl_raw_stack *st, void *ctx)
  */
 static void test_kdwarf_tables(void **state)
 {
-	struct fl_sampler_opts o = {.sz = sizeof(o), .freq = 999, .user = true, .kdwarf = true};
+	int self = getpid();
+	/* Only this process: the counters are the program's, for every sample it walks. */
+	struct fl_sampler_opts o = {.sz = sizeof(o),
+				    .freq = 999,
+				    .pids = &self,
+				    .nr_pids = 1,
+				    .user = true,
+				    .kdwarf = true};
 	struct exec_maps *em = calloc(1, sizeof(*em));
 	struct fl_sampler_stats ss;
 	struct tally t = {.pid = (uint32_t)getpid()};
@@ -302,6 +309,35 @@ static void test_kdwarf_tables(void **state)
 	assert_true(ss.tables_unloaded >= 3);
 	fl_sampler__free(s);
 	free(em);
+}
+
+/*
+ * The tables' memory stays within max_table_bytes: libc's table (about
+ * 450 KB) does not fit in 256 KiB and is counted over the budget; ld.so's
+ * (about 40 KB) fits.
+ */
+static void test_kdwarf_budget(void **state)
+{
+	struct fl_sampler_opts o = {.sz = sizeof(o),
+				    .freq = 99,
+				    .user = true,
+				    .kdwarf = true,
+				    .max_table_bytes = 256 << 10};
+	struct fl_sampler_stats ss;
+	struct fl_sampler *s;
+
+	(void)state;
+	s = open_or_skip(&o);
+	/* libc and ld.so, built at start. */
+	fl_sampler__settle_tables(s, 5000);
+	assert_int_equal(fl_sampler__stats(s, &ss), 0);
+	printf("# budget 256 KiB: %llu files, %llu loaded, %llu over the budget, %llu bytes\n",
+	       (unsigned long long)ss.tables_files, (unsigned long long)ss.tables_loaded,
+	       (unsigned long long)ss.tables_over_budget, (unsigned long long)ss.tables_bytes);
+	assert_true(ss.tables_over_budget >= 1);
+	assert_true(ss.tables_loaded >= 1);
+	assert_true(ss.tables_bytes <= 256 << 10 && ss.tables_peak_bytes <= 256 << 10);
+	fl_sampler__free(s);
 }
 
 /*
@@ -525,6 +561,7 @@ int main(void)
 		cmocka_unit_test(test_pidns_outside),
 		cmocka_unit_test(test_counts_one_process),
 		cmocka_unit_test(test_kdwarf_tables),
+		cmocka_unit_test(test_kdwarf_budget),
 		cmocka_unit_test(test_kdwarf_unsupported),
 		cmocka_unit_test(test_collisions_are_recovered),
 		cmocka_unit_test(test_user_only_and_per_thread),

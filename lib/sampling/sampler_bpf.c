@@ -152,9 +152,16 @@ static int on_want(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*w))
 		return 0;
+	/*
+	 * A target met before its mappings were known: all its files at once
+	 * (a program just started needs its binary, libc and ld.so together).
+	 * With every process sampled (-a), only the files the walker asks for
+	 * one by one: a busy machine starts many programs, whose other files
+	 * (a compiler's LLVM) would cost more to build than they give.
+	 */
 	if (w->file_id)
 		fl_ktables__want(s->kt, w->file_id);
-	else if (w->tgid)
+	else if (w->tgid && s->filter_pids)
 		fl_ktables__want_proc(s->kt, w->tgid);
 	return 0;
 }

@@ -35,10 +35,13 @@ struct pid {
 	struct upid numbers[1];
 } __attribute__((preserve_access_index));
 
+struct mm_struct;
+
 struct task_struct {
 	int tgid;
 	struct pid *thread_pid;
 	struct task_struct *group_leader;
+	struct mm_struct *mm; /* NULL for kernel threads and tasks past exit_mm() */
 } __attribute__((preserve_access_index));
 
 /* Nesting deeper than the kernel allows (MAX_PID_NS_LEVEL, 32) cannot be flamed's. */

@@ -159,8 +159,16 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 /* The user registers of the current task: where the sample interrupted it, or its entry to the kernel. */
 static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct uw_walk *w)
 {
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct pt_regs regs;
 
+	/*
+	 * A task without memory (one exiting, past exit_mm()) has no user
+	 * stack left to read: none, as --call-graph dwarf finds, rather than a
+	 * walk that stops at once.
+	 */
+	if (!BPF_CORE_READ(task, mm))
+		return false;
 	/* Volatile: each a load at a constant offset from ctx, the only access the verifier takes. */
 	if (*(volatile unsigned long *)&ctx->regs.cs & 3) {
 		w->pc = *(volatile unsigned long *)&ctx->regs.rip;
@@ -416,6 +424,7 @@ int BPF_PROG(uw_on_exec, struct task_struct *p)
 			return 0;
 	}
 	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&uw_kmaps, &tgid);
 	return 0;
 }
 

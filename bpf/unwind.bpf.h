@@ -50,6 +50,53 @@ struct {
 	__type(value, struct fl_uw_proc);
 } procs SEC(".maps");
 
+/*
+ * (device, inode) of every file with an id -> the id: the walker names the
+ * file of a mapping it finds itself (bpf_find_vma()) in a process whose
+ * mappings user space has not given yet. Devices in the kernel's encoding
+ * (major << 20 | minor).
+ */
+struct uw_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FL_UW_MAX_FILES);
+	__type(key, struct uw_file_key);
+	__type(value, __u32);
+} file_ids SEC(".maps");
+
+/*
+ * Mappings the walker found itself (bpf_find_vma()) in a process whose
+ * mappings user space has not given yet, a few per process: bpf_find_vma()
+ * answers once per sample (it unlocks the mm from an irq_work, busy until
+ * the program is done), so a process is learnt over its first samples.
+ */
+#define UW_KMAPS 16
+
+struct uw_kmaps {
+	__u32 next; /* the slot the next mapping found goes to (round robin) */
+	__u32 pad;
+	struct fl_uw_map maps[UW_KMAPS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct uw_kmaps);
+} uw_kmaps SEC(".maps");
+
+/* An empty struct uw_kmaps to insert (too big for the BPF stack); never written. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_kmaps);
+} uw_kmaps_empty SEC(".maps");
+
 /* A walked user stack: zero-terminated when shorter than the map's depth, as a stack map's. */
 struct uw_stack {
 	__u64 ips[FL_MAX_STACK_DEPTH];
@@ -112,12 +159,13 @@ enum uw_end {
 struct uw_walk {
 	__u64 pc, sp, bp;
 	__u32 tgid;
-	__u32 nr;   /* frames in the scratch stack */
-	__u32 how;  /* UW_FP_* */
-	__u32 end;  /* enum uw_end */
-	__u64 hash; /* of the frames so far (uw_mix()) */
-	bool exact; /* pc is the interrupted instruction, not a return address */
-	bool known; /* the process's mappings are in procs */
+	__u32 nr;	/* frames in the scratch stack */
+	__u32 how;	/* UW_FP_* */
+	__u32 end;	/* enum uw_end */
+	__u64 hash;	/* of the frames so far (uw_mix()) */
+	bool exact;	/* pc is the interrupted instruction, not a return address */
+	bool vma_tried; /* bpf_find_vma() was called in this sample (it answers once) */
+	bool known;	/* the process's mappings are in procs */
 };
 
 #define UW_HASH_SEED 0x243f6a8885a308d3ULL
@@ -127,6 +175,48 @@ static __always_inline __u64 uw_mix(__u64 h, __u64 ip)
 {
 	h = (h ^ ip) * 0x9e3779b97f4a7c15ULL;
 	return h ^ (h >> 29);
+}
+
+/* Just enough of the kernel's types for CO-RE (the mapping of a pc, found by bpf_find_vma()). */
+struct super_block {
+	__u32 s_dev;
+} __attribute__((preserve_access_index));
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+} __attribute__((preserve_access_index));
+
+static long vma_of(struct task_struct *task, struct vm_area_struct *vma, struct fl_uw_map *m)
+{
+	struct uw_file_key key = {};
+	struct file *file = vma->vm_file;
+	__u32 *id;
+
+	(void)task;
+	if (!file)
+		return 0; /* anonymous: no file id */
+	key.ino = file->f_inode->i_ino;
+	key.dev = file->f_inode->i_sb->s_dev;
+	id = bpf_map_lookup_elem(&file_ids, &key);
+	if (!id)
+		return 0;
+	m->start = vma->vm_start;
+	m->end = vma->vm_end;
+	m->pgoff = (__u64)vma->vm_pgoff << 12;
+	m->file_id = *id;
+	return 0;
 }
 
 static __always_inline void uw_ask(__u32 key, __u32 tgid, __u32 file_id)
@@ -248,6 +338,38 @@ static __always_inline long fp_step(struct uw_walk *w)
 	return uw_caller(w, ra, w->bp + 16, bp, false);
 }
 
+/* A mapping of pc the walker found itself in process tgid earlier, or NULL. */
+static __always_inline const struct fl_uw_map *kmaps_find(__u32 tgid, __u64 pc)
+{
+	struct uw_kmaps *k = bpf_map_lookup_elem(&uw_kmaps, &tgid);
+
+	if (!k)
+		return NULL;
+	for (int i = 0; i < UW_KMAPS; i++)
+		if (k->maps[i].file_id && k->maps[i].start <= pc && pc < k->maps[i].end)
+			return &k->maps[i];
+	return NULL;
+}
+
+static __always_inline void kmaps_add(__u32 tgid, const struct fl_uw_map *m)
+{
+	struct uw_kmaps *k = bpf_map_lookup_elem(&uw_kmaps, &tgid), *empty;
+	__u32 zero = 0;
+
+	if (!k) {
+		empty = bpf_map_lookup_elem(&uw_kmaps_empty, &zero);
+		if (!empty)
+			return;
+		bpf_map_update_elem(&uw_kmaps, &tgid, empty, BPF_NOEXIST);
+		k = bpf_map_lookup_elem(&uw_kmaps, &tgid);
+		if (!k)
+			return;
+	}
+	/* CPUs racing on one process may overwrite a slot: a mapping is found again. */
+	k->maps[k->next & (UW_KMAPS - 1)] = *m;
+	k->next++;
+}
+
 /* This frame by frame pointers, for a reason (UW_FP_*). */
 static __always_inline long fp_for(struct uw_walk *w, __u32 why)
 {
@@ -262,6 +384,7 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	const struct fl_uw_proc *p;
 	const struct fl_uw_map *m;
 	const struct fl_uw_row *r;
+	struct fl_uw_map found;
 	__u64 off, cfa, ra, bp, *loc;
 	__u32 fid;
 
@@ -284,7 +407,24 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	m = p ? find_map(p, w->pc) : NULL;
 	if (!m) {
 		uw_ask(w->tgid, w->tgid, 0);
-		return fp_for(w, UW_FP_NOTABLE);
+		/*
+		 * Meanwhile the kernel's own mapping of pc, if its file has an id
+		 * (a short-lived program's libc, ld.so, its binary run before):
+		 * a process gone before user space reads its mappings is walked
+		 * all the same.
+		 */
+		m = kmaps_find(w->tgid, w->pc);
+		if (!m && !w->vma_tried) {
+			w->vma_tried = true;
+			found.file_id = 0;
+			bpf_find_vma(bpf_get_current_task_btf(), w->pc, vma_of, &found, 0);
+			if (found.file_id) {
+				kmaps_add(w->tgid, &found);
+				m = &found;
+			}
+		}
+		if (!m)
+			return fp_for(w, UW_FP_NOTABLE);
 	}
 	if (!m->file_id)
 		return fp_for(w, UW_FP_NOCFI);

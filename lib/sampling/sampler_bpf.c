@@ -334,7 +334,10 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if ((err = bpf_map__set_max_entries(s->skel->maps.ustacks, kdwarf ? storage : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1,
 					    kdwarf && s->two_sets ? storage : 1)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.procs, kdwarf ? 65536 : 1)))
+	    (err = bpf_map__set_max_entries(s->skel->maps.procs, kdwarf ? 65536 : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.file_ids,
+					    kdwarf ? FL_UW_MAX_FILES : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.uw_asked, kdwarf ? 8192 : 1)))
 		goto out_free;
 	if (!kdwarf) {
 		bpf_program__set_autoload(s->skel->progs.uw_on_exec, false);
@@ -351,6 +354,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 			.table_loc_fd = bpf_map__fd(s->skel->maps.table_loc),
 			.procs_fd = bpf_map__fd(s->skel->maps.procs),
 			.asked_fd = bpf_map__fd(s->skel->maps.uw_asked),
+			.file_ids_fd = bpf_map__fd(s->skel->maps.file_ids),
 			.max_bytes = opts->max_table_bytes,
 			/*
 			 * A table is built when a sample first needs it: a machine

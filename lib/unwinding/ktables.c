@@ -454,6 +454,25 @@ static void file_none(struct fl_ktables *kt, struct kt_file *f)
 	pthread_mutex_unlock(&kt->lock);
 }
 
+/*
+ * Tells the walker f's id by its device and inode (or takes it back): it
+ * finds the file of a mapping itself in processes whose mappings it does
+ * not have yet.
+ */
+static void file_id_publish(struct fl_ktables *kt, const struct kt_file *f, bool on)
+{
+	struct {
+		uint64_t dev, ino;
+	} key = {.dev = (uint64_t)f->dev_major << 20 | f->dev_minor, .ino = f->ino};
+
+	if (kt->o.file_ids_fd < 0 || !f->id || (!f->ino && !f->dev_major && !f->dev_minor))
+		return;
+	if (on)
+		bpf_map_update_elem(kt->o.file_ids_fd, &key, &f->id, BPF_ANY);
+	else
+		bpf_map_delete_elem(kt->o.file_ids_fd, &key);
+}
+
 /* Where a deferred file can be opened from: a mapping of it, and the process. */
 static void file_remember(struct kt_file *f, const struct fl_tmap *m, uint32_t pid)
 {
@@ -520,6 +539,7 @@ static struct kt_file *file_get(struct fl_ktables *kt, const struct fl_tmap *m, 
 	f->ino = m->ino;
 	*slot = f;
 	kt->nr_files++;
+	file_id_publish(kt, f, true);
 	if (!f->id) {
 		file_none(kt, f);
 		return f;
@@ -869,6 +889,7 @@ static void unload(struct fl_ktables *kt, struct kt_file *f)
 {
 	if (f->id) {
 		/* The walker stops using the table before its rows can go with their chunk. */
+		file_id_publish(kt, f, false);
 		set_loc(kt, f->id, 0);
 		kt->by_id[f->id] = NULL;
 	}

@@ -32,6 +32,7 @@ struct fl_ktables_opts {
 	int table_loc_fd;
 	int procs_fd;
 	int asked_fd; /* keys the walker asked for (FL_UW_ASKED_FILE): cleared when answered */
+	int file_ids_fd; /* (device, inode) -> file id, for the walker's own mapping lookups */
 	uint64_t max_bytes; /* table memory (kernel and ours), 0: FL_KTABLES_DEFAULT_BYTES */
 	/*
 	 * Build a file's table only when the walker first needs it

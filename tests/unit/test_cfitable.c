@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/perf_event.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,10 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,12 +27,12 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "flamed/sampling/perfbuf.h"
 #include "flamed/sampling/procmaps.h"
 #include "flamed/symbols/elfsyms.h"
 #include "flamed/unwinding/cfitable.h"
 #include "flamed/unwinding/unwind.h"
 #include "hostile_paths.h"
+#include "stack_capture.h"
 
 #if !defined(FIXTURE_DIR) || !defined(FIXTURE_SRC_DIR)
 #error "FIXTURE_DIR and FIXTURE_SRC_DIR must name the fixtures directories"
@@ -1073,165 +1070,7 @@ static void test_hostile_files(void **state)
 
 /* --- the walk, checked against the DWARF unwinder ------------------------------- */
 
-#define STACK_COPY 16384
-#define MAX_MAPS 256
-#define MAX_SAMPLES 4096
 #define MAX_FRAMES 128
-#define CAPTURE_WALL_MAX 60
-
-/* A fixture process, its executable mappings, and the samples taken of it. */
-struct capture {
-	pid_t pid;
-	struct fl_tmap maps[MAX_MAPS];
-	char paths[MAX_MAPS][PATH_MAX];
-	size_t nr_maps;
-	struct {
-		uint64_t regs[FL_UNWIND_NR_REGS];
-		unsigned char *stack;
-		size_t size;
-	} samples[MAX_SAMPLES];
-	size_t nr_samples;
-};
-
-static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
-{
-	struct capture *c = ctx;
-
-	(void)pid;
-	(void)time;
-	for (size_t i = 0; i < c->nr_maps; i++)
-		if (addr >= c->maps[i].start && addr < c->maps[i].end)
-			return &c->maps[i];
-	return NULL;
-}
-
-static int add_map(const struct fl_procmap *m, void *ctx)
-{
-	struct capture *c = ctx;
-
-	if (!(m->prot & FL_PROT_EXEC) || c->nr_maps == MAX_MAPS)
-		return 0;
-	snprintf(c->paths[c->nr_maps], sizeof(c->paths[0]), "%s", m->path);
-	c->maps[c->nr_maps] = (struct fl_tmap){.start = m->start,
-					       .end = m->end,
-					       .pgoff = m->pgoff,
-					       .dev_major = m->dev_major,
-					       .dev_minor = m->dev_minor,
-					       .ino = m->ino,
-					       .path = c->paths[c->nr_maps]};
-	c->nr_maps++;
-	return 0;
-}
-
-/* A sample: pid and tid, the registers' ABI and values, the stack's size, bytes and dynamic size. */
-static int on_record(const struct perf_event_header *hdr, void *ctx)
-{
-	struct capture *c = ctx;
-	const unsigned char *p = (const unsigned char *)(hdr + 1);
-	size_t nregs = (size_t)__builtin_popcountll(fl_unwind__perf_regs_mask());
-	uint64_t abi, size, perf_regs[64];
-
-	if (hdr->type != PERF_RECORD_SAMPLE || c->nr_samples == MAX_SAMPLES)
-		return 0;
-	p += 8;
-	memcpy(&abi, p, 8);
-	p += 8;
-	if (!abi)
-		return 0;
-	memcpy(perf_regs, p, nregs * 8);
-	p += nregs * 8;
-	memcpy(&size, p, 8);
-	p += 8;
-	fl_unwind__regs_from_perf(perf_regs, c->samples[c->nr_samples].regs);
-	if (size) {
-		uint64_t dyn;
-
-		memcpy(&dyn, p + size, 8);
-		size = dyn < size ? dyn : size;
-	}
-	c->samples[c->nr_samples].stack = malloc(size ? size : 1);
-	assert_non_null(c->samples[c->nr_samples].stack);
-	memcpy(c->samples[c->nr_samples].stack, p, size);
-	c->samples[c->nr_samples].size = size;
-	c->nr_samples++;
-	return 0;
-}
-
-static double cpu_seconds(clockid_t clk)
-{
-	struct timespec ts;
-
-	assert_int_equal(clock_gettime(clk, &ts), 0);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Samples FIXTURE_DIR/prog's user stacks at 999 Hz for `seconds` of its CPU time; NULL: no perf. */
-static struct capture *capture(const char *prog, double seconds)
-{
-	struct capture *c = calloc(1, sizeof(*c));
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = 999,
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
-		.sample_regs_user = fl_unwind__perf_regs_mask(),
-		.sample_stack_user = STACK_COPY,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-		.disabled = 1,
-	};
-	struct fl_perfbuf *buf = NULL;
-	char path[PATH_MAX], secs[32];
-	clockid_t cpu;
-	double start;
-	int fd, status;
-
-	assert_non_null(c);
-	snprintf(path, sizeof(path), "%s/%s", FIXTURE_DIR, prog);
-	snprintf(secs, sizeof(secs), "%g", CAPTURE_WALL_MAX + 2.0);
-	c->pid = fork();
-	assert_true(c->pid >= 0);
-	if (!c->pid) {
-		execl(path, prog, secs, (char *)NULL);
-		_exit(127);
-	}
-	usleep(200000); /* past exec and the dynamic loader */
-	fd = fl_perf_event_open(&attr, c->pid, -1, -1, 0);
-	if (fd < 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, &status, 0);
-		free(c);
-		return NULL;
-	}
-	assert_int_equal(fl_perfbuf__new(fd, 256, &buf), 0);
-	assert_int_equal(fl_procmaps__read(c->pid, add_map, c), 0);
-	assert_int_equal(clock_getcpuclockid(c->pid, &cpu), 0);
-	start = cpu_seconds(cpu);
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	for (long waited = 0;
-	     cpu_seconds(cpu) - start < seconds && waited < CAPTURE_WALL_MAX * 1000; waited += 10) {
-		usleep(10000);
-		assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
-	}
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
-	fl_perfbuf__free(buf);
-	close(fd);
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, &status, 0);
-	return c;
-}
-
-static void capture_free(struct capture *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->nr_samples; i++)
-		free(c->samples[i].stack);
-	free(c);
-}
 
 /* The tables of the files a capture maps, compiled on first use (err: why there is none). */
 struct tables {
@@ -1322,7 +1161,7 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 	ips[n++] = pc;
 	while (n < MAX_FRAMES) {
 		uint64_t lookup = exact ? pc : pc - 1, cfa, ra, base;
-		const struct fl_tmap *m = find_map(c, 0, lookup, 0);
+		const struct fl_tmap *m = exec_maps_find(&c->exec, 0, lookup, 0);
 		const struct fl_cfitable *t = m ? table_for(ts, m) : NULL;
 		const struct fl_uw_row *r =
 			t ? fl_cfitable__find(t, lookup - m->start + m->pgoff) : NULL;
@@ -1403,14 +1242,14 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 static void cross_check(const char *prog, struct walk_stats *ws)
 {
 	struct capture *c = capture(prog, 1.5);
-	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map};
+	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = exec_maps_find};
 	struct fl_unwinder *u = NULL;
 	struct tables ts = {.n = 0};
 	size_t same = 0, deep = 0, shown = 0;
 
 	if (!c)
 		skip();
-	o.ctx = c;
+	o.ctx = &c->exec;
 	assert_int_equal(fl_unwinder__new(&o, &u), 0);
 	assert_true(c->nr_samples > 100);
 	memset(ws, 0, sizeof(*ws));
@@ -1451,43 +1290,37 @@ static void cross_check(const char *prog, struct walk_stats *ws)
 	capture_free(c);
 }
 
-static void test_walk_nofp_chain(void **state)
+/* A fixture to cross-check, and how many frames of the rarer kinds its walks must step through. */
+struct walk_case {
+	const char *name; /* of its cmocka test */
+	const char *prog;
+	uint64_t min_signal_frames, min_drap_frames;
+};
+
+static struct walk_case walks[] = {
+	{.name = "test_walk_nofp_chain", .prog = "nofp_chain"},
+	{.name = "test_walk_chains", .prog = "chains"},
+	{.name = "test_walk_library", .prog = "nofp_callback"},
+	/*
+	 * Samples in the signal handler are walked through __restore_rt's row
+	 * into the interrupted code; those in the main chain through
+	 * nofp_sig_1's realigned frame (DEREF_RBP, rbp AT_RBP).
+	 */
+	{.name = "test_walk_signal",
+	 .prog = "nofp_sigdrap",
+	 .min_signal_frames = 50,
+	 .min_drap_frames = 500},
+};
+
+/* walks[i]'s cmocka test: a test each, so that one fixture's failure hides no other's. */
+static void test_walk(void **state)
 {
+	const struct walk_case *w = *state;
 	struct walk_stats ws;
 
-	(void)state;
-	cross_check("nofp_chain", &ws);
-}
-
-static void test_walk_chains(void **state)
-{
-	struct walk_stats ws;
-
-	(void)state;
-	cross_check("chains", &ws);
-}
-
-static void test_walk_library(void **state)
-{
-	struct walk_stats ws;
-
-	(void)state;
-	cross_check("nofp_callback", &ws);
-}
-
-/*
- * Samples in the signal handler are walked through __restore_rt's row into
- * the interrupted code; those in the main chain through nofp_sig_1's
- * realigned frame (DEREF_RBP, rbp AT_RBP).
- */
-static void test_walk_signal(void **state)
-{
-	struct walk_stats ws;
-
-	(void)state;
-	cross_check("nofp_sigdrap", &ws);
-	assert_true(ws.signal_frames >= 50);
-	assert_true(ws.drap_frames >= 500);
+	cross_check(w->prog, &ws);
+	assert_true(ws.signal_frames >= w->min_signal_frames);
+	assert_true(ws.drap_frames >= w->min_drap_frames);
 }
 
 int main(void)
@@ -1507,10 +1340,10 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_hostile_images),
 		cmocka_unit_test(test_hostile_files),
-		cmocka_unit_test(test_walk_nofp_chain),
-		cmocka_unit_test(test_walk_chains),
-		cmocka_unit_test(test_walk_library),
-		cmocka_unit_test(test_walk_signal),
+		{walks[0].name, test_walk, NULL, NULL, &walks[0]},
+		{walks[1].name, test_walk, NULL, NULL, &walks[1]},
+		{walks[2].name, test_walk, NULL, NULL, &walks[2]},
+		{walks[3].name, test_walk, NULL, NULL, &walks[3]},
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

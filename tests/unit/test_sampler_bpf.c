@@ -19,6 +19,7 @@
 #include "flamed/sampling/procmaps.h"
 #include "flamed/sampling/sampler.h"
 #include "flamed/sampling/tracker.h"
+#include "stack_capture.h"
 
 struct tally {
 	uint64_t total;
@@ -69,14 +70,6 @@ struct child {
 	int go_fd;
 };
 
-static double cpu_clock_s(clockid_t clock)
-{
-	struct timespec t;
-
-	assert_int_equal(clock_gettime(clock, &t), 0);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static struct child busy_child(double seconds)
 {
 	int go[2];
@@ -94,10 +87,10 @@ static struct child busy_child(double seconds)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
-		end = cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID) + seconds;
+		end = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) + seconds;
 		do
 			sink += spin(n++ % 40, sink);
-		while (cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID) < end);
+		while (clock_seconds(CLOCK_PROCESS_CPUTIME_ID) < end);
 		_exit(0);
 	}
 	close(go[0]);
@@ -189,28 +182,10 @@ static double record_child(struct fl_sampler_opts *o, struct fl_sampler_stats *s
 	return cpu_s;
 }
 
-struct exec_maps {
-	struct fl_tmap maps[256];
-	char paths[256][256];
-	size_t n;
-};
-
-static int add_exec_map(const struct fl_procmap *pm, void *ctx)
+/* The mappings the tracker gives: the executable ones, but [vsyscall] (not the process's). */
+static int add_tracked_map(const struct fl_procmap *pm, void *ctx)
 {
-	struct exec_maps *em = ctx;
-
-	if (!(pm->prot & FL_PROT_EXEC) || em->n == 256 || !strcmp(pm->path, "[vsyscall]"))
-		return 0;
-	snprintf(em->paths[em->n], sizeof(em->paths[0]), "%s", pm->path);
-	em->maps[em->n] = (struct fl_tmap){.start = pm->start,
-					   .end = pm->end,
-					   .pgoff = pm->pgoff,
-					   .dev_major = pm->dev_major,
-					   .dev_minor = pm->dev_minor,
-					   .ino = pm->ino,
-					   .path = em->paths[em->n]};
-	em->n++;
-	return 0;
+	return strcmp(pm->path, "[vsyscall]") ? exec_maps_add(pm, ctx) : 0;
 }
 
 static int walked_cb(const struct fl_raw_stack *st, void *ctx)
@@ -255,7 +230,7 @@ static void test_kdwarf_tables(void **state)
 	assert_non_null(em);
 	s = open_or_skip(&o);
 	assert_true(fl_sampler__kdwarf(s));
-	assert_int_equal(fl_procmaps__read(getpid(), add_exec_map, em), 0);
+	assert_int_equal(fl_procmaps__read(getpid(), add_tracked_map, em), 0);
 	assert_true(em->n >= 3);
 	assert_int_equal(fl_sampler__set_maps(s, (uint32_t)getpid(), em->maps, em->n), 0);
 	fl_sampler__settle_tables(s, 5000);
@@ -268,12 +243,12 @@ static void test_kdwarf_tables(void **state)
 	assert_true(ss.tables_files > ss.tables_loaded);
 
 	assert_int_equal(fl_sampler__start(s), 0);
-	end = cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID) + 1.0;
+	end = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) + 1.0;
 	do {
 		sink += spin(n++ % 40, sink);
 		if (n % 64 == 0)
 			assert_int_equal(fl_sampler__poll(s), 0);
-	} while (cpu_clock_s(CLOCK_PROCESS_CPUTIME_ID) < end);
+	} while (clock_seconds(CLOCK_PROCESS_CPUTIME_ID) < end);
 	assert_int_equal(fl_sampler__stop(s), 0);
 	assert_int_equal(fl_sampler__poll(s), 0);
 	fl_sampler__settle_tables(s, 5000);
@@ -435,7 +410,7 @@ static void test_snapshots_partition_samples(void **state)
 		/* 0.15 s more of the child's CPU, however long a busy machine takes to give it. */
 		do {
 			usleep(20000);
-			cpu_now = cpu_clock_s(clock);
+			cpu_now = clock_seconds(clock);
 		} while (cpu_now < cpu_prev + 0.15);
 		parts[i].pid = (uint32_t)child.pid;
 		assert_int_equal(fl_sampler__snapshot(s, tally_cb, &parts[i]), 0);

@@ -1,205 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the DWARF unwinder on real samples of real fixture processes. */
-#include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
-#include <linux/perf_event.h>
+#include <limits.h>
 #include <setjmp.h>
-#include <stdbool.h>
-#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <gelf.h>
 #include <libelf.h>
 
-#include "flamed/symbols/elfsyms.h"
-#include "flamed/sampling/perfbuf.h"
-#include "flamed/sampling/procmaps.h"
 #include "flamed/common/budget.h"
+#include "flamed/symbols/elfsyms.h"
 #include "flamed/unwinding/unwind.h"
+#include "stack_capture.h"
 
 #if !defined(FIXTURE_DIR) || !defined(FIXTURE_SRC_DIR)
 #error "FIXTURE_DIR and FIXTURE_SRC_DIR must name the fixtures directories"
 #endif
-
-#define STACK_COPY 16384
-#define MAX_MAPS 256
-#define MAX_SAMPLES 4096
-
-/* A fixture process, its executable mappings, and the samples taken of it. */
-struct capture {
-	pid_t pid;
-	struct fl_tmap maps[MAX_MAPS];
-	char paths[MAX_MAPS][PATH_MAX];
-	size_t nr_maps;
-	struct {
-		uint64_t regs[FL_UNWIND_NR_REGS];
-		unsigned char *stack;
-		size_t size;
-	} samples[MAX_SAMPLES];
-	size_t nr_samples;
-};
-
-static const struct fl_tmap *find_map(void *ctx, uint32_t pid, uint64_t addr, uint64_t time)
-{
-	struct capture *c = ctx;
-
-	(void)pid;
-	(void)time;
-	for (size_t i = 0; i < c->nr_maps; i++)
-		if (addr >= c->maps[i].start && addr < c->maps[i].end)
-			return &c->maps[i];
-	return NULL;
-}
-
-static int add_map(const struct fl_procmap *m, void *ctx)
-{
-	struct capture *c = ctx;
-
-	if (!(m->prot & FL_PROT_EXEC) || c->nr_maps == MAX_MAPS)
-		return 0;
-	snprintf(c->paths[c->nr_maps], sizeof(c->paths[0]), "%s", m->path);
-	c->maps[c->nr_maps] = (struct fl_tmap){.start = m->start,
-					       .end = m->end,
-					       .pgoff = m->pgoff,
-					       .dev_major = m->dev_major,
-					       .dev_minor = m->dev_minor,
-					       .ino = m->ino,
-					       .path = c->paths[c->nr_maps]};
-	c->nr_maps++;
-	return 0;
-}
-
-static int on_record(const struct perf_event_header *hdr, void *ctx)
-{
-	struct capture *c = ctx;
-	const unsigned char *p = (const unsigned char *)(hdr + 1);
-	uint64_t abi, size, perf_regs[64];
-	size_t nregs = (size_t)__builtin_popcountll(fl_unwind__perf_regs_mask());
-
-	if (hdr->type != PERF_RECORD_SAMPLE || c->nr_samples == MAX_SAMPLES)
-		return 0;
-	p += 8; /* pid, tid */
-	memcpy(&abi, p, 8);
-	p += 8;
-	if (!abi)
-		return 0; /* a kernel thread's sample: no user registers */
-	memcpy(perf_regs, p, nregs * 8);
-	p += nregs * 8;
-	memcpy(&size, p, 8);
-	p += 8;
-	fl_unwind__regs_from_perf(perf_regs, c->samples[c->nr_samples].regs);
-	if (size) {
-		uint64_t dyn;
-
-		memcpy(&dyn, p + size, 8);
-		size = dyn < size ? dyn : size;
-	}
-	c->samples[c->nr_samples].stack = malloc(size ? size : 1);
-	assert_non_null(c->samples[c->nr_samples].stack);
-	memcpy(c->samples[c->nr_samples].stack, p, size);
-	c->samples[c->nr_samples].size = size;
-	c->nr_samples++;
-	return 0;
-}
-
-/* Runs FIXTURE_DIR/prog for a while and samples its user stacks at 999 Hz. */
-/* The longest a capture waits for its child's CPU time, in seconds of wall clock. */
-#define CAPTURE_WALL_MAX 60
-
-static double clock_s(clockid_t clk)
-{
-	struct timespec ts;
-
-	assert_int_equal(clock_gettime(clk, &ts), 0);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Samples prog's user stacks, with 16 KiB of stack each, for `seconds` of its CPU time. */
-static struct capture *capture(const char *prog, double seconds)
-{
-	struct capture *c = calloc(1, sizeof(*c));
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = 999,
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
-		.sample_regs_user = fl_unwind__perf_regs_mask(),
-		.sample_stack_user = STACK_COPY,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-		.disabled = 1,
-	};
-	struct fl_perfbuf *buf = NULL;
-	char path[512], secs[32];
-	clockid_t cpu;
-	double start;
-	int fd, status;
-
-	assert_non_null(c);
-	snprintf(path, sizeof(path), "%s/%s", FIXTURE_DIR, prog);
-	/* It runs for as long as the capture may wait, and is killed after. */
-	snprintf(secs, sizeof(secs), "%g", CAPTURE_WALL_MAX + 2.0);
-	c->pid = fork();
-	assert_true(c->pid >= 0);
-	if (!c->pid) {
-		execl(path, prog, secs, (char *)NULL);
-		_exit(127);
-	}
-	usleep(200000); /* past exec and the dynamic loader */
-	fd = fl_perf_event_open(&attr, c->pid, -1, -1, 0);
-	if (fd < 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, &status, 0);
-		free(c);
-		return NULL;
-	}
-	assert_int_equal(fl_perfbuf__new(fd, 256, &buf), 0);
-	assert_int_equal(fl_procmaps__read(c->pid, add_map, c), 0);
-	assert_int_equal(clock_getcpuclockid(c->pid, &cpu), 0);
-	start = clock_s(cpu);
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	/*
-	 * Until the child had `seconds` of CPU, however busy the machine (a
-	 * wall-clock window gives a starved child no samples). Each sample
-	 * carries 16 KiB of stack: read the ring often.
-	 */
-	for (long waited = 0; clock_s(cpu) - start < seconds && waited < CAPTURE_WALL_MAX * 1000;
-	     waited += 10) {
-		usleep(10000);
-		assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
-	}
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	assert_true(fl_perfbuf__consume(buf, on_record, c) >= 0);
-	fl_perfbuf__free(buf);
-	close(fd);
-	kill(c->pid, SIGKILL);
-	waitpid(c->pid, &status, 0);
-	return c;
-}
-
-static void capture_free(struct capture *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->nr_samples; i++)
-		free(c->samples[i].stack);
-	free(c);
-}
 
 /* Symbol tables of the fixture's files, opened once each. */
 struct names {
@@ -211,7 +37,7 @@ struct names {
 /* The name of a user address in one of the fixture's files (its binary or its libraries), else "?". */
 static const char *name_of(struct capture *c, struct names *nm, uint64_t addr)
 {
-	const struct fl_tmap *m = find_map(c, 0, addr, 0);
+	const struct fl_tmap *m = exec_maps_find(&c->exec, 0, addr, 0);
 	const struct fl_elfsym *s;
 	struct fl_elfsyms *syms = NULL;
 	uint64_t vaddr;
@@ -241,14 +67,14 @@ static double share_with_chain(const char *prog, const char *const *want, size_t
 			       double *complete)
 {
 	struct capture *c = capture(prog, 1.5);
-	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map};
+	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = exec_maps_find};
 	struct fl_unwinder *u = NULL;
 	struct names nm = {.n = 0};
 	size_t hits = 0, done = 0;
 
 	if (!c)
 		skip();
-	o.ctx = c;
+	o.ctx = &c->exec;
 	assert_int_equal(fl_unwinder__new(&o, &u), 0);
 	assert_true(c->nr_samples > 100);
 	for (size_t i = 0; i < c->nr_samples; i++) {
@@ -349,7 +175,7 @@ static void test_through_library(void **state)
  * unwinder must find the same frames on any machine, whatever the compiler.
  */
 struct recorded {
-	struct capture *c;
+	struct exec_maps *exec; /* the one mapping, of the text segment */
 	struct fl_unwinder *u;
 	struct fl_elfsyms *syms;
 	struct fl_unwind_sample s;
@@ -360,7 +186,7 @@ struct recorded {
 /* Loads the sample and an unwinder charging budget (NULL: none). */
 static void recorded_load(struct recorded *r, struct fl_budget *budget)
 {
-	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = find_map, .budget = budget};
+	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = exec_maps_find, .budget = budget};
 	unsigned long long start, end, pgoff;
 	char line[256], elf[PATH_MAX];
 	struct stat st;
@@ -368,9 +194,9 @@ static void recorded_load(struct recorded *r, struct fl_budget *budget)
 	FILE *f;
 
 	memset(r, 0, sizeof(*r));
-	r->c = calloc(1, sizeof(*r->c));
-	assert_non_null(r->c);
-	o.ctx = r->c;
+	r->exec = calloc(1, sizeof(*r->exec));
+	assert_non_null(r->exec);
+	o.ctx = r->exec;
 	r->s.pid = 1;
 	snprintf(elf, sizeof(elf), "%s/data/nofp_chain.elf", FIXTURE_SRC_DIR);
 	assert_int_equal(stat(elf, &st), 0);
@@ -402,15 +228,15 @@ static void recorded_load(struct recorded *r, struct fl_budget *budget)
 	r->start = start;
 	r->pgoff = pgoff;
 	/* The checked-in file stands for the mapped one: its own device and inode. */
-	snprintf(r->c->paths[0], sizeof(r->c->paths[0]), "%s", elf);
-	r->c->maps[0] = (struct fl_tmap){.start = start,
-					 .end = end,
-					 .pgoff = pgoff,
-					 .dev_major = major(st.st_dev),
-					 .dev_minor = minor(st.st_dev),
-					 .ino = st.st_ino,
-					 .path = r->c->paths[0]};
-	r->c->nr_maps = 1;
+	snprintf(r->exec->paths[0], sizeof(r->exec->paths[0]), "%s", elf);
+	r->exec->maps[0] = (struct fl_tmap){.start = start,
+					    .end = end,
+					    .pgoff = pgoff,
+					    .dev_major = major(st.st_dev),
+					    .dev_minor = minor(st.st_dev),
+					    .ino = st.st_ino,
+					    .path = r->exec->paths[0]};
+	r->exec->n = 1;
 	assert_int_equal(fl_unwinder__new(&o, &r->u), 0);
 	assert_int_equal(fl_elfsyms__open(elf, &r->syms), 0);
 }
@@ -420,7 +246,7 @@ static void recorded_free(struct recorded *r)
 	fl_elfsyms__free(r->syms);
 	fl_unwinder__free(r->u);
 	free(r->stack);
-	free(r->c);
+	free(r->exec);
 }
 
 /* The name of the function at ips[i] (a return address unless i is the leaf). */
@@ -475,7 +301,7 @@ static void test_leaf_at_code_start(void **state)
 
 	(void)state;
 	recorded_load(&r, NULL);
-	fd = open(r.c->paths[0], O_RDONLY | O_CLOEXEC);
+	fd = open(r.exec->paths[0], O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);

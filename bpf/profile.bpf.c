@@ -206,11 +206,80 @@ static __always_inline bool same_stack(const struct uw_stack *a, const struct uw
 
 /*
  * kernel-dwarf: walks the user stack, stores it in the ustacks map and sets
- * *id as bpf_get_stackid() would; true when the sample must travel whole
- * (a hash collision, a full map), with the walk in *walked and *nr_walked.
+ * *id as bpf_get_stackid() would; WALKED_WHOLE when the sample must travel
+ * whole (a hash collision, a full map), with the walk in *walked and
+ * *nr_walked; WALKED_COPIED when a table it needed was not loaded and the
+ * sample went to user space as a stack copy.
  */
-static __always_inline bool walk_user(struct bpf_perf_event_data *ctx, __u32 tgid, void *ustack_map,
-				      __s32 *id, struct uw_stack **walked, __u32 *nr_walked)
+/* Samples whose walk needed a table not loaded yet, copied whole for user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} ucopies SEC(".maps");
+
+/* Bytes waiting in the copies' ring before user space is woken (set by user space). */
+const volatile __u64 ucopy_wakeup = 2 << 20;
+/* User space can unwind copies (it has an unwinder): else none is sent. */
+const volatile bool want_copies = false;
+
+/*
+ * Sends the sample as --call-graph dwarf would: the user registers (the
+ * task's pt_regs: where an interrupt from user mode or the entry to the
+ * kernel saved them) and a copy of its user stack, read in chunks up to
+ * the first that cannot be read (the top of the stack). False when the
+ * ring is full.
+ */
+static __always_inline bool send_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
+				      __u64 now)
+{
+	void *saved = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	struct fl_ucopy_rec *rec;
+	__u64 sp;
+	long n;
+
+	if (!saved)
+		return false;
+	rec = bpf_ringbuf_reserve(&ucopies, sizeof(*rec), 0);
+	if (!rec)
+		return false;
+	rec->time = now;
+	rec->tgid = tgid;
+	rec->tid = tid;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->nr_kernel = 0;
+	rec->kerr = FL_STACK_NONE;
+	if (want_kernel) {
+		n = bpf_get_stack(ctx, rec->kips, sizeof(rec->kips), 0);
+		rec->kerr = n > 0 ? 0 : n < 0 ? (__s32)n : -EFAULT;
+		rec->nr_kernel = n > 0 ? (__u32)n / sizeof(__u64) : 0;
+	}
+	rec->stack_size = 0;
+	if (bpf_probe_read_kernel(rec->regs, sizeof(rec->regs), saved)) {
+		bpf_ringbuf_discard(rec, 0);
+		return false;
+	}
+	sp = rec->regs[19]; /* pt_regs: r15 ... rip (16), cs, eflags, rsp (19), ss */
+	for (int i = 0; i < FL_UCOPY_BYTES / FL_UCOPY_CHUNK; i++) {
+		if (bpf_probe_read_user(&rec->stack[i * FL_UCOPY_CHUNK], FL_UCOPY_CHUNK,
+					(const void *)(sp + i * FL_UCOPY_CHUNK)))
+			break;
+		rec->stack_size += FL_UCOPY_CHUNK;
+	}
+	bpf_ringbuf_submit(rec, bpf_ringbuf_query(&ucopies, BPF_RB_AVAIL_DATA) >= ucopy_wakeup
+					? BPF_RB_FORCE_WAKEUP
+					: BPF_RB_NO_WAKEUP);
+	return true;
+}
+
+enum walked_how {
+	WALKED_COUNTED, /* *id names the walked stack (or why there is none) */
+	WALKED_WHOLE,	/* count it through the overflow ring (a collision, a full map) */
+	WALKED_COPIED,	/* sent as a copy for user space: nothing more to do */
+};
+
+static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx, __u32 tgid,
+						 __u32 tid, __u64 now, void *ustack_map, __s32 *id,
+						 struct uw_stack **walked, __u32 *nr_walked)
 {
 	struct uw_walk w = {.tgid = tgid, .exact = true, .known = true};
 	__u32 zero = 0, n, slot;
@@ -218,11 +287,11 @@ static __always_inline bool walk_user(struct bpf_perf_event_data *ctx, __u32 tgi
 	long err;
 
 	if (!out)
-		return false;
+		return WALKED_COUNTED;
 	if (!user_regs(ctx, &w)) {
 		*id = -EFAULT;
 		count(FL_CNT_USTACK_NONE);
-		return false;
+		return WALKED_COUNTED;
 	}
 	/* Zero-terminated as a stack map's entries are: the frames not written stay 0. */
 	__builtin_memset(out, 0, sizeof(*out));
@@ -241,13 +310,25 @@ static __always_inline bool walk_user(struct bpf_perf_event_data *ctx, __u32 tgi
 		count(FL_CNT_UW_FP_NOTABLE);
 	if (w.how & UW_FP_NOCFI)
 		count(FL_CNT_UW_FP_NOCFI);
+	/*
+	 * A table was missing: frame pointers are guesswork there, a stack
+	 * copy unwound in user space is not. How the copy's unwinding ends is
+	 * user space's to count; the walk's end only for the walks kept.
+	 */
+	if ((w.how & UW_FP_NOTABLE) && want_copies) {
+		if (send_copy(ctx, tgid, tid, now)) {
+			count(FL_CNT_UW_COPIED);
+			return WALKED_COPIED;
+		}
+		count(FL_CNT_UW_COPY_FULL);
+	}
 	count(w.end == UW_COMPLETE  ? FL_CNT_UW_COMPLETE
 	      : w.end == UW_STOPPED ? FL_CNT_UW_STOPPED
 				    : FL_CNT_UW_TRUNCATED);
 	if (!n) {
 		*id = -EFAULT;
 		count(FL_CNT_USTACK_NONE);
-		return false;
+		return WALKED_COUNTED;
 	}
 	*walked = out;
 	*nr_walked = n;
@@ -255,16 +336,16 @@ static __always_inline bool walk_user(struct bpf_perf_event_data *ctx, __u32 tgi
 	*id = (__s32)slot;
 	err = bpf_map_update_elem(ustack_map, &slot, out, BPF_NOEXIST);
 	if (!err)
-		return false;
+		return WALKED_COUNTED;
 	if (err == -EEXIST) {
 		old = bpf_map_lookup_elem(ustack_map, &slot);
 		if (old && same_stack(out, old))
-			return false;
+			return WALKED_COUNTED;
 		count(FL_CNT_COLLISION);
-		return true;
+		return WALKED_WHOLE;
 	}
 	count(FL_CNT_STACKMAP_FULL);
-	return true;
+	return WALKED_WHOLE;
 }
 
 /* A stack id, or the reason there is none; true when the sample must travel whole. */
@@ -333,9 +414,14 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	if (want_kernel)
 		whole |= stack_id(ctx, stack_map, 0, &key.kstack, FL_CNT_KSTACK_NONE);
-	if (want_user && kdwarf)
-		whole |= walk_user(ctx, tgid, ustack_map, &key.ustack, &walked, &nr_walked);
-	else if (want_user)
+	if (want_user && kdwarf) {
+		enum walked_how how = walk_user(ctx, tgid, key.tid, now, ustack_map, &key.ustack,
+						&walked, &nr_walked);
+
+		if (how == WALKED_COPIED)
+			return;
+		whole |= how == WALKED_WHOLE;
+	} else if (want_user)
 		whole |=
 			stack_id(ctx, stack_map, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
 	if (whole) {

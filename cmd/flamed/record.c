@@ -807,13 +807,22 @@ static void report_kdwarf(const struct recording *r, const struct fl_sampler_sta
 {
 	uint64_t n = ss->uw_walked;
 
+	uint64_t uc = ss->unwind_complete + ss->unwind_truncated + ss->unwind_failed;
+
 	msg("user stacks (kernel-dwarf): %llu walked, %.1f%% by unwind tables alone, "
-	    "%.1f%% with frame pointers for a file whose table was not loaded yet, %.1f%% "
-	    "with frame pointers for code without CFI; %.1f%% reached the outermost frame, "
-	    "%llu stopped early ([unwind failed]), %llu cut at %d frames",
+	    "%.1f%% met a file whose table was not loaded yet (%.1f%% sent as stack copies and "
+	    "unwound in user space, %.1f%% with frame pointers there), %.1f%% with frame "
+	    "pointers for code without CFI; %.1f%% reached the outermost frame, %llu stopped "
+	    "early ([unwind failed]), %llu cut at %d frames",
 	    (unsigned long long)n, pct(ss->uw_tables, n), pct(ss->uw_fp_notable, n),
+	    pct(ss->uw_copied, n), pct(ss->uw_fp_notable - ss->uw_copied, n),
 	    pct(ss->uw_fp_nocfi, n), pct(ss->uw_complete, n), (unsigned long long)ss->uw_stopped,
 	    (unsigned long long)ss->uw_truncated, FL_MAX_STACK_DEPTH);
+	if (uc)
+		msg("stack copies unwound in user space: %llu, %.1f%% complete, %.1f%% cut where "
+		    "the %u-byte copy ended, %.1f%% failed",
+		    (unsigned long long)uc, pct(ss->unwind_complete, uc),
+		    pct(ss->unwind_truncated, uc), FL_UCOPY_BYTES, pct(ss->unwind_failed, uc));
 	msg("unwind tables: %llu files, %llu loaded (%.1f MiB for %.1f MiB of code, %.1f MiB "
 	    "at most), %llu without usable CFI, %llu over --max-unwind-tables%s; built in %.0f "
 	    "ms of CPU%s",

@@ -398,7 +398,8 @@ int session_open(struct session *s, const struct session_opts *o)
 	err = session_check_pidns(&s->pidns);
 	if (err)
 		return err;
-	if (o->dwarf) {
+	/* kernel-dwarf too: samples met before their tables were loaded come as stack copies. */
+	if (o->dwarf || (o->kdwarf && o->user && !o->no_bpf)) {
 		struct fl_unwind_opts uo = {
 			.sz = sizeof(uo), .find_map = find_map, .ctx = s, .budget = &s->budget};
 

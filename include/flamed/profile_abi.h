@@ -54,9 +54,11 @@ enum fl_counter {
 	FL_CNT_UW_TABLES,     /* ... every frame by its file's unwind table */
 	FL_CNT_UW_FP_NOTABLE, /* ... some frame by frame pointers: its file's table not loaded yet */
 	FL_CNT_UW_FP_NOCFI,   /* ... some frame by frame pointers: code without CFI (JIT, asm) */
-	FL_CNT_UW_COMPLETE,   /* ... reached the outermost frame */
+	FL_CNT_UW_COMPLETE,   /* ... (those not sent as copies) reached the outermost frame */
 	FL_CNT_UW_STOPPED,    /* ... stopped before it (marked FL_UIP_FAILED) */
 	FL_CNT_UW_TRUNCATED,  /* ... cut at FL_MAX_STACK_DEPTH frames */
+	FL_CNT_UW_COPIED,     /* ... sent as a stack copy for user space (a table not loaded yet) */
+	FL_CNT_UW_COPY_FULL,  /* ... not: the copies' ring was full (counted as walked) */
 	FL_CNT_MAX,
 };
 
@@ -76,6 +78,33 @@ struct fl_overflow_rec {
 	__u32 nr_kernel;
 	__u32 nr_user;
 	__u64 ips[2 * FL_MAX_STACK_DEPTH];
+};
+
+/*
+ * kernel-dwarf: a sample whose walk met a file without its table yet (a
+ * program just started, a library just loaded) is not counted as walked
+ * (frame pointers there are guesswork in code without them): it travels
+ * with its user registers and a copy of its user stack, as --call-graph
+ * dwarf's samples do, and user space unwinds it with the same CFI. The
+ * registers are the kernel's struct pt_regs of x86-64, 21 words; kernel
+ * frames as in fl_overflow_rec.
+ */
+#define FL_UCOPY_BYTES 16384
+#define FL_UCOPY_CHUNK 512
+#define FL_UCOPY_REGS 21
+
+struct fl_ucopy_rec {
+	__u64 time;
+	__u32 tgid;
+	__u32 tid;
+	char comm[FL_TASK_COMM_LEN];
+	__s32 kerr;
+	__u32 nr_kernel;
+	__u64 kips[FL_MAX_STACK_DEPTH];
+	__u64 regs[FL_UCOPY_REGS];
+	__u32 stack_size; /* bytes of stack from regs' rsp up */
+	__u32 pad;
+	__u8 stack[FL_UCOPY_BYTES];
 };
 
 #endif

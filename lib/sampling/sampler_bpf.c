@@ -21,8 +21,16 @@
 #include "common/u32map.h"
 #include "flamed/unwind_abi.h"
 #include "unwinding/ktables.h"
+#include "flamed/unwinding/unwind.h"
 
 _Static_assert(FL_UW_STOPPED_IP == FL_UIP_FAILED, "a stopped walk ends as a failed unwinding");
+
+/*
+ * The ring of kernel-dwarf's stack copies: about a quarter of a second of
+ * every sample of 2 CPUs at 999 Hz being copied (a burst of new programs);
+ * past it, samples are counted as walked with frame pointers.
+ */
+#define UCOPY_RING (8u << 20)
 
 /* Defaults sized for a busy 2-CPU machine at 999 Hz for 60 s (see README). */
 #define DEFAULT_STACK_STORAGE 32768
@@ -61,6 +69,9 @@ struct fl_sampler_bpf {
 	bool started;
 	/* kernel-dwarf: the tables, and the programs following execs and forks. */
 	struct fl_ktables *kt;
+	/* kernel-dwarf: stack copies of samples whose tables were not loaded, unwound here. */
+	struct fl_unwinder *unwinder;
+	uint64_t uc_outcomes[FL_UNWIND_OUTCOME__MAX];
 	struct bpf_link *uw_exec_link, *uw_fork_link;
 };
 
@@ -138,6 +149,59 @@ static int on_overflow(void *ctx, void *data, size_t size)
 }
 
 static const struct fl_sampler_ops ops;
+
+/* The x86-64 struct pt_regs word (r15 ... ss) of each DWARF register (rax ... rip). */
+static const unsigned char ptregs_of_dwarf[FL_UNWIND_NR_REGS] = {
+	10, 12, 11, 5, 13, 14, 4, 19, 9, 8, 7, 6, 3, 2, 1, 0, 16,
+};
+
+/*
+ * A sample the walker could not finish with tables (one was not loaded
+ * yet): unwound here from its stack copy, as --call-graph dwarf does, and
+ * counted with the overflow path's samples.
+ */
+static int on_ucopy(void *ctx, void *data, size_t size)
+{
+	struct fl_sampler_bpf *s = ctx;
+	const struct fl_ucopy_rec *rec = data;
+	uint64_t uips[FL_MAX_STACK_DEPTH];
+	char comm[FL_TASK_COMM_LEN + 1];
+	struct fl_unwind_sample us = {0};
+	enum fl_unwind_outcome out;
+	struct fl_raw_stack st = {0};
+	size_t n;
+
+	if (size < sizeof(*rec) || !s->unwinder)
+		return 0;
+	memcpy(comm, rec->comm, FL_TASK_COMM_LEN);
+	comm[FL_TASK_COMM_LEN] = '\0';
+	us.pid = rec->tgid;
+	us.time = rec->time;
+	for (size_t r = 0; r < FL_UNWIND_NR_REGS; r++)
+		us.regs[r] = rec->regs[ptregs_of_dwarf[r]];
+	us.stack = rec->stack;
+	us.stack_size = rec->stack_size <= FL_UCOPY_BYTES ? rec->stack_size : FL_UCOPY_BYTES;
+	n = fl_unwinder__unwind(s->unwinder, &us, uips, FL_MAX_STACK_DEPTH - 1, &out);
+	s->uc_outcomes[out]++;
+	/* Where it stopped early, a marker says so, as in dwarf mode. */
+	if (out == FL_UNWIND_TRUNCATED)
+		uips[n++] = FL_UIP_TRUNCATED;
+	else if (out == FL_UNWIND_FAILED)
+		uips[n++] = FL_UIP_FAILED;
+	st.pid = rec->tgid;
+	st.tid = rec->tid;
+	st.comm = comm;
+	st.time = s->era ? s->era(s->era_ctx, rec->tgid, rec->time) : 0;
+	st.time_first = st.time;
+	st.kips = (const uint64_t *)rec->kips;
+	st.nr_kips = rec->nr_kernel <= FL_MAX_STACK_DEPTH ? rec->nr_kernel : FL_MAX_STACK_DEPTH;
+	st.kerr = rec->kerr == FL_STACK_NONE ? -ENOENT : rec->kerr;
+	st.uips = uips;
+	st.nr_uips = n;
+	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
+		fl_pr_debug("sampler_bpf: out of memory counting a stack copy\n");
+	return 0;
+}
 
 /*
  * The walker lacked a file's table (a process's mappings come with the
@@ -329,6 +393,9 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if (!opts->follow_children)
 		bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	s->skel->rodata->kdwarf = kdwarf;
+	s->unwinder = kdwarf ? opts->unwinder : NULL;
+	s->skel->rodata->want_copies = s->unwinder != NULL;
+	s->skel->rodata->ucopy_wakeup = (s->unwinder ? UCOPY_RING : 4096) / 4;
 	s->skel->rodata->ustack_slots = s->stack_slots;
 	/* Walked user stacks: a map of their own, as many as the stack map (one each unused without). */
 	if ((err = bpf_map__set_max_entries(s->skel->maps.ustacks, kdwarf ? storage : 1)) ||
@@ -337,7 +404,9 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	    (err = bpf_map__set_max_entries(s->skel->maps.procs, kdwarf ? 65536 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.file_ids,
 					    kdwarf ? FL_UW_MAX_FILES : 1)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.uw_asked, kdwarf ? 8192 : 1)))
+	    (err = bpf_map__set_max_entries(s->skel->maps.uw_asked, kdwarf ? 8192 : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.ucopies,
+					    s->unwinder ? UCOPY_RING : 4096)))
 		goto out_free;
 	if (!kdwarf) {
 		bpf_program__set_autoload(s->skel->progs.uw_on_exec, false);
@@ -382,6 +451,11 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	}
 	/* The walker's wants wake the same epoll fd: answered at the next poll, not a tick later. */
 	if (s->kt && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.uw_wants), on_want, s)) {
+		err = -errno ?: -ENOMEM;
+		goto out_free;
+	}
+	if (s->unwinder &&
+	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.ucopies), on_ucopy, s)) {
 		err = -errno ?: -ENOMEM;
 		goto out_free;
 	}
@@ -979,6 +1053,11 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		.uw_complete = sum[FL_CNT_UW_COMPLETE],
 		.uw_stopped = sum[FL_CNT_UW_STOPPED],
 		.uw_truncated = sum[FL_CNT_UW_TRUNCATED],
+		.uw_copied = sum[FL_CNT_UW_COPIED],
+		.uw_copy_full = sum[FL_CNT_UW_COPY_FULL],
+		.unwind_complete = s->uc_outcomes[FL_UNWIND_COMPLETE],
+		.unwind_truncated = s->uc_outcomes[FL_UNWIND_TRUNCATED],
+		.unwind_failed = s->uc_outcomes[FL_UNWIND_FAILED],
 	};
 	if (s->kt) {
 		struct fl_ktables_stats ks;

@@ -300,6 +300,23 @@ if [[ -z ${KDW_MODE_ARGS:-} ]]; then
 		fail "the default mode is not kernel-dwarf: $(cat "$T/chain.default.err")"
 fi
 
+# --- A program shorter than its tables take to build: stack copies ------------------
+# gcc's cc1 has a table of about 480k rows, a fifth of a second to build;
+# a compile of one file is over by then. Its samples met before the table
+# came are unwound in user space from stack copies, as --call-graph dwarf
+# would: whole stacks all the same, not frame-pointer guesses.
+if [[ -z ${KDW_MODE_ARGS:-} ]] && command -v gcc >/dev/null; then
+	run_flamed cc1 record -F 999 -o "$T/cc1.folded" -- gcc -O2 -c "$SRCDIR/lib/unwinding/cfitable.c" \
+		-I"$SRCDIR/include" -I"$SRCDIR/lib" -o "$T/cfitable.o"
+	expect_rc 0
+	cc1_all=$(grep -E '^cc1;' "$T/cc1.folded" | awk '{ n += $NF } END { print n + 0 }')
+	cc1_main=$(grep -E '^cc1;.*;main;' "$T/cc1.folded" | awk '{ n += $NF } END { print n + 0 }')
+	copies=$(sed -nE 's/^flamed: stack copies unwound in user space: ([0-9]+),.*/\1/p' "$T/cc1.err")
+	note "cc1: $cc1_main of $cc1_all samples reach main; ${copies:-0} stack copies unwound in user space"
+	[[ ${copies:-0} -gt 0 ]] || fail "no sample of cc1 came as a stack copy: $(grep -E 'user stacks|copies' "$T/cc1.err")"
+	expect_between "$(percent "$cc1_main" "$cc1_all")" 90 100 "the share of cc1 samples reaching main (%)"
+fi
+
 # --- A kernel that cannot run the walker: one line, and frame pointers -------------
 # (FLAMED_PRETEND_NO_BPF_LOOP makes flamed's feature probe answer as a kernel
 # older than 5.17 would.)

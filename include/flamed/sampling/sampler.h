@@ -161,6 +161,12 @@ struct fl_sampler_stats {
 	 */
 	uint64_t uw_walked, uw_tables, uw_fp_notable, uw_fp_nocfi;
 	uint64_t uw_complete, uw_stopped, uw_truncated;
+	/*
+	 * ... of them, those sent to user space as stack copies because a
+	 * table was not loaded yet (unwound there: their outcomes are in
+	 * unwind_*), and those that could not be (the copies' ring full).
+	 */
+	uint64_t uw_copied, uw_copy_full;
 	/* kernel-dwarf: the unwind tables (see lib/unwinding/ktables.h). */
 	uint64_t tables_files, tables_loaded, tables_no_cfi, tables_over_budget, tables_pending;
 	uint64_t tables_bytes, tables_peak_bytes, tables_code_bytes, tables_rows;

@@ -291,20 +291,20 @@ static int step(struct run *r, const uint8_t **p, const uint8_t *end)
 		off *= (uint64_t)cie->data_align;
 		goto def_cfa;
 	case DW_CFA_def_cfa_register:
-		if (!fl_cfa__uleb(p, end, &reg) || st->cfa_kind != FL_CFA_CFA_REG_OFF)
+		if (!fl_cfa__uleb(p, end, &reg))
 			return -EINVAL;
 		st->cfa_reg = reg;
-		return 0;
+		goto cfa_changed;
 	case DW_CFA_def_cfa_offset:
-		if (!fl_cfa__uleb(p, end, &off) || st->cfa_kind != FL_CFA_CFA_REG_OFF)
+		if (!fl_cfa__uleb(p, end, &off))
 			return -EINVAL;
 		st->cfa_off = off;
-		return 0;
+		goto cfa_changed;
 	case DW_CFA_def_cfa_offset_sf:
-		if (!fl_cfa__sleb(p, end, &off) || st->cfa_kind != FL_CFA_CFA_REG_OFF)
+		if (!fl_cfa__sleb(p, end, &off))
 			return -EINVAL;
 		st->cfa_off = off * (uint64_t)cie->data_align;
-		return 0;
+		goto cfa_changed;
 	case DW_CFA_def_cfa_expression:
 		if (!read_block(p, end, &expr, &off))
 			return -EINVAL;
@@ -314,8 +314,16 @@ static int step(struct run *r, const uint8_t **p, const uint8_t *end)
 		return 0;
 	case DW_CFA_GNU_args_size:
 		return fl_cfa__uleb(p, end, &off) ? 0 : -EINVAL;
+	case DW_CFA_GNU_window_save:
+		/*
+		 * SPARC's: registers 16-31 saved at CFA + 8 * (n - 16). No
+		 * x86-64 compiler emits it; libdw gives it that meaning here,
+		 * and so the return address column's rule.
+		 */
+		set_reg(st, FL_CFA_REG_RA, FL_CFA_REG_OFFSET, 0);
+		return 0;
 	default:
-		return -EINVAL; /* GNU_window_save, user extensions: nothing x86-64 emits */
+		return -EINVAL; /* user extensions: nothing x86-64 emits */
 	}
 
 advance:
@@ -334,6 +342,16 @@ def_cfa:
 	st->cfa_kind = FL_CFA_CFA_REG_OFF;
 	st->cfa_reg = reg;
 	st->cfa_off = off;
+	return 0;
+cfa_changed:
+	/*
+	 * A new register or offset for a CFA rule that had none (an
+	 * expression, or no rule): DWARF does not allow it, and libdw makes
+	 * of it a rule nobody can evaluate. So does this until the next
+	 * def_cfa or def_cfa_expression.
+	 */
+	if (st->cfa_kind != FL_CFA_CFA_REG_OFF)
+		st->cfa_kind = FL_CFA_CFA_BROKEN;
 	return 0;
 }
 
@@ -384,49 +402,44 @@ static bool put_op(struct fl_cfa_ops *o, uint8_t atom, uint64_t number, uint64_t
 }
 
 /*
- * Decodes the expression [p, end) onto o: false if an op it reads is cut
- * short. An op it does not read, or ops beyond the room, end it with one
- * DW_OP_nop (no pattern of cfitable.c has them: it matches none).
+ * Decodes the expression [p, end) onto o. An op it does not read, one cut
+ * short, or ops beyond the room end it with one DW_OP_nop: no pattern of
+ * cfitable.c has it, so the rule matches none, as libdw's decoding of it
+ * (which may fail, or read past the cut) matches none.
  */
-static bool decode(const uint8_t *p, const uint8_t *end, struct fl_cfa_ops *o)
+static void decode(const uint8_t *p, const uint8_t *end, struct fl_cfa_ops *o)
 {
 	while (p < end) {
 		uint8_t atom = *p++;
 		uint64_t a = 0, b = 0;
-		bool known = true;
+		bool ok = true;
 
 		if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31) {
-			if (!fl_cfa__sleb(&p, end, &a))
-				return false;
+			ok = fl_cfa__sleb(&p, end, &a);
 		} else if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
 			/* no operand */
 		} else {
 			switch (atom) {
 			case DW_OP_bregx:
-				if (!fl_cfa__uleb(&p, end, &a) || !fl_cfa__sleb(&p, end, &b))
-					return false;
+				ok = fl_cfa__uleb(&p, end, &a) && fl_cfa__sleb(&p, end, &b);
 				break;
 			case DW_OP_const1u:
-				if (end - p < 1)
-					return false;
-				a = *p++;
+				ok = p < end;
+				if (ok)
+					a = *p++;
 				break;
 			case DW_OP_const2u:
-				if (!fl_cfa__encoded(FL_PE_UDATA2, &p, end, 0, &a))
-					return false;
+				ok = fl_cfa__encoded(FL_PE_UDATA2, &p, end, 0, &a);
 				break;
 			case DW_OP_const4u:
-				if (!fl_cfa__encoded(FL_PE_UDATA4, &p, end, 0, &a))
-					return false;
+				ok = fl_cfa__encoded(FL_PE_UDATA4, &p, end, 0, &a);
 				break;
 			case DW_OP_const8u:
-				if (!fl_cfa__encoded(FL_PE_UDATA8, &p, end, 0, &a))
-					return false;
+				ok = fl_cfa__encoded(FL_PE_UDATA8, &p, end, 0, &a);
 				break;
 			case DW_OP_constu:
 			case DW_OP_plus_uconst:
-				if (!fl_cfa__uleb(&p, end, &a))
-					return false;
+				ok = fl_cfa__uleb(&p, end, &a);
 				break;
 			case DW_OP_deref:
 			case DW_OP_and:
@@ -435,15 +448,14 @@ static bool decode(const uint8_t *p, const uint8_t *end, struct fl_cfa_ops *o)
 			case DW_OP_plus:
 				break;
 			default:
-				known = false;
+				ok = false;
 			}
 		}
-		if (!known || !put_op(o, atom, a, b)) {
+		if (!ok || !put_op(o, atom, a, b)) {
 			o->op[o->n++] = (Dwarf_Op){.atom = DW_OP_nop};
-			return true;
+			return;
 		}
 	}
-	return true;
 }
 
 bool fl_cfa_state__cfa(const struct fl_cfa_state *st, struct fl_cfa_ops *o)
@@ -455,7 +467,11 @@ bool fl_cfa_state__cfa(const struct fl_cfa_state *st, struct fl_cfa_ops *o)
 		put_op(o, DW_OP_bregx, st->cfa_reg, st->cfa_off);
 		return true;
 	case FL_CFA_CFA_EXPR:
-		return decode(st->cfa_expr, st->cfa_expr + st->cfa_expr_len, o);
+		decode(st->cfa_expr, st->cfa_expr + st->cfa_expr_len, o);
+		return true;
+	case FL_CFA_CFA_BROKEN:
+		o->op[o->n++] = (Dwarf_Op){.atom = DW_OP_nop};
+		return true;
 	}
 	return true;
 }
@@ -465,10 +481,10 @@ bool fl_cfa_state__reg(const struct fl_cfa_reg *r, struct fl_cfa_ops *o)
 	o->n = 0;
 	o->undefined = false;
 	switch (r->kind) {
-	case FL_CFA_REG_UNSPECIFIED:
 	case FL_CFA_REG_UNDEFINED:
 		o->undefined = true;
 		return true;
+	case FL_CFA_REG_UNSPECIFIED:
 	case FL_CFA_REG_SAME:
 		return true;
 	case FL_CFA_REG_OFFSET:
@@ -482,9 +498,13 @@ bool fl_cfa_state__reg(const struct fl_cfa_reg *r, struct fl_cfa_ops *o)
 		return true;
 	case FL_CFA_REG_EXPR:
 	case FL_CFA_REG_VAL_EXPR:
+		if (!r->expr_len) {
+			/* libdw hands an empty expression out as "undefined". */
+			o->undefined = true;
+			return true;
+		}
 		put_op(o, DW_OP_call_frame_cfa, 0, 0);
-		if (!decode(r->expr, r->expr + r->expr_len, o))
-			return false;
+		decode(r->expr, r->expr + r->expr_len, o);
 		break;
 	}
 	if (r->kind == FL_CFA_REG_VAL_OFFSET || r->kind == FL_CFA_REG_VAL_EXPR)

@@ -53,6 +53,7 @@ enum fl_cfa_cfa_kind {
 	FL_CFA_CFA_NONE = 0, /* no rule yet */
 	FL_CFA_CFA_REG_OFF,  /* register cfa_reg + cfa_off */
 	FL_CFA_CFA_EXPR,     /* what the expression computes */
+	FL_CFA_CFA_BROKEN,   /* an offset or register given to a rule of neither */
 };
 
 /* The rules at one row. Expressions point into the CFI section, which must outlive the state. */
@@ -111,8 +112,12 @@ int fl_cfa__fde(const struct fl_cfa_cie *cie, const uint8_t *p, const uint8_t *e
  * DW_OP_regx R. n 0 means same value, or undefined when undefined is set.
  * Expressions are decoded as far as the ops cfitable.c matches (breg,
  * bregx, lit, constNu, constu, deref, and, ge, shl, plus, plus_uconst) and
- * FL_CFA_MAX_OPS long: past another op, or past that length, the rest is
- * one DW_OP_nop, which no pattern accepts.
+ * FL_CFA_MAX_OPS long: past another op, one cut short, or past that
+ * length, the rest is one DW_OP_nop, which no pattern accepts. (libdw
+ * decodes every op, and fails on some: the one difference is the reason
+ * of a signal frame's return address rule of such an op, "ra" for libdw
+ * when its decoding fails, "signal" here; the rows are the same.) An
+ * empty register expression is "undefined", as libdw has it.
  */
 #define FL_CFA_MAX_OPS 12
 struct fl_cfa_ops {
@@ -121,10 +126,10 @@ struct fl_cfa_ops {
 	bool undefined;
 };
 
-/* The CFA rule; false where libdw could not give it either (an operand cut short). */
+/* The CFA rule. Always true: the form of the libdw engine's checks. */
 bool fl_cfa_state__cfa(const struct fl_cfa_state *st, struct fl_cfa_ops *o);
 
-/* A register's rule, likewise. */
+/* A register's rule, likewise. A register never named has libdw's default: same value. */
 bool fl_cfa_state__reg(const struct fl_cfa_reg *r, struct fl_cfa_ops *o);
 
 /*

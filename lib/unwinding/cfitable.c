@@ -23,14 +23,17 @@
 #define REG_RA 16 /* the return address column: the caller's rip */
 
 /*
- * The work the compiler spends on one file, in bytes of CFI interpreted:
- * libdw gives one row per dwarf_cfi_addrframe() call and interprets the
- * FDE from its start for each, so an FDE costs its rows times its size.
- * gcc 12's cc1 (21 MB of code) costs 250 MB, 0.2 s, one FDE of 6678 rows
- * most of it; a hostile FDE of a million rows would cost 10^12 bytes.
+ * The work the compiler spends on one file, in bytes of CFI interpreted.
+ * The interpreter reads each FDE once, and a CIE once per run of FDEs
+ * sharing it: libLLVM-14's 10 MB of instructions cost 10 MB. Only a
+ * hostile file (FDEs alternating between two CIEs of long initial
+ * instructions) gets near the bound. libdw's engine (the tests' reference)
+ * interprets an FDE from its start for each row: an FDE costs its rows
+ * times its size there (cc1: 250 MB), and a hostile FDE of a million rows
+ * would cost 10^12 bytes.
  */
 #define WORK_MAX ((uint64_t)1 << 30)
-/* What one call costs besides the FDE's bytes: the lookup, the frame's allocation. */
+/* What one FDE (or one libdw call) costs besides its bytes. */
 #define WORK_PER_CALL 64
 /*
  * FDEs compiled per file, at most: each costs about 175 bytes while the

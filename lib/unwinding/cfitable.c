@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 
 #include "flamed/unwinding/cfitable.h"
+#include "unwinding/cfitable_ref.h"
 #include "symbols/elfsize.h"
+#include "unwinding/cfa_interp.h"
 #include "unwinding/cfi_file.h"
 
 /* DWARF register numbers of x86-64. */
@@ -21,14 +23,17 @@
 #define REG_RA 16 /* the return address column: the caller's rip */
 
 /*
- * The work the compiler spends on one file, in bytes of CFI interpreted:
- * libdw gives one row per dwarf_cfi_addrframe() call and interprets the
- * FDE from its start for each, so an FDE costs its rows times its size.
- * gcc 12's cc1 (21 MB of code) costs 250 MB, 0.2 s, one FDE of 6678 rows
- * most of it; a hostile FDE of a million rows would cost 10^12 bytes.
+ * The work the compiler spends on one file, in bytes of CFI interpreted.
+ * The interpreter reads each FDE once, and a CIE once per run of FDEs
+ * sharing it: libLLVM-14's 10 MB of instructions cost 10 MB. Only a
+ * hostile file (FDEs alternating between two CIEs of long initial
+ * instructions) gets near the bound. libdw's engine (the tests' reference)
+ * interprets an FDE from its start for each row: an FDE costs its rows
+ * times its size there (cc1: 250 MB), and a hostile FDE of a million rows
+ * would cost 10^12 bytes.
  */
 #define WORK_MAX ((uint64_t)1 << 30)
-/* What one call costs besides the FDE's bytes: the lookup, the frame's allocation. */
+/* What one FDE (or one libdw call) costs besides its bytes. */
 #define WORK_PER_CALL 64
 /*
  * FDEs compiled per file, at most: each costs about 175 bytes while the
@@ -36,6 +41,28 @@
  * made-up 48 MB .eh_frame: 1.4 s, 354 MB). cc1 has 45 thousand.
  */
 #define MAX_FDES ((size_t)1 << 21)
+
+/* An FDE's CIE, as far as reading the FDE needs it. */
+struct ct_cie {
+	Dwarf_Off offset; /* in the section; (Dwarf_Off)-1 for none yet */
+	bool usable;	  /* its FDEs' ranges can be read */
+	uint8_t enc;	  /* of initial_location and address_range ('R') */
+	bool zaug;	  /* FDEs have augmentation data ('z') */
+	bool signalp;	  /* a signal frame ('S') */
+	uint64_t ra_reg;  /* the return address column */
+	/* The interpreter's view, its initial rules made on the first FDE that needs them. */
+	const uint8_t *ins, *ins_end; /* initial instructions */
+	bool interp_done;
+	int interp_err;
+	struct fl_cfa_cie interp;
+};
+
+/* One FDE as the interpreter reads it. */
+struct ct_fde_ins {
+	struct ct_cie *cie;
+	const uint8_t *p, *end; /* its instructions; p NULL: its augmentation data is broken */
+	uint64_t bytes;		/* the whole FDE's, for the work bound */
+};
 
 /* One FDE compiled: [lo, hi) as file offsets, and its spans. */
 struct ct_fde {
@@ -60,6 +87,7 @@ struct ct {
 	size_t nr_spans, cap_spans;
 	uint64_t work;
 	struct fl_cfitable_counts counts;
+	bool libdw; /* rows asked of libdw (the reference engine of the tests) */
 };
 
 const char *fl_cfitable__why_name(enum fl_cfitable_why why)
@@ -201,17 +229,23 @@ static bool is_at_reg(const Dwarf_Op *ops, size_t n, unsigned reg, int64_t *off)
 	       r == reg;
 }
 
-/* libdw's rule of register regno in fr: *ops NULL and *n 0 for "same value" or "undefined". */
-static bool reg_rule(Dwarf_Frame *fr, int regno, Dwarf_Op mem[3], Dwarf_Op **ops, size_t *n,
-		     bool *undefined)
-{
-	if (dwarf_frame_register(fr, regno, mem, ops, n))
-		return false;
-	*undefined = !*n && *ops == mem;
-	if (!*n)
-		*ops = NULL;
-	return true;
-}
+/*
+ * The rules of one row as libdw's dwarf_frame_cfa() and
+ * dwarf_frame_register() present them, whichever engine read them (the
+ * interpreter of cfa_interp.h hands them out in the same form).
+ */
+struct ct_rule {
+	const Dwarf_Op *ops; /* NULL when n is 0 */
+	size_t n;
+	bool ok;	/* false: not given (an expression that cannot be decoded) */
+	bool undefined; /* registers: n 0 means undefined, not same value */
+};
+
+struct ct_rules {
+	struct ct_rule cfa, ra, rbp; /* ra: register 16's */
+	uint64_t ra_reg;	     /* the CIE's return address column */
+	bool signalp;		     /* the CIE's "S" augmentation */
+};
 
 /*
  * The rt_sigframe the kernel pushes for a handler, as glibc's __restore_rt
@@ -220,18 +254,14 @@ static bool reg_rule(Dwarf_Frame *fr, int regno, Dwarf_Op mem[3], Dwarf_Op **ops
  * and the other registers are at rsp + their place in the ucontext:
  *   rbp: DW_OP_breg7 120   rip: DW_OP_breg7 168
  */
-static bool signal_row(Dwarf_Frame *fr, const Dwarf_Op *cfa, size_t nr_cfa, const Dwarf_Op *ra,
-		       size_t nr_ra, struct fl_uw_row *row, enum fl_cfitable_why *why)
+static bool signal_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_cfitable_why *why)
 {
-	Dwarf_Op mem[3], *ops;
 	int64_t sp_at, ra_at, bp_at;
-	bool undefined;
-	size_t n;
 
-	if (!is_deref(cfa, nr_cfa, REG_RSP, &sp_at) || !is_at_reg(ra, nr_ra, REG_RSP, &ra_at) ||
-	    !reg_rule(fr, REG_RBP, mem, &ops, &n, &undefined) ||
-	    !is_at_reg(ops, n, REG_RSP, &bp_at) || !fits_s32(sp_at) || !fits_s16(ra_at) ||
-	    !fits_s32(bp_at)) {
+	if (!r->cfa.ok || !is_deref(r->cfa.ops, r->cfa.n, REG_RSP, &sp_at) ||
+	    !is_at_reg(r->ra.ops, r->ra.n, REG_RSP, &ra_at) || !r->rbp.ok ||
+	    !is_at_reg(r->rbp.ops, r->rbp.n, REG_RSP, &bp_at) || !fits_s32(sp_at) ||
+	    !fits_s16(ra_at) || !fits_s32(bp_at)) {
 		*why = FL_CFITABLE_WHY_SIGNAL;
 		return false;
 	}
@@ -243,28 +273,25 @@ static bool signal_row(Dwarf_Frame *fr, const Dwarf_Op *cfa, size_t nr_cfa, cons
 }
 
 /* The caller's rbp: unchanged, at CFA + N, or at rbp + N. */
-static bool rbp_row(Dwarf_Frame *fr, struct fl_uw_row *row, enum fl_cfitable_why *why)
+static bool rbp_row(const struct ct_rule *rbp, struct fl_uw_row *row, enum fl_cfitable_why *why)
 {
-	Dwarf_Op mem[3], *ops;
-	bool undefined;
 	int64_t off;
-	size_t n;
 
 	*why = FL_CFITABLE_WHY_RBP;
-	if (!reg_rule(fr, REG_RBP, mem, &ops, &n, &undefined))
+	if (!rbp->ok)
 		return false;
-	if (!n) {
+	if (!rbp->n) {
 		/* Same value, or undefined (the walker can do no better than keep it). */
 		row->rbp_type = FL_RBP_SAME;
 		return true;
 	}
 	if (row->cfa_type == FL_CFA_PLT)
 		return false; /* rbp_off holds the PLT threshold */
-	if (is_at_cfa(ops, n, &off) && fits_s32(off)) {
+	if (is_at_cfa(rbp->ops, rbp->n, &off) && fits_s32(off)) {
 		row->rbp_type = FL_RBP_AT_CFA;
-	} else if (is_at_reg(ops, n, REG_RBP, &off) && fits_s32(off)) {
+	} else if (is_at_reg(rbp->ops, rbp->n, REG_RBP, &off) && fits_s32(off)) {
 		row->rbp_type = FL_RBP_AT_RBP;
-	} else if (row->cfa_type == FL_CFA_RSP && is_at_reg(ops, n, REG_RSP, &off) &&
+	} else if (row->cfa_type == FL_CFA_RSP && is_at_reg(rbp->ops, rbp->n, REG_RSP, &off) &&
 		   fits_s32(off - row->cfa_off)) {
 		/* Saved at rsp + N, and the CFA is rsp + cfa_off: at CFA + N - cfa_off. */
 		row->rbp_type = FL_RBP_AT_CFA;
@@ -277,51 +304,47 @@ static bool rbp_row(Dwarf_Frame *fr, struct fl_uw_row *row, enum fl_cfitable_why
 }
 
 /*
- * One row of libdw's CFI as a table rule (pc left 0), or false and *why
- * the walker cannot evaluate it.
+ * One row's rules as a table rule (pc left 0), or false and *why the
+ * walker cannot evaluate it.
  */
-static bool frame_row(Dwarf_Frame *fr, int ra_reg, bool signalp, struct fl_uw_row *row,
-		      enum fl_cfitable_why *why)
+static bool rules_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_cfitable_why *why)
 {
-	Dwarf_Op mem[3], *ra, *cfa;
-	size_t nr_ra, nr_cfa;
+	const struct ct_rule *cfa = &r->cfa;
 	uint64_t threshold;
-	bool undefined;
 	int64_t off;
 
 	memset(row, 0, sizeof(*row));
 	*why = FL_CFITABLE_WHY_RA;
-	if (ra_reg != REG_RA || !reg_rule(fr, REG_RA, mem, &ra, &nr_ra, &undefined))
+	if (r->ra_reg != REG_RA || !r->ra.ok)
 		return false;
-	if (undefined) {
+	if (r->ra.undefined) {
 		row->cfa_type = FL_CFA_OUTERMOST;
 		return true;
 	}
-	if (signalp) {
+	if (r->signalp) {
 		*why = FL_CFITABLE_WHY_SIGNAL;
-		return dwarf_frame_cfa(fr, &cfa, &nr_cfa) == 0 &&
-		       signal_row(fr, cfa, nr_cfa, ra, nr_ra, row, why);
+		return signal_row(r, row, why);
 	}
-	if (!is_at_cfa(ra, nr_ra, &off) || !fits_s16(off))
+	if (!is_at_cfa(r->ra.ops, r->ra.n, &off) || !fits_s16(off))
 		return false;
 	*why = FL_CFITABLE_WHY_CFA;
-	if (dwarf_frame_cfa(fr, &cfa, &nr_cfa) || !nr_cfa)
+	if (!cfa->ok || !cfa->n)
 		return false;
 	row->ra_off = (__s16)off;
-	if (is_reg_plus(cfa, nr_cfa, REG_RSP, &off) && fits_s32(off)) {
+	if (is_reg_plus(cfa->ops, cfa->n, REG_RSP, &off) && fits_s32(off)) {
 		row->cfa_type = FL_CFA_RSP;
-	} else if (is_reg_plus(cfa, nr_cfa, REG_RBP, &off) && fits_s32(off)) {
+	} else if (is_reg_plus(cfa->ops, cfa->n, REG_RBP, &off) && fits_s32(off)) {
 		row->cfa_type = FL_CFA_RBP;
-	} else if (is_deref(cfa, nr_cfa, REG_RBP, &off) && fits_s32(off)) {
+	} else if (is_deref(cfa->ops, cfa->n, REG_RBP, &off) && fits_s32(off)) {
 		row->cfa_type = FL_CFA_DEREF_RBP;
-	} else if (is_plt_cfa(cfa, nr_cfa, &off, &threshold) && fits_s32(off)) {
+	} else if (is_plt_cfa(cfa->ops, cfa->n, &off, &threshold) && fits_s32(off)) {
 		row->cfa_type = FL_CFA_PLT;
 		row->rbp_off = (__s32)threshold;
 	} else {
 		return false;
 	}
 	row->cfa_off = (__s32)off;
-	return rbp_row(fr, row, why);
+	return rbp_row(&r->rbp, row, why);
 }
 
 /* --- spans of FDEs ------------------------------------------------------------------- */
@@ -382,6 +405,37 @@ static uint32_t seg_off(const struct fl_cfi_seg *seg, uint64_t vaddr)
 	return (uint32_t)(vaddr - seg->vaddr + seg->offset);
 }
 
+/* The rules of libdw's frame fr: they live as long as fr and lr. */
+struct ct_libdw_rules {
+	struct ct_rules r;
+	Dwarf_Op mem_ra[3], mem_rbp[3];
+};
+
+static void libdw_reg(Dwarf_Frame *fr, int regno, Dwarf_Op mem[3], struct ct_rule *rule)
+{
+	Dwarf_Op *ops;
+
+	*rule = (struct ct_rule){0};
+	if (dwarf_frame_register(fr, regno, mem, &ops, &rule->n))
+		return;
+	rule->ok = true;
+	rule->undefined = !rule->n && ops == mem;
+	rule->ops = rule->n ? ops : NULL;
+}
+
+static void libdw_rules(Dwarf_Frame *fr, int ra, bool signalp, struct ct_libdw_rules *lr)
+{
+	Dwarf_Op *ops;
+
+	lr->r = (struct ct_rules){.ra_reg = (uint64_t)ra, .signalp = signalp};
+	if (dwarf_frame_cfa(fr, &ops, &lr->r.cfa.n) == 0) {
+		lr->r.cfa.ok = true;
+		lr->r.cfa.ops = lr->r.cfa.n ? ops : NULL;
+	}
+	libdw_reg(fr, REG_RA, lr->mem_ra, &lr->r.ra);
+	libdw_reg(fr, REG_RBP, lr->mem_rbp, &lr->r.rbp);
+}
+
 /*
  * The rows of the FDE covering [lo, hi) (addresses of the file, within the
  * executable segment seg), asked of libdw one after the other: each ends
@@ -397,6 +451,7 @@ static int walk_fde(struct ct *c, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 
 	while (pc < hi && !err) {
 		Dwarf_Frame *fr = NULL;
+		struct ct_libdw_rules lr;
 		Dwarf_Addr start, end;
 		enum fl_cfitable_why why;
 		struct fl_uw_row row;
@@ -416,7 +471,7 @@ static int walk_fde(struct ct *c, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 		 * its very start. Otherwise libdw answered from another FDE
 		 * covering pc (an outer one, in a broken file with nested
 		 * FDEs and no .eh_frame_hdr), or read the FDE's start
-		 * otherwise than read_encoded() did: its rows cannot be
+		 * otherwise than fl_cfa__encoded() did: its rows cannot be
 		 * trusted. A later row may say it starts before pc: after
 		 * DW_CFA_restore_state, libdw gives the remembered row's
 		 * start with its rules.
@@ -427,7 +482,8 @@ static int walk_fde(struct ct *c, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 					       FL_CFITABLE_WHY_LIBDW);
 		}
 		c->counts.cfi_rows++;
-		if (!frame_row(fr, ra, signalp, &row, &why)) {
+		libdw_rules(fr, ra, signalp, &lr);
+		if (!rules_row(&lr.r, &row, &why)) {
 			c->counts.unsupported[why]++;
 			row = (struct fl_uw_row){.cfa_type = FL_CFA_UNSUPPORTED};
 		}
@@ -437,6 +493,87 @@ static int walk_fde(struct ct *c, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 		err = add_span(c, seg_off(seg, pc), seg_off(seg, end), &row);
 		pc = end;
 	}
+	return err;
+}
+
+/* What interp_row() needs of the FDE being interpreted. */
+struct ct_interp {
+	struct ct *c;
+	const struct ct_cie *cie;
+	const struct fl_cfi_seg *seg;
+};
+
+static void interp_rule(bool ok, const struct fl_cfa_ops *o, struct ct_rule *rule)
+{
+	*rule = (struct ct_rule){
+		.ops = o->n ? o->op : NULL, .n = o->n, .ok = ok, .undefined = o->undefined};
+}
+
+/* One row of the interpreter (fl_cfa_row_fn), as a span of the FDE. */
+static int interp_row(void *ctx, uint64_t pc, uint64_t end, const struct fl_cfa_state *st)
+{
+	const struct ct_interp *x = ctx;
+	struct fl_cfa_ops cfa, ra, rbp;
+	struct ct_rules r = {.ra_reg = x->cie->ra_reg, .signalp = x->cie->signalp};
+	enum fl_cfitable_why why;
+	struct fl_uw_row row;
+
+	interp_rule(fl_cfa_state__cfa(st, &cfa), &cfa, &r.cfa);
+	interp_rule(fl_cfa_state__reg(&st->ra, &ra), &ra, &r.ra);
+	interp_rule(fl_cfa_state__reg(&st->rbp, &rbp), &rbp, &r.rbp);
+	x->c->counts.cfi_rows++;
+	if (!rules_row(&r, &row, &why)) {
+		x->c->counts.unsupported[why]++;
+		row = (struct fl_uw_row){.cfa_type = FL_CFA_UNSUPPORTED};
+	}
+	return add_span(x->c, seg_off(x->seg, pc), seg_off(x->seg, end), &row);
+}
+
+/*
+ * Charges cost to the work bound: false, charging nothing, once it is
+ * spent.
+ */
+static bool charge(struct ct *c, uint64_t cost)
+{
+	if (cost > WORK_MAX || c->work > WORK_MAX - cost)
+		return false;
+	c->work += cost;
+	return true;
+}
+
+/*
+ * The rows of the FDE covering [lo, hi), interpreted in one pass (the
+ * CIE's initial instructions once for all its FDEs in a row). Work: the
+ * bytes of the FDE, and of the CIE each time it is interpreted. What cannot
+ * be read, from the instruction on, and FDEs past the work bound, are
+ * FL_CFA_UNSUPPORTED (FL_CFITABLE_WHY_LIBDW, the reason of libdw's engine
+ * for broken CFI, or FL_CFITABLE_WHY_WORK).
+ */
+static int interp_fde(struct ct *c, const struct ct_fde_ins *ins, uint64_t lo, uint64_t hi,
+		      const struct fl_cfi_seg *seg)
+{
+	struct ct_cie *cie = ins->cie;
+	struct ct_interp x = {.c = c, .cie = cie, .seg = seg};
+	uint64_t stop;
+	int err;
+
+	if (!cie->interp_done) {
+		if (!charge(c, (uint64_t)(cie->ins_end - cie->ins) + WORK_PER_CALL))
+			return add_unsupported(c, seg_off(seg, lo), seg_off(seg, hi),
+					       FL_CFITABLE_WHY_WORK);
+		cie->interp_done = true;
+		cie->interp_err =
+			cie->ins ? fl_cfa__cie(&cie->interp, cie->ins, cie->ins_end) : -EINVAL;
+	}
+	if (!charge(c, ins->bytes + WORK_PER_CALL))
+		return add_unsupported(c, seg_off(seg, lo), seg_off(seg, hi), FL_CFITABLE_WHY_WORK);
+	if (cie->interp_err || !ins->p)
+		return add_unsupported(c, seg_off(seg, lo), seg_off(seg, hi),
+				       FL_CFITABLE_WHY_LIBDW);
+	err = fl_cfa__fde(&cie->interp, ins->p, ins->end, lo, hi, interp_row, &x, &stop);
+	if (err == -EINVAL)
+		return add_unsupported(c, seg_off(seg, stop), seg_off(seg, hi),
+				       FL_CFITABLE_WHY_LIBDW);
 	return err;
 }
 
@@ -459,7 +596,7 @@ static const struct fl_cfi_seg *exec_seg(const struct fl_cfi_file *f, uint64_t v
  * lo is in. Returns 0 (also for an FDE not used), -EFBIG, -ENOMEM.
  */
 static int add_fde(struct ct *c, Dwarf_CFI *cfi, bool debug, uint64_t lo, uint64_t len,
-		   uint64_t fde_bytes)
+		   const struct ct_fde_ins *ins)
 {
 	const struct fl_cfi_seg *seg = exec_seg(c->f, lo);
 	uint64_t hi;
@@ -484,129 +621,12 @@ static int add_fde(struct ct *c, Dwarf_CFI *cfi, bool debug, uint64_t lo, uint64
 		.first = (uint32_t)c->nr_spans,
 	};
 	c->nr_fdes++;
-	return walk_fde(c, cfi, lo, hi, seg, fde_bytes);
+	if (c->libdw)
+		return walk_fde(c, cfi, lo, hi, seg, ins->bytes);
+	return interp_fde(c, ins, lo, hi, seg);
 }
 
 /* --- reading FDEs -------------------------------------------------------------------- */
-
-/* DW_EH_PE_* pointer encodings (LSB ABI), as far as FDEs use them. */
-#define PE_OMIT 0xff
-#define PE_FORMAT 0x0f
-#define PE_ABSPTR 0x00
-#define PE_ULEB128 0x01
-#define PE_UDATA2 0x02
-#define PE_UDATA4 0x03
-#define PE_UDATA8 0x04
-#define PE_SLEB128 0x09
-#define PE_SDATA2 0x0a
-#define PE_SDATA4 0x0b
-#define PE_SDATA8 0x0c
-#define PE_APPLY 0x70
-#define PE_PCREL 0x10
-#define PE_INDIRECT 0x80
-
-/* An FDE's CIE, as far as reading the FDE's address range needs it. */
-struct ct_cie {
-	Dwarf_Off offset; /* in the section; (Dwarf_Off)-1 for none yet */
-	bool usable;	  /* its FDEs' ranges can be read */
-	uint8_t enc;	  /* of initial_location and address_range ('R') */
-};
-
-static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned shift = 0;
-
-	*v = 0;
-	while (*p < end) {
-		uint8_t b = *(*p)++;
-
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
-}
-
-static bool read_sleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned shift = 0;
-	uint8_t b = 0;
-
-	*v = 0;
-	while (*p < end) {
-		b = *(*p)++;
-		if (shift < 64)
-			*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				*v |= ~(uint64_t)0 << shift;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* n little-endian bytes at *p, sign-extended if sign. */
-static bool read_fixed(const uint8_t **p, const uint8_t *end, unsigned n, bool sign, uint64_t *v)
-{
-	if ((size_t)(end - *p) < n)
-		return false;
-	*v = 0;
-	for (unsigned i = 0; i < n; i++)
-		*v |= (uint64_t)(*p)[i] << (8 * i);
-	if (sign && n < 8 && (*v >> (8 * n - 1)) & 1)
-		*v |= ~(uint64_t)0 << (8 * n);
-	*p += n;
-	return true;
-}
-
-/*
- * A pointer of encoding enc at *p, the field's own address being field_addr
- * (for pcrel). Application other than absolute and pcrel (datarel,
- * textrel...: no x86-64 toolchain writes them in FDEs), indirection and
- * aligned pointers are not read.
- */
-static bool read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end, uint64_t field_addr,
-			 uint64_t *v)
-{
-	bool ok;
-
-	if (enc & PE_INDIRECT || ((enc & PE_APPLY) != 0 && (enc & PE_APPLY) != PE_PCREL))
-		return false;
-	switch (enc & PE_FORMAT) {
-	case PE_ABSPTR:
-	case PE_UDATA8:
-	case PE_SDATA8:
-		ok = read_fixed(p, end, 8, false, v);
-		break;
-	case PE_UDATA2:
-		ok = read_fixed(p, end, 2, false, v);
-		break;
-	case PE_SDATA2:
-		ok = read_fixed(p, end, 2, true, v);
-		break;
-	case PE_UDATA4:
-		ok = read_fixed(p, end, 4, false, v);
-		break;
-	case PE_SDATA4:
-		ok = read_fixed(p, end, 4, true, v);
-		break;
-	case PE_ULEB128:
-		ok = read_uleb(p, end, v);
-		break;
-	case PE_SLEB128:
-		ok = read_sleb(p, end, v);
-		break;
-	default:
-		return false;
-	}
-	if (ok && (enc & PE_APPLY) == PE_PCREL)
-		*v += field_addr;
-	return ok;
-}
 
 /*
  * The 'R' encoding of an .eh_frame CIE, from its augmentation string and
@@ -619,7 +639,7 @@ static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 		      *end = p ? p + cie->augmentation_data_size : NULL;
 	const char *a = cie->augmentation;
 
-	*enc = PE_ABSPTR;
+	*enc = FL_PE_ABSPTR;
 	if (!a || !a[0])
 		return true;
 	if (a[0] != 'z' || !p)
@@ -632,7 +652,7 @@ static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 			if (p == end)
 				return false;
 			*enc = *p;
-			return *enc != PE_OMIT;
+			return *enc != FL_PE_OMIT;
 		case 'L':
 			if (p == end)
 				return false;
@@ -645,8 +665,8 @@ static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 			{
 				uint8_t penc = *p++;
 
-				if (!read_encoded(penc & ~(PE_INDIRECT | PE_APPLY), &p, end, 0,
-						  &skip))
+				if (!fl_cfa__encoded(penc & ~(FL_PE_INDIRECT | FL_PE_APPLY), &p,
+						     end, 0, &skip))
 					return false;
 			}
 			break;
@@ -662,36 +682,51 @@ static bool cie_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 	return true;
 }
 
-/* The CIE at offset, read again unless it is the last one read (FDEs share few CIEs). */
-static const struct ct_cie *cie_at(struct ct_cie *cie, const unsigned char *ident, Elf_Data *data,
-				   bool eh, Dwarf_Off offset)
-{
-	Dwarf_CFI_Entry e;
-	Dwarf_Off next = offset;
-
-	if (cie->offset == offset)
-		return cie;
-	cie->offset = offset;
-	cie->usable = false;
-	if (offset >= data->d_size || dwarf_next_cfi(ident, data, eh, offset, &next, &e) != 0 ||
-	    !dwarf_cfi_cie_p(&e))
-		return cie;
-	if (eh) {
-		cie->usable = cie_encoding(&e.cie, &cie->enc);
-	} else {
-		/* .debug_frame: absolute addresses of the file's class, no augmentation. */
-		cie->enc = PE_UDATA8;
-		cie->usable = !e.cie.augmentation || !e.cie.augmentation[0];
-	}
-	return cie;
-}
-
 /* Whether [p, end) is within data (libdw says so; a file that fooled it must not fool us). */
 static bool in_data(const Elf_Data *data, const uint8_t *p, const uint8_t *end)
 {
 	const uint8_t *b = data->d_buf;
 
 	return p && end && p >= b && end >= p && (size_t)(end - b) <= data->d_size;
+}
+
+/* The CIE at offset, read again unless it is the last one read (FDEs share few CIEs). */
+static struct ct_cie *cie_at(struct ct_cie *cie, const unsigned char *ident, Elf_Data *data,
+			     uint64_t sh_addr, bool eh, Dwarf_Off offset)
+{
+	Dwarf_CFI_Entry e;
+	Dwarf_Off next = offset;
+	const char *aug;
+
+	if (cie->offset == offset)
+		return cie;
+	*cie = (struct ct_cie){.offset = offset};
+	if (offset >= data->d_size || dwarf_next_cfi(ident, data, eh, offset, &next, &e) != 0 ||
+	    !dwarf_cfi_cie_p(&e))
+		return cie;
+	aug = e.cie.augmentation ? e.cie.augmentation : "";
+	if (eh) {
+		cie->usable = cie_encoding(&e.cie, &cie->enc);
+	} else {
+		/* .debug_frame: absolute addresses of the file's class, no augmentation. */
+		cie->enc = FL_PE_UDATA8;
+		cie->usable = !aug[0];
+	}
+	cie->zaug = aug[0] == 'z';
+	cie->signalp = cie->zaug && strchr(aug, 'S');
+	cie->ra_reg = e.cie.return_address_register;
+	cie->ins = e.cie.initial_instructions;
+	cie->ins_end = e.cie.initial_instructions_end;
+	if (!in_data(data, cie->ins, cie->ins_end))
+		cie->ins = cie->ins_end = NULL;
+	cie->interp = (struct fl_cfa_cie){
+		.code_align = e.cie.code_alignment_factor,
+		.data_align = e.cie.data_alignment_factor,
+		.enc = cie->enc,
+		.sec = data->d_buf,
+		.sec_addr = sh_addr,
+	};
+	return cie;
 }
 
 /*
@@ -709,9 +744,10 @@ static int read_section(struct ct *c, Dwarf_CFI *cfi, Elf_Data *data, uint64_t s
 	while (off < data->d_size) {
 		Dwarf_Off next = off;
 		Dwarf_CFI_Entry e;
-		const struct ct_cie *ci;
+		struct ct_cie *ci;
 		const uint8_t *p;
-		uint64_t lo, len;
+		struct ct_fde_ins ins;
+		uint64_t lo, len, aug_len;
 		int r, err;
 
 		r = dwarf_next_cfi(ident, data, eh, off, &next, &e);
@@ -725,17 +761,27 @@ static int read_section(struct ct *c, Dwarf_CFI *cfi, Elf_Data *data, uint64_t s
 			continue;
 		c->counts.fdes++;
 		c->counts.fdes_debug_frame += !eh;
-		ci = cie_at(&cie, ident, data, eh, e.fde.CIE_pointer);
+		ci = cie_at(&cie, ident, data, sh_addr, eh, e.fde.CIE_pointer);
 		p = e.fde.start;
 		if (!ci->usable || !in_data(data, e.fde.start, e.fde.end) ||
-		    !read_encoded(ci->enc, &p, e.fde.end,
-				  sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf), &lo) ||
-		    !read_encoded(ci->enc & PE_FORMAT, &p, e.fde.end, 0, &len) ||
+		    !fl_cfa__encoded(ci->enc, &p, e.fde.end,
+				     sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf), &lo) ||
+		    !fl_cfa__encoded(ci->enc & FL_PE_FORMAT, &p, e.fde.end, 0, &len) ||
 		    len > UINT64_MAX - lo) {
 			c->counts.fdes_unused++;
 			continue;
 		}
-		err = add_fde(c, cfi, !eh, lo, len, (uint64_t)(e.fde.end - e.fde.start));
+		ins = (struct ct_fde_ins){.cie = ci,
+					  .p = p,
+					  .end = e.fde.end,
+					  .bytes = (uint64_t)(e.fde.end - e.fde.start)};
+		/* The FDE's augmentation data before its instructions ('z': sized). */
+		if (ci->zaug && (!fl_cfa__uleb(&ins.p, ins.end, &aug_len) ||
+				 aug_len > (uint64_t)(ins.end - ins.p)))
+			ins.p = NULL;
+		else if (ci->zaug)
+			ins.p += aug_len;
+		err = add_fde(c, cfi, !eh, lo, len, &ins);
 		if (err)
 			return err;
 	}
@@ -951,9 +997,9 @@ static uint64_t code_bytes(const struct fl_cfi_file *f)
 }
 
 /* Compiles the table of an opened file whose CFI was read. */
-static int compile(struct fl_cfi_file *f, struct fl_cfitable *out)
+static int compile(struct fl_cfi_file *f, bool libdw, struct fl_cfitable *out)
 {
-	struct ct c = {.f = f};
+	struct ct c = {.f = f, .libdw = libdw};
 	struct fl_cfitable t = {0};
 	Dwarf_CFI *dbg;
 	Elf_Data *data;
@@ -1008,7 +1054,7 @@ static bool debug_frame_size_ok(struct fl_cfi_file *f, int fd)
 	return fd < 0 || fl_elfsize__section(f->elf, fd, ".debug_frame", &sh) <= FL_CFI_MAX_BYTES;
 }
 
-int fl_cfitable__from_fd(int fd, struct fl_cfitable *out)
+static int from_fd(int fd, bool libdw, struct fl_cfitable *out)
 {
 	struct fl_cfi_file f;
 	struct stat st;
@@ -1029,13 +1075,13 @@ int fl_cfitable__from_fd(int fd, struct fl_cfitable *out)
 		fl_cfi_file__read(&f, fd);
 		/* Everything is read: nothing in the compile may go back to a file that can change. */
 		fl_cfi_file__fd_done(&f);
-		err = compile(&f, out);
+		err = compile(&f, libdw, out);
 	}
 	fl_cfi_file__fini(&f);
 	return err;
 }
 
-int fl_cfitable__from_memory(const void *image, size_t size, struct fl_cfitable *out)
+static int from_memory(const void *image, size_t size, bool libdw, struct fl_cfitable *out)
 {
 	struct fl_cfi_file f;
 	int err;
@@ -1048,10 +1094,30 @@ int fl_cfitable__from_memory(const void *image, size_t size, struct fl_cfitable 
 		err = -EFBIG;
 	if (!err) {
 		fl_cfi_file__read(&f, -1);
-		err = compile(&f, out);
+		err = compile(&f, libdw, out);
 	}
 	fl_cfi_file__fini(&f);
 	return err;
+}
+
+int fl_cfitable__from_fd(int fd, struct fl_cfitable *out)
+{
+	return from_fd(fd, false, out);
+}
+
+int fl_cfitable__from_memory(const void *image, size_t size, struct fl_cfitable *out)
+{
+	return from_memory(image, size, false, out);
+}
+
+int fl_cfitable__from_fd_libdw(int fd, struct fl_cfitable *out)
+{
+	return from_fd(fd, true, out);
+}
+
+int fl_cfitable__from_memory_libdw(const void *image, size_t size, struct fl_cfitable *out)
+{
+	return from_memory(image, size, true, out);
 }
 
 int fl_cfitable__vdso(struct fl_cfitable *out)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 #include <gelf.h>
 #include <libelf.h>
 
@@ -33,6 +34,8 @@
 #include "flamed/unwinding/unwind.h"
 #include "hostile_paths.h"
 #include "stack_capture.h"
+#include "unwinding/cfi_file.h"
+#include "unwinding/cfitable_ref.h"
 
 #if !defined(FIXTURE_DIR) || !defined(FIXTURE_SRC_DIR)
 #error "FIXTURE_DIR and FIXTURE_SRC_DIR must name the fixtures directories"
@@ -423,6 +426,111 @@ static void test_vdso(void **state)
 	fl_cfitable__fini(&t);
 }
 
+/* --- the interpreter against libdw ----------------------------------------------- */
+
+/*
+ * The two engines' tables must be one: rows, counts and code bytes, all
+ * but the work (the interpreter counts bytes read once, libdw's engine the
+ * FDE's bytes again for each row).
+ */
+static void expect_same_tables(const struct fl_cfitable *t, const struct fl_cfitable *ref,
+			       const char *what)
+{
+	struct fl_cfitable_counts a = t->counts, b = ref->counts;
+	size_t k = 0;
+
+	while (k < t->nr && k < ref->nr && !memcmp(&t->rows[k], &ref->rows[k], sizeof(t->rows[k])))
+		k++;
+	if (k < t->nr || k < ref->nr) {
+		const struct fl_uw_row *x = k < t->nr ? &t->rows[k] : NULL;
+		const struct fl_uw_row *y = k < ref->nr ? &ref->rows[k] : NULL;
+
+		fail_msg(
+			"%s: %zu rows, libdw %zu; row %zu: pc 0x%x type %d cfa %d rbp %d/%d ra %d, "
+			"libdw pc 0x%x type %d cfa %d rbp %d/%d ra %d",
+			what, t->nr, ref->nr, k, x ? x->pc : 0, x ? x->cfa_type : -1,
+			x ? x->cfa_off : 0, x ? x->rbp_type : 0, x ? x->rbp_off : 0,
+			x ? x->ra_off : 0, y ? y->pc : 0, y ? y->cfa_type : -1, y ? y->cfa_off : 0,
+			y ? y->rbp_type : 0, y ? y->rbp_off : 0, y ? y->ra_off : 0);
+	}
+	a.work = b.work = 0;
+	for (int w = 0; w < FL_CFITABLE_WHY__MAX; w++)
+		if (a.unsupported[w] != b.unsupported[w])
+			print_message("%s: %llu rows unsupported for %s, libdw %llu\n", what,
+				      (unsigned long long)a.unsupported[w],
+				      fl_cfitable__why_name(w),
+				      (unsigned long long)b.unsupported[w]);
+	if (memcmp(&a, &b, sizeof(a)))
+		fail_msg("%s: counts differ (cfi rows %llu, libdw %llu)", what,
+			 (unsigned long long)a.cfi_rows, (unsigned long long)b.cfi_rows);
+	assert_int_equal(t->code_bytes, ref->code_bytes);
+}
+
+/* Both engines on the file at path (absent: false); the same error or the same table. */
+static bool compare_path(const char *path)
+{
+	struct fl_cfitable t, ref;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err, err_ref;
+
+	if (fd < 0)
+		return false;
+	err = fl_cfitable__from_fd(fd, &t);
+	err_ref = fl_cfitable__from_fd_libdw(fd, &ref);
+	close(fd);
+	if (err != err_ref)
+		fail_msg("%s: error %d, libdw %d", path, err, err_ref);
+	if (!err) {
+		expect_same_tables(&t, &ref, path);
+		fl_cfitable__fini(&t);
+		fl_cfitable__fini(&ref);
+	}
+	return true;
+}
+
+/* Real binaries, the fixtures and the vdso: the interpreter's rows are libdw's. */
+static void test_engines_real(void **state)
+{
+	static const char *const files[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6",
+		"/lib64/ld-linux-x86-64.so.2",
+		"/usr/bin/python3.11",
+		"/usr/lib/gcc/x86_64-linux-gnu/12/cc1",
+		"/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+	};
+	struct fl_cfitable t, ref;
+	const void *vdso;
+	struct dirent *d;
+	size_t size, nr = 0;
+	DIR *dir;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (!compare_path(files[i]))
+			print_message("%s: absent, skipped\n", files[i]);
+	dir = opendir(FIXTURE_DIR);
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", FIXTURE_DIR, d->d_name);
+		if (stat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		assert_true(compare_path(path));
+		nr++;
+	}
+	closedir(dir);
+	assert_true(nr > 10);
+	vdso = fl_cfi_file__vdso_image(&size);
+	if (vdso) {
+		assert_int_equal(fl_cfitable__from_memory(vdso, size, &t), 0);
+		assert_int_equal(fl_cfitable__from_memory_libdw(vdso, size, &ref), 0);
+		expect_same_tables(&t, &ref, "[vdso]");
+		fl_cfitable__fini(&t);
+		fl_cfitable__fini(&ref);
+	}
+}
+
 /* --- made-up CFI ------------------------------------------------------------------- */
 
 /*
@@ -476,6 +584,7 @@ struct synth {
 	uint16_t machine;
 	uint64_t seg_offset; /* the PT_LOAD's p_offset (normally TEXT) */
 	uint64_t eh_size;    /* .eh_frame's sh_size, if not 0 */
+	bool ref_differs;    /* libdw's engine gives other rows: the test compares them itself */
 };
 
 static void synth_init(struct synth *s)
@@ -505,8 +614,10 @@ static void entry_end(struct buf *b, size_t start)
  * with the usual initial rules, CFA rsp + 8 and the return address at
  * CFA - 8, then ins. .eh_frame's have augmentation aug ("zR" or "zRS",
  * pointers pcrel sdata4); .debug_frame's none. Returns its offset.
+ * synth_cie_as() leaves out the usual rules unless usual.
  */
-static size_t synth_cie(struct synth *s, bool dbg, const char *aug, const uint8_t *ins, size_t n)
+static size_t synth_cie_as(struct synth *s, bool dbg, const char *aug, bool usual,
+			   const uint8_t *ins, size_t n)
 {
 	static const uint8_t initial[] = {DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1};
 	struct buf *b = dbg ? &s->dbg : &s->eh;
@@ -525,10 +636,16 @@ static size_t synth_cie(struct synth *s, bool dbg, const char *aug, const uint8_
 		put_u8(b, 1);	 /* augmentation data */
 		put_u8(b, 0x1b); /* DW_EH_PE_pcrel | DW_EH_PE_sdata4 */
 	}
-	put(b, initial, sizeof(initial));
+	if (usual)
+		put(b, initial, sizeof(initial));
 	put(b, ins, n);
 	entry_end(b, start);
 	return start;
+}
+
+static size_t synth_cie(struct synth *s, bool dbg, const char *aug, const uint8_t *ins, size_t n)
+{
+	return synth_cie_as(s, dbg, aug, true, ins, n);
 }
 
 /* An FDE of the CIE at cie for [lo, lo + len) (addresses of the file) with instructions ins. */
@@ -627,26 +744,34 @@ static uint8_t *synth_image(struct synth *s, size_t *size)
 	return img;
 }
 
-/* The image's table, through an fd (a memfd) or from memory, and both must agree. */
+/*
+ * The image's table, through an fd (a memfd) or from memory, and both must
+ * agree, and with libdw's engine (unless s->ref_differs).
+ */
 static int synth_table(struct synth *s, struct fl_cfitable *t)
 {
-	struct fl_cfitable tm;
+	struct fl_cfitable tm, ref;
 	size_t size;
 	uint8_t *img = synth_image(s, &size);
-	int fd = memfd_create("synth", MFD_CLOEXEC), err, err_mem;
+	int fd = memfd_create("synth", MFD_CLOEXEC), err, err_mem, err_ref;
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, img, size), (ssize_t)size);
 	err = fl_cfitable__from_fd(fd, t);
 	close(fd);
 	err_mem = fl_cfitable__from_memory(img, size, &tm);
+	err_ref = fl_cfitable__from_memory_libdw(img, size, &ref);
 	free(img);
 	assert_int_equal(err, err_mem);
+	assert_int_equal(err, err_ref);
 	if (!err) {
 		check_table(t);
 		assert_int_equal(t->nr, tm.nr);
 		assert_memory_equal(t->rows, tm.rows, t->nr * sizeof(*t->rows));
 		fl_cfitable__fini(&tm);
+		if (!s->ref_differs)
+			expect_same_tables(t, &ref, "made-up image");
+		fl_cfitable__fini(&ref);
 	}
 	return err;
 }
@@ -800,18 +925,6 @@ static void test_synth_restore_state(void **state)
 	synth_free(&s);
 }
 
-/* The rule at off is one of two types (where libdw's lookup decides which, see cfitable.h). */
-static void expect_either(const struct fl_cfitable *t, uint64_t off, int a_type, int a_off,
-			  int b_type)
-{
-	const struct fl_uw_row *r = fl_cfitable__find(t, off);
-
-	assert_non_null(r);
-	if (!((r->cfa_type == a_type && r->cfa_off == a_off) || r->cfa_type == b_type))
-		fail_msg("row at 0x%llx: type %d cfa %d", (unsigned long long)off, r->cfa_type,
-			 r->cfa_off);
-}
-
 /*
  * Overlapping FDEs: .eh_frame's before .debug_frame's, then the one that
  * starts last, then the first; outside the overlaps each FDE keeps its
@@ -823,12 +936,14 @@ static void test_synth_overlap(void **state)
 	static const uint8_t cfa48[] = {DW_CFA_def_cfa_offset, 48};
 	static const uint8_t cfa64[] = {DW_CFA_def_cfa_offset, 64};
 	static const uint8_t cfa40[] = {DW_CFA_def_cfa_offset, 40};
-	struct fl_cfitable t, again;
+	struct fl_cfitable t, again, ref;
 	struct synth s;
-	size_t cie, dcie;
+	size_t cie, dcie, size;
+	uint8_t *img;
 
 	(void)state;
 	synth_init(&s);
+	s.ref_differs = true;
 	cie = synth_cie(&s, false, "zR", NULL, 0);
 	dcie = synth_cie(&s, true, "", NULL, 0);
 	synth_fde(&s, false, cie, 0x1000, 0x100, NULL, 0);		/* A: rsp + 8 */
@@ -846,17 +961,14 @@ static void test_synth_overlap(void **state)
 
 	expect_row(&t, 0x1000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
 	expect_row(&t, 0x103f, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
-	/*
-	 * B wins over A, but without .eh_frame_hdr libdw answers for its
-	 * bytes with A's rows, which the compiler will not take for B's.
-	 */
-	expect_either(&t, 0x1040, FL_CFA_RSP, 32, FL_CFA_UNSUPPORTED);
-	expect_either(&t, 0x107f, FL_CFA_RSP, 32, FL_CFA_UNSUPPORTED);
+	/* B wins over A; C over A where they overlap: each FDE's own rows. */
+	expect_row(&t, 0x1040, FL_CFA_RSP, 32, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x107f, FL_CFA_RSP, 32, FL_RBP_SAME, 0, -8);
 	expect_row(&t, 0x1080, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
 	expect_row(&t, 0x10ef, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
-	expect_either(&t, 0x10f0, FL_CFA_RSP, 48, FL_CFA_UNSUPPORTED);
-	expect_either(&t, 0x1100, FL_CFA_RSP, 48, FL_CFA_UNSUPPORTED);
-	expect_either(&t, 0x11ff, FL_CFA_RSP, 48, FL_CFA_UNSUPPORTED);
+	expect_row(&t, 0x10f0, FL_CFA_RSP, 48, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1100, FL_CFA_RSP, 48, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x11ff, FL_CFA_RSP, 48, FL_RBP_SAME, 0, -8);
 	expect_type(&t, 0x1200, FL_CFA_NONE);
 	expect_row(&t, 0x1400, FL_CFA_RSP, 40, FL_RBP_SAME, 0, -8);
 	expect_type(&t, 0x1410, FL_CFA_NONE);
@@ -864,24 +976,58 @@ static void test_synth_overlap(void **state)
 	assert_int_equal(t.counts.fdes, 8);
 	assert_int_equal(t.counts.fdes_debug_frame, 2);
 	assert_int_equal(t.counts.fdes_unused, 2);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_LIBDW], 0);
+
+	/*
+	 * libdw's engine: without .eh_frame_hdr, libdw answers for B's and C's
+	 * bytes from A (the first FDE covering them), which that engine will
+	 * not take for theirs: unsupported there, the rest the same.
+	 */
+	img = synth_image(&s, &size);
+	assert_int_equal(fl_cfitable__from_memory_libdw(img, size, &ref), 0);
+	free(img);
+	for (uint64_t pc = TEXT; pc < TEXT + s.text_size; pc++) {
+		const struct fl_uw_row *a = fl_cfitable__find(&t, pc),
+				       *b = fl_cfitable__find(&ref, pc);
+
+		if ((pc >= 0x1040 && pc < 0x1080) || (pc >= 0x10f0 && pc < 0x1200))
+			assert_true(same_rule(a, b) || b->cfa_type == FL_CFA_UNSUPPORTED);
+		else if (a || b)
+			assert_true(a && b && same_rule(a, b));
+	}
+	fl_cfitable__fini(&ref);
 	fl_cfitable__fini(&again);
 	fl_cfitable__fini(&t);
 	synth_free(&s);
 }
 
-/* An FDE of a hundred thousand rows: libdw's work on it is quadratic, the compiler's bounded. */
+/* The rule of the work-bound FDE at pc (TEXT + 1 + i starts its row i). */
+static int work_fde_cfa(uint64_t pc)
+{
+	return pc == TEXT ? 8 : ((pc - TEXT - 1) & 1 ? 16 : 24);
+}
+
+/*
+ * An FDE of a hundred thousand rows: libdw's engine's work on it is
+ * quadratic, bounded, and its rows past the bound are unsupported; the
+ * interpreter's is linear and it compiles them all. That is the only
+ * difference between the two tables.
+ */
 static void test_synth_work_bound(void **state)
 {
-	struct fl_cfitable t;
+	struct fl_cfitable t, ref;
 	struct synth s;
 	struct buf ins = {0};
 	struct timespec t0, t1;
+	uint64_t cut = 0;
+	uint8_t *img;
+	size_t cie, size;
 	double secs;
-	size_t cie;
 
 	(void)state;
 	synth_init(&s);
 	s.text_size = 0x20000;
+	s.ref_differs = true;
 	for (unsigned i = 0; i < 100000; i++) {
 		uint8_t row[] = {DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, i & 1 ? 16 : 24};
 
@@ -894,22 +1040,74 @@ static void test_synth_work_bound(void **state)
 	assert_int_equal(synth_table(&s, &t), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	print_message("an FDE of 100000 rows: %.2f s for both compiles, %llu rows walked\n", secs,
-		      (unsigned long long)t.counts.cfi_rows);
+	print_message("an FDE of 100000 rows: %.2f s for three compiles (one libdw's), %llu rows\n",
+		      secs, (unsigned long long)t.counts.cfi_rows);
 	assert_true(secs < 30);
-	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_WORK], 1);
-	assert_true(t.counts.cfi_rows < 100000);
-	/*
-	 * The rows walked are right, the rest unsupported; a small FDE after
-	 * still fits in what is left of the bound.
-	 */
-	expect_row(&t, TEXT, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
-	expect_row(&t, TEXT + 1, FL_CFA_RSP, 24, FL_RBP_SAME, 0, -8);
-	expect_row(&t, TEXT + 2, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
-	expect_type(&t, TEXT + 99999, FL_CFA_UNSUPPORTED);
+	/* Every row, and the small FDE after. */
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_WORK], 0);
+	assert_int_equal(t.counts.cfi_rows, 100001 + 1);
+	for (uint64_t pc = TEXT; pc < TEXT + 100001; pc++)
+		expect_row(&t, pc, FL_CFA_RSP, work_fde_cfa(pc), FL_RBP_SAME, 0, -8);
+	expect_type(&t, TEXT + 100001, FL_CFA_NONE);
 	expect_row(&t, TEXT + 0x1f000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+
+	/* libdw's engine: the same rows up to the bound, then one unsupported row to the end. */
+	img = synth_image(&s, &size);
+	assert_int_equal(fl_cfitable__from_memory_libdw(img, size, &ref), 0);
+	free(img);
+	assert_int_equal(ref.counts.unsupported[FL_CFITABLE_WHY_WORK], 1);
+	assert_true(ref.counts.cfi_rows < 100000);
+	for (uint64_t pc = TEXT; pc < TEXT + 0x20000; pc++) {
+		const struct fl_uw_row *a = fl_cfitable__find(&t, pc),
+				       *b = fl_cfitable__find(&ref, pc);
+
+		if (b->cfa_type == FL_CFA_UNSUPPORTED) {
+			assert_true(pc < TEXT + 100001);
+			if (!cut)
+				cut = pc;
+			continue;
+		}
+		assert_true(!cut || pc >= TEXT + 100001);
+		assert_true(same_rule(a, b));
+	}
+	assert_true(cut > TEXT + 2);
+	assert_int_equal(ref.counts.cfi_rows, cut - TEXT + 1);
+	fl_cfitable__fini(&ref);
 	fl_cfitable__fini(&t);
 	free(ins.p);
+	synth_free(&s);
+}
+
+/*
+ * remember_state nested deeper than the interpreter keeps (32): its rows
+ * end there, unsupported; libdw's engine has no bound, and differs.
+ */
+static void test_synth_deep_state(void **state)
+{
+	struct fl_cfitable t;
+	struct synth s;
+	uint8_t f[64];
+	size_t n = 0, cie;
+
+	(void)state;
+	f[n++] = DW_CFA_advance_loc | 1;
+	f[n++] = DW_CFA_def_cfa_offset;
+	f[n++] = 16;
+	f[n++] = DW_CFA_advance_loc | 1;
+	for (int i = 0; i < 40; i++)
+		f[n++] = DW_CFA_remember_state;
+	f[n++] = DW_CFA_advance_loc | 1;
+	synth_init(&s);
+	s.ref_differs = true;
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	synth_fde(&s, false, cie, 0x1000, 0x10, f, n);
+	assert_int_equal(synth_table(&s, &t), 0);
+	expect_row(&t, 0x1000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1001, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_type(&t, 0x1002, FL_CFA_UNSUPPORTED);
+	expect_type(&t, 0x100f, FL_CFA_UNSUPPORTED);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_LIBDW], 1);
+	fl_cfitable__fini(&t);
 	synth_free(&s);
 }
 
@@ -958,10 +1156,20 @@ static uint64_t rnd(uint64_t *x)
 	return *x >> 33;
 }
 
-/* Whatever the bytes, the compiler returns a table that keeps its promises, or an error. */
-static void compile_any(const uint8_t *img, size_t size, uint64_t *ok)
+/* Compiled corruptions, and of them those whose rows libdw's engine gives the same. */
+struct hostile_counts {
+	uint64_t ok, same;
+};
+
+/*
+ * Whatever the bytes, the compiler returns a table that keeps its promises,
+ * or an error. libdw's engine is not asked to agree on garbage (it answers
+ * for a pc from whichever FDE its lookup finds, reads LEB128 numbers past
+ * ten bytes...): the agreement is counted, not required.
+ */
+static void compile_any(const uint8_t *img, size_t size, struct hostile_counts *n)
 {
-	struct fl_cfitable t;
+	struct fl_cfitable t, ref;
 	int err = fl_cfitable__from_memory(img, size, &t);
 
 	if (err) {
@@ -970,8 +1178,206 @@ static void compile_any(const uint8_t *img, size_t size, uint64_t *ok)
 		return;
 	}
 	check_table(&t);
+	if (!fl_cfitable__from_memory_libdw(img, size, &ref)) {
+		n->same += ref.nr == t.nr && !memcmp(ref.rows, t.rows, t.nr * sizeof(*t.rows));
+		fl_cfitable__fini(&ref);
+	}
 	fl_cfitable__fini(&t);
-	(*ok)++;
+	n->ok++;
+}
+
+/* Expressions of DW_CFA_*expression: what cfitable.c matches, near misses, broken ones. */
+static void put_rand_expr(struct buf *b, uint64_t *x)
+{
+	static const uint8_t exprs[][12] = {
+		{0},
+		{2, DW_OP_breg7, 8},
+		{2, DW_OP_breg6, 0x70},
+		{3, DW_OP_breg7, 0x10, DW_OP_deref},
+		{3, DW_OP_breg6, 0x78, DW_OP_deref},
+		{11, DW_OP_breg7, 8, DW_OP_breg16, 0, DW_OP_lit15, DW_OP_and, DW_OP_lit11, DW_OP_ge,
+		 DW_OP_lit3, DW_OP_shl, DW_OP_plus},
+		{11, DW_OP_breg7, 8, DW_OP_breg16, 0, DW_OP_const1u, 15, DW_OP_and, DW_OP_lit11,
+		 DW_OP_ge, DW_OP_lit3, DW_OP_shl},
+		{3, DW_OP_bregx, 6, 0x10},
+		{2, DW_OP_plus_uconst, 16},
+		{1, DW_OP_lit5},
+		{1, DW_OP_call_frame_cfa},
+		{2, DW_OP_breg7, DW_OP_dup},
+		{2, DW_OP_breg7, 0x80}, /* its offset cut short */
+		{4, DW_OP_breg7, 0xa0, 0x01, DW_OP_deref},
+		{3, DW_OP_breg7, 0xf8, 0x00},
+		{3, DW_OP_breg7, 0xa8, 0x01},
+		{11, DW_OP_lit1, DW_OP_lit1, DW_OP_lit1, DW_OP_lit1, DW_OP_lit1, DW_OP_lit1,
+		 DW_OP_lit1, DW_OP_lit1, DW_OP_lit1, DW_OP_lit1, DW_OP_lit1},
+	};
+	const uint8_t *e = exprs[rnd(x) % (sizeof(exprs) / sizeof(exprs[0]))];
+
+	put(b, e, 1 + (size_t)e[0]);
+}
+
+/* One instruction of those compilers emit (and, rarely, one none does), with small operands. */
+static void put_rand_ins(struct buf *b, uint64_t *x)
+{
+	static const uint8_t regs[] = {3, 6, 7, 16, 6, 16};
+	uint8_t reg = regs[rnd(x) % sizeof(regs)], reg2 = regs[rnd(x) % sizeof(regs)];
+	uint8_t small = (uint8_t)(rnd(x) % 0x40), s7 = (uint8_t)(rnd(x) % 0x80);
+
+	switch (rnd(x) % 29) {
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+		put_u8(b, (uint8_t)(DW_CFA_advance_loc | (rnd(x) % 8)));
+		break;
+	case 4:
+		put_u8(b, DW_CFA_advance_loc1);
+		put_u8(b, (uint8_t)(rnd(x) % 40));
+		break;
+	case 5:
+		put_u8(b, DW_CFA_advance_loc2);
+		put_u8(b, (uint8_t)(rnd(x) % 40));
+		put_u8(b, 0);
+		break;
+	case 6:
+		put_u8(b, DW_CFA_def_cfa);
+		put_u8(b, reg);
+		put_u8(b, s7);
+		break;
+	case 7:
+		put_u8(b, DW_CFA_def_cfa_sf);
+		put_u8(b, reg);
+		put_u8(b, s7);
+		break;
+	case 8:
+	case 9:
+		put_u8(b, DW_CFA_def_cfa_offset);
+		put_u8(b, s7);
+		break;
+	case 10:
+		put_u8(b, DW_CFA_def_cfa_offset_sf);
+		put_u8(b, s7);
+		break;
+	case 11:
+		put_u8(b, DW_CFA_def_cfa_register);
+		put_u8(b, reg);
+		break;
+	case 12:
+		put_u8(b, DW_CFA_def_cfa_expression);
+		put_rand_expr(b, x);
+		break;
+	case 13:
+	case 14:
+		put_u8(b, (uint8_t)(DW_CFA_offset | reg));
+		put_u8(b, small);
+		break;
+	case 15: {
+		static const uint8_t ops[] = {DW_CFA_offset_extended, DW_CFA_offset_extended_sf,
+					      DW_CFA_GNU_negative_offset_extended,
+					      DW_CFA_val_offset, DW_CFA_val_offset_sf};
+
+		put_u8(b, ops[rnd(x) % sizeof(ops)]);
+		put_u8(b, reg);
+		put_u8(b, s7);
+		break;
+	}
+	case 16:
+		put_u8(b, (uint8_t)(DW_CFA_restore | reg));
+		break;
+	case 17:
+		put_u8(b, DW_CFA_restore_extended);
+		put_u8(b, reg);
+		break;
+	case 18:
+		put_u8(b, rnd(x) & 1 ? DW_CFA_undefined : DW_CFA_same_value);
+		put_u8(b, reg);
+		break;
+	case 19:
+		put_u8(b, DW_CFA_register);
+		put_u8(b, reg);
+		put_u8(b, reg2);
+		break;
+	case 20:
+	case 21:
+		put_u8(b, rnd(x) % 3 ? DW_CFA_expression : DW_CFA_val_expression);
+		put_u8(b, reg);
+		put_rand_expr(b, x);
+		break;
+	case 22:
+		put_u8(b, DW_CFA_remember_state);
+		break;
+	case 23:
+		put_u8(b, DW_CFA_restore_state);
+		break;
+	case 24:
+		put_u8(b, DW_CFA_GNU_args_size);
+		put_u8(b, s7);
+		break;
+	case 25:
+		put_u8(b, DW_CFA_nop);
+		break;
+	case 26:
+		put_u8(b, DW_CFA_offset_extended);
+		put_u8(b, 0x90); /* a register number over two bytes */
+		put_u8(b, 0x01);
+		put_u8(b, s7);
+		break;
+	case 27:
+		put_u8(b, DW_CFA_advance_loc4);
+		put_u32(b, (uint32_t)(rnd(x) % 40));
+		break;
+	default:
+		if (rnd(x) % 8 == 0)
+			put_u8(b, rnd(x) & 1 ? 0x2d : 0x1c); /* GNU_window_save, lo_user */
+		break;
+	}
+}
+
+/*
+ * Made-up CFI of random instructions, such as compilers emit and some they
+ * do not: the interpreter's rows are libdw's, rule for rule, reason for
+ * reason.
+ */
+static void test_engines_random(void **state)
+{
+	uint64_t x = 7, compiled = 0;
+
+	(void)state;
+	for (int img = 0; img < 400; img++) {
+		struct synth s;
+		struct buf cie_ins = {0};
+		struct fl_cfitable t;
+		size_t cies[3];
+		int err;
+
+		synth_init(&s);
+		if (rnd(&x) & 1) {
+			put_u8(&cie_ins, DW_CFA_offset | 6);
+			put_u8(&cie_ins, 2);
+		}
+		cies[0] = synth_cie(&s, false, "zR", cie_ins.p, cie_ins.n);
+		cies[1] = synth_cie(&s, false, "zRS", NULL, 0);
+		cies[2] = synth_cie_as(&s, false, "zR", false, cie_ins.p, cie_ins.n);
+		for (uint64_t a = 0x1000; a < 0x1800; a += 0x80) {
+			struct buf ins = {0};
+
+			for (int k = 0, n = (int)(rnd(&x) % 24); k < n; k++)
+				put_rand_ins(&ins, &x);
+			synth_fde(&s, false, cies[rnd(&x) % 8 < 6 ? 0 : 1 + rnd(&x) % 2], a,
+				  0x40 + rnd(&x) % 0x40, ins.p, ins.n);
+			free(ins.p);
+		}
+		err = synth_table(&s, &t); /* and compared with libdw's engine */
+		if (!err) {
+			fl_cfitable__fini(&t);
+			compiled++;
+		}
+		free(cie_ins.p);
+		synth_free(&s);
+	}
+	print_message("random instructions: %llu of 400 images compiled the same\n",
+		      (unsigned long long)compiled);
+	assert_true(compiled > 300);
 }
 
 /* Truncated and corrupted images, made-up and real. */
@@ -982,7 +1388,8 @@ static void test_hostile_images(void **state)
 		DW_CFA_remember_state,	DW_CFA_def_cfa_register, 6,  DW_CFA_advance_loc | 2,
 		DW_CFA_restore_state};
 	struct synth s;
-	uint64_t x = 42, ok = 0, ok_real = 0;
+	struct hostile_counts ok = {0}, ok_real = {0};
+	uint64_t x = 42;
 	size_t size, cie, eh_at;
 	uint8_t *img, *copy;
 	struct stat st;
@@ -1005,9 +1412,10 @@ static void test_hostile_images(void **state)
 			copy[eh_at + rnd(&x) % s.eh.n] = (uint8_t)rnd(&x);
 		compile_any(copy, size, &ok);
 	}
-	print_message("made-up images: %llu of their corruptions compiled\n",
-		      (unsigned long long)ok);
-	assert_true(ok > 0);
+	print_message(
+		"made-up images: %llu of their corruptions compiled, %llu as libdw's engine\n",
+		(unsigned long long)ok.ok, (unsigned long long)ok.same);
+	assert_true(ok.ok > 0);
 	free(copy);
 	free(img);
 	synth_free(&s);
@@ -1038,7 +1446,9 @@ static void test_hostile_images(void **state)
 			compile_any(copy, size, &ok_real);
 		}
 	}
-	assert_true(ok_real > 0);
+	print_message("nofp_chain: %llu of its corruptions compiled, %llu as libdw's engine\n",
+		      (unsigned long long)ok_real.ok, (unsigned long long)ok_real.same);
+	assert_true(ok_real.ok > 0);
 	free(copy);
 	free(img);
 }
@@ -1331,6 +1741,7 @@ int main(void)
 		cmocka_unit_test(test_synth_restore_state),
 		cmocka_unit_test(test_synth_overlap),
 		cmocka_unit_test(test_synth_work_bound),
+		cmocka_unit_test(test_synth_deep_state),
 		cmocka_unit_test(test_synth_refused),
 		cmocka_unit_test(test_nofp_rules),
 		cmocka_unit_test(test_debug_frame),
@@ -1338,6 +1749,8 @@ int main(void)
 		cmocka_unit_test(test_plt_and_start),
 		cmocka_unit_test(test_libc_signal_frame),
 		cmocka_unit_test(test_vdso),
+		cmocka_unit_test(test_engines_real),
+		cmocka_unit_test(test_engines_random),
 		cmocka_unit_test(test_hostile_images),
 		cmocka_unit_test(test_hostile_files),
 		{walks[0].name, test_walk, NULL, NULL, &walks[0]},

@@ -10,8 +10,10 @@
 
 /*
  * The table is compiled from the file's .eh_frame and .debug_frame (where
- * .eh_frame has no FDE), read through libdw as the user-space unwinder
- * (unwind.h) reads them, one row per range of code whose rule for the
+ * .eh_frame has no FDE): libdw enumerates the CIEs and FDEs, and each FDE's
+ * instructions are interpreted once (lib/unwinding/cfa_interp.h), giving
+ * the rules libdw gives the user-space unwinder (unwind.h), one row per
+ * range of code whose rule for the
  * CFA, the caller's rbp and the return address is one. Row semantics are
  * unwind_abi.h's; rules the walker does not evaluate are FL_CFA_UNSUPPORTED
  * rows, counted by reason.
@@ -20,7 +22,7 @@
  * one FDE: an .eh_frame FDE before a .debug_frame one, then the one that
  * starts last (the innermost, as .eh_frame_hdr's search finds it), then
  * the first in the section. Within that FDE the rule is what libdw
- * computes for the byte.
+ * computes for the byte, from that FDE.
  */
 
 /* Why CFI rows became FL_CFA_UNSUPPORTED. */
@@ -29,7 +31,7 @@ enum fl_cfitable_why {
 	FL_CFITABLE_WHY_RA,  /* the return address not at an offset from the CFA */
 	FL_CFITABLE_WHY_RBP, /* rbp saved some other way (in a register, an expression) */
 	FL_CFITABLE_WHY_SIGNAL, /* a signal frame not laid out as the kernel's rt_sigframe */
-	FL_CFITABLE_WHY_LIBDW,	/* libdw gave no rows, or rows not of the FDE (broken CFI) */
+	FL_CFITABLE_WHY_LIBDW,	/* broken CFI: instructions that cannot be read, from there on */
 	FL_CFITABLE_WHY_WORK,	/* beyond the work the compiler spends on one file */
 	FL_CFITABLE_WHY__MAX,
 };
@@ -39,11 +41,11 @@ struct fl_cfitable_counts {
 	uint64_t fdes_debug_frame; /* of them from .debug_frame */
 	/* Not compiled: empty, outside the executable segments, or a pointer encoding not read. */
 	uint64_t fdes_unused;
-	uint64_t cfi_rows; /* rows of CFI libdw gave for the FDEs compiled */
+	uint64_t cfi_rows; /* rows of CFI of the FDEs compiled */
 	/* CFI rows (or, for LIBDW and WORK, FDE ranges) made FL_CFA_UNSUPPORTED, by reason. */
 	uint64_t unsupported[FL_CFITABLE_WHY__MAX];
 	uint64_t rows[FL_CFA_UNSUPPORTED + 1]; /* the table's rows by cfa_type */
-	uint64_t work; /* bytes of CFI libdw interpreted, as the bound counts them */
+	uint64_t work; /* bytes of CFI interpreted, as the bound counts them */
 };
 
 struct fl_cfitable {
@@ -74,9 +76,10 @@ struct fl_cfitable {
  *   -EINVAL   not an ELF file, or not a regular file,
  *   -ENOTSUP  not x86-64 ELF64 little-endian,
  *   -ENOMEM.
- * The work spent on one file is bounded (libdw interprets an FDE from its
- * start for each of its rows): past the bound, rows are
- * FL_CFA_UNSUPPORTED (FL_CFITABLE_WHY_WORK).
+ * The work spent on one file is bounded (a CIE's instructions are
+ * interpreted again for each run of FDEs sharing it; a file can make that
+ * often): past the bound, FDEs are FL_CFA_UNSUPPORTED
+ * (FL_CFITABLE_WHY_WORK).
  */
 int fl_cfitable__from_fd(int fd, struct fl_cfitable *out);
 

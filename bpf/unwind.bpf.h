@@ -338,17 +338,25 @@ static __always_inline long fp_step(struct uw_walk *w)
 	return uw_caller(w, ra, w->bp + 16, bp, false);
 }
 
-/* A mapping of pc the walker found itself in process tgid earlier, or NULL. */
-static __always_inline const struct fl_uw_map *kmaps_find(__u32 tgid, __u64 pc)
+/*
+ * A mapping of pc the walker found itself in process tgid earlier, copied
+ * into *out: true, else false. (A copy, not a pointer into the slot: the
+ * verifier then sees one state after the loop whichever slot it was, not
+ * one per slot for the rest of the step.)
+ */
+static __always_inline bool kmaps_find(__u32 tgid, __u64 pc, struct fl_uw_map *out)
 {
 	struct uw_kmaps *k = bpf_map_lookup_elem(&uw_kmaps, &tgid);
 
 	if (!k)
-		return NULL;
-	for (int i = 0; i < UW_KMAPS; i++)
-		if (k->maps[i].file_id && k->maps[i].start <= pc && pc < k->maps[i].end)
-			return &k->maps[i];
-	return NULL;
+		return false;
+	for (int i = 0; i < UW_KMAPS; i++) {
+		if (k->maps[i].file_id && k->maps[i].start <= pc && pc < k->maps[i].end) {
+			*out = k->maps[i];
+			return true;
+		}
+	}
+	return false;
 }
 
 static __always_inline void kmaps_add(__u32 tgid, const struct fl_uw_map *m)
@@ -413,7 +421,8 @@ static long uw_step(__u32 i, struct uw_walk *w)
 		 * a process gone before user space reads its mappings is walked
 		 * all the same.
 		 */
-		m = kmaps_find(w->tgid, w->pc);
+		if (kmaps_find(w->tgid, w->pc, &found))
+			m = &found;
 		if (!m && !w->vma_tried) {
 			w->vma_tried = true;
 			found.file_id = 0;

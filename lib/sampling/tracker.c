@@ -1473,7 +1473,8 @@ int fl_tracker__changed(struct fl_tracker *t, fl_tracker_changed_fn fn, void *ct
 		err = p->exited ? fn(ctx, p->pid, NULL, 0) : fn(ctx, p->pid, p->maps, p->nr_maps);
 	}
 	/* What fn did not see (it failed) is told next time. */
-	memmove(t->changed, t->changed + i, (t->nr_changed - i) * sizeof(*t->changed));
+	if (i && i < t->nr_changed)
+		memmove(t->changed, t->changed + i, (t->nr_changed - i) * sizeof(*t->changed));
 	t->nr_changed -= i;
 	return err;
 }

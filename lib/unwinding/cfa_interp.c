@@ -9,7 +9,8 @@
 /* LEB128 numbers longer than this cannot be 64-bit values: hostile, refused. */
 #define LEB_MAX_BYTES 10
 
-bool fl_cfa__uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+/* A LEB128 number at *p (at most LEB_MAX_BYTES), sign-extended if sign. */
+static bool read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *v)
 {
 	const uint8_t *q = *p;
 	unsigned shift = 0;
@@ -21,6 +22,8 @@ bool fl_cfa__uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 		*v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
+			if (sign && shift < 64 && (b & 0x40))
+				*v |= ~(uint64_t)0 << shift;
 			*p = q;
 			return true;
 		}
@@ -28,25 +31,14 @@ bool fl_cfa__uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
+bool fl_cfa__uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	return read_leb(p, end, false, v);
+}
+
 bool fl_cfa__sleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	const uint8_t *q = *p;
-	unsigned shift = 0;
-
-	*v = 0;
-	for (int i = 0; i < LEB_MAX_BYTES && q < end; i++) {
-		uint8_t b = *q++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				*v |= ~(uint64_t)0 << shift;
-			*p = q;
-			return true;
-		}
-	}
-	return false;
+	return read_leb(p, end, true, v);
 }
 
 /* n little-endian bytes at *p, sign-extended if sign. */

@@ -553,7 +553,8 @@ static void put(struct buf *b, const void *p, size_t n)
 		b->p = realloc(b->p, b->cap);
 		assert_non_null(b->p);
 	}
-	memcpy(b->p + b->n, p, n);
+	if (n)
+		memcpy(b->p + b->n, p, n);
 	b->n += n;
 }
 

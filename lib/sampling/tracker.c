@@ -59,7 +59,7 @@ struct tchange {
 struct tproc {
 	uint32_t pid;
 	bool exited, kthread, forked, scanned;
-	bool jit; /* anonymous executable memory seen (on_jit called) */
+	bool jit;     /* anonymous executable memory seen (on_jit called) */
 	bool changed; /* in the changed list (track_changes) */
 	uint64_t exit_time;
 	struct fl_tmap *maps; /* the latest: sorted by start, disjoint */

@@ -292,7 +292,8 @@ static bool rbp_row(const struct ct_rule *rbp, struct fl_uw_row *row, enum fl_cf
 	} else if (is_at_reg(rbp->ops, rbp->n, REG_RBP, &off) && fits_s32(off)) {
 		row->rbp_type = FL_RBP_AT_RBP;
 	} else if (row->cfa_type == FL_CFA_RSP && is_at_reg(rbp->ops, rbp->n, REG_RSP, &off) &&
-		   fits_s32(off - row->cfa_off)) {
+		   fits_s32(off) && fits_s32(off - row->cfa_off)) {
+		/* (off fits first: both in 32 bits, the difference cannot overflow 64.) */
 		/* Saved at rsp + N, and the CFA is rsp + cfa_off: at CFA + N - cfa_off. */
 		row->rbp_type = FL_RBP_AT_CFA;
 		off -= row->cfa_off;

@@ -710,8 +710,11 @@ static uint8_t *synth_image(struct synth *s, size_t *size)
 			   .p_filesz = s->text_size,
 			   .p_memsz = s->text_size,
 			   .p_align = 0x1000};
-	memcpy(img + eh_off, s->eh.p, s->eh.n); /* then .eh_frame's zero terminator */
-	memcpy(img + dbg_off, s->dbg.p, s->dbg.n);
+	/* (An empty section has no buffer: nothing to copy.) */
+	if (s->eh.n)
+		memcpy(img + eh_off, s->eh.p, s->eh.n); /* then .eh_frame's zero terminator */
+	if (s->dbg.n)
+		memcpy(img + dbg_off, s->dbg.p, s->dbg.n);
 	memcpy(img + names_off, names, sizeof(names));
 	sh = (Elf64_Shdr *)(img + sh_off);
 	sh[nsh++] = (Elf64_Shdr){.sh_name = 1,

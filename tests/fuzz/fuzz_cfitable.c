@@ -21,11 +21,18 @@
  * allocations are unwound the slow way, or elf_strptr() would not be seen.
  */
 const char *__asan_default_options(void);
+const char *__lsan_default_options(void);
 const char *__lsan_default_suppressions(void);
 
 const char *__asan_default_options(void)
 {
 	return "fast_unwind_on_malloc=0";
+}
+
+/* The suppression is expected: LeakSanitizer's list of those used would read as a report. */
+const char *__lsan_default_options(void)
+{
+	return "print_suppressions=0";
 }
 
 const char *__lsan_default_suppressions(void)

@@ -13,17 +13,22 @@ void msg(const char *fmt, ...)
 {
 	va_list ap;
 
+	flockfile(stderr);
 	fputs("flamed: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void debug_print(const char *fmt, va_list ap)
 {
+	/* One line whole: the unwind tables' thread prints too. */
+	flockfile(stderr);
 	fputs("flamed: debug: ", stderr);
 	vfprintf(stderr, fmt, ap);
+	funlockfile(stderr);
 }
 
 static void usage(FILE *f)

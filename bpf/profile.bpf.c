@@ -281,7 +281,7 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 						 __u32 tid, __u64 now, void *ustack_map, __s32 *id,
 						 struct uw_stack **walked, __u32 *nr_walked)
 {
-	struct uw_walk w = {.tgid = tgid, .exact = true, .known = true};
+	struct uw_walk w = {.tgid = tgid, .exact = true};
 	__u32 zero = 0, n, slot;
 	struct uw_stack *out = bpf_map_lookup_elem(&uw_scratch, &zero), *old;
 	long err;

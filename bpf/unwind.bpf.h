@@ -124,11 +124,6 @@ struct {
  * (tgid), a file whose table is not loaded (file_id). Each is asked for
  * once (uw_asked) until user space has answered.
  */
-struct uw_want {
-	__u32 tgid;
-	__u32 file_id;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 << 10);
@@ -165,7 +160,6 @@ struct uw_walk {
 	__u64 hash;	/* of the frames so far (uw_mix()) */
 	bool exact;	/* pc is the interrupted instruction, not a return address */
 	bool vma_tried; /* bpf_find_vma() was called in this sample (it answers once) */
-	bool known;	/* the process's mappings are in procs */
 };
 
 #define UW_HASH_SEED 0x243f6a8885a308d3ULL
@@ -221,7 +215,7 @@ static long vma_of(struct task_struct *task, struct vm_area_struct *vma, struct 
 
 static __always_inline void uw_ask(__u32 key, __u32 tgid, __u32 file_id)
 {
-	struct uw_want *w;
+	struct fl_uw_want *w;
 	__u8 one = 1;
 
 	if (bpf_map_update_elem(&uw_asked, &key, &one, BPF_NOEXIST))
@@ -411,7 +405,7 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	 * turn before): user space is asked to read the mappings again, and
 	 * frame pointers take this frame, as --call-graph fp would.
 	 */
-	p = w->known ? bpf_map_lookup_elem(&procs, &w->tgid) : NULL;
+	p = bpf_map_lookup_elem(&procs, &w->tgid);
 	m = p ? find_map(p, w->pc) : NULL;
 	if (!m) {
 		uw_ask(w->tgid, w->tgid, 0);

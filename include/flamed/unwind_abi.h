@@ -90,6 +90,16 @@ struct fl_uw_row {
  */
 #define FL_UW_STOPPED_IP 0xfffffffffffffffdULL
 
+/*
+ * What the walker lacked, sent through the uw_wants ring: a process whose
+ * mappings it does not have (tgid, file_id 0), or a file whose table is not
+ * loaded (file_id).
+ */
+struct fl_uw_want {
+	__u32 tgid;
+	__u32 file_id;
+};
+
 /* The key of a file id in the uw_asked map (a tgid's key is the tgid). */
 #define FL_UW_ASKED_FILE 0x80000000u
 

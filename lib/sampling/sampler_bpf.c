@@ -210,9 +210,7 @@ static int on_ucopy(void *ctx, void *data, size_t size)
 static int on_want(void *ctx, void *data, size_t size)
 {
 	struct fl_sampler_bpf *s = ctx;
-	const struct uw_want_rec {
-		uint32_t tgid, file_id;
-	} *w = data;
+	const struct fl_uw_want *w = data;
 
 	if (size < sizeof(*w))
 		return 0;
@@ -318,10 +316,10 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 
 	/*
 	 * The walker's loop is bpf_loop() (5.17): without it the verifier
-	 * would refuse the program anyway, and say less. (The tests pretend a
-	 * kernel without it through the environment.)
+	 * would refuse the program anyway, and say less. (Tests pretend a
+	 * kernel without it: pretend_no_bpf_loop.)
 	 */
-	if (kdwarf && (getenv("FLAMED_PRETEND_NO_BPF_LOOP") ||
+	if (kdwarf && (opts->pretend_no_bpf_loop ||
 		       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1))
 		return -EOPNOTSUPP;
 

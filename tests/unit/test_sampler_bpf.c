@@ -328,9 +328,9 @@ static void test_kdwarf_unsupported(void **state)
 	struct fl_sampler *s = NULL;
 
 	(void)state;
-	setenv("FLAMED_PRETEND_NO_BPF_LOOP", "1", 1);
+	o.pretend_no_bpf_loop = true;
 	assert_int_equal(fl_sampler__new(FL_SAMPLER_BPF, &o, &s), -EOPNOTSUPP);
-	unsetenv("FLAMED_PRETEND_NO_BPF_LOOP");
+	o.pretend_no_bpf_loop = false;
 	o.kdwarf = false;
 	s = open_or_skip(&o);
 	assert_false(fl_sampler__kdwarf(s));

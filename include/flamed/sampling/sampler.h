@@ -106,6 +106,8 @@ struct fl_sampler_opts {
 	 */
 	bool kdwarf;
 	uint64_t max_table_bytes;
+	/* Tests: the feature probe answers as a kernel without bpf_loop (before 5.17). */
+	bool pretend_no_bpf_loop;
 };
 
 /*
@@ -263,8 +265,7 @@ struct fl_tmap;
  * Unwind tables of files not seen before are built in the background.
  * Returns 0, -EOPNOTSUPP (not kernel-dwarf) or -errno.
  */
-int fl_sampler__set_maps(struct fl_sampler *s, uint32_t pid, const struct fl_tmap *maps,
-			 size_t n);
+int fl_sampler__set_maps(struct fl_sampler *s, uint32_t pid, const struct fl_tmap *maps, size_t n);
 /* kernel-dwarf: drops the tables of files no process mapped for a while (no-op otherwise). */
 void fl_sampler__trim_tables(struct fl_sampler *s);
 /* kernel-dwarf: waits up to ms for the tables queued to be built (tests). */

@@ -296,7 +296,7 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 	/* Zero-terminated as a stack map's entries are: the frames not written stay 0. */
 	__builtin_memset(out, 0, sizeof(*out));
 	w.hash = UW_HASH_SEED;
-	bpf_loop(FL_MAX_STACK_DEPTH, uw_step, &w, 0);
+	uw_walk_stack(&w);
 	n = w.nr;
 	if (w.end == UW_STOPPED && n < FL_MAX_STACK_DEPTH) {
 		out->ips[n] = FL_UW_STOPPED_IP;

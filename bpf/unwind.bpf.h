@@ -243,7 +243,16 @@ static __always_inline bool read_user_u64(__u64 addr, __u64 *val)
  */
 static __always_inline __u64 le_mask(__u64 a, __u64 b)
 {
-	return ~(__u64)((__s64)(b - a) >> 63);
+	__u64 d = b - a, m;
+
+	/*
+	 * Opaque to the compiler, both the difference and the mask: it would
+	 * otherwise turn the arithmetic back into a compare and a branch.
+	 */
+	asm volatile("" : "+r"(d));
+	m = ~(__u64)((__s64)d >> 63);
+	asm volatile("" : "+r"(m));
+	return m;
 }
 
 /* The mapping of p holding pc, or NULL. */
@@ -341,16 +350,29 @@ static __always_inline long fp_step(struct uw_walk *w)
 static __always_inline bool kmaps_find(__u32 tgid, __u64 pc, struct fl_uw_map *out)
 {
 	struct uw_kmaps *k = bpf_map_lookup_elem(&uw_kmaps, &tgid);
+	__u64 hit = UW_KMAPS, in;
 
 	if (!k)
 		return false;
+	/*
+	 * Without a branch in the loop, as the binary searches: a branch per
+	 * slot gave the verifier a path per slot to follow through the rest of
+	 * the step (with uw_walk_stack() below: 574k instructions processed,
+	 * against 60k without). The last slot holding pc wins; an empty slot
+	 * (file_id 0) holds nothing.
+	 */
 	for (int i = 0; i < UW_KMAPS; i++) {
-		if (k->maps[i].file_id && k->maps[i].start <= pc && pc < k->maps[i].end) {
-			*out = k->maps[i];
-			return true;
-		}
+		/* All ones when the slot is used (file_id > 0), else 0. */
+		in = k->maps[i].file_id;
+		asm volatile("" : "+r"(in));
+		in = le_mask(1, in) & le_mask(k->maps[i].start, pc) & ~le_mask(k->maps[i].end, pc);
+		asm volatile("" : "+r"(in));
+		hit = (hit & ~in) | ((__u64)i & in);
 	}
-	return false;
+	if (hit >= UW_KMAPS)
+		return false;
+	*out = k->maps[hit];
+	return true;
 }
 
 static __always_inline void kmaps_add(__u32 tgid, const struct fl_uw_map *m)
@@ -483,6 +505,27 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	if (cfa <= w->sp)
 		return uw_end(w, UW_STOPPED);
 	return uw_caller(w, ra, cfa, bp, false);
+}
+
+/*
+ * Walks the stack from w's registers into the scratch stack. A global
+ * function: the verifier checks it once, on its own, instead of once for
+ * every state in which the sampler reaches the walk (which multiplied the
+ * work of checking uw_step by the paths before it: 241k instructions
+ * processed and 0.43 s of loading, now 60k and 0.05 s with kmaps_find()
+ * branch-free).
+ */
+__noinline int uw_walk_stack(struct uw_walk *arg)
+{
+	struct uw_walk w;
+
+	if (!arg)
+		return 0;
+	/* bpf_loop() wants its context on this function's stack. */
+	w = *arg;
+	bpf_loop(FL_MAX_STACK_DEPTH, uw_step, &w, 0);
+	*arg = w;
+	return 0;
 }
 
 #endif

@@ -50,6 +50,15 @@ struct {
 	__type(value, struct fl_uw_proc);
 } procs SEC(".maps");
 
+/* FL_UW_WIN_KEY(file id, window) -> where the window's table is (windowed files, unwind_abi.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u64);
+} win_loc SEC(".maps");
+
 /*
  * (device, inode) of every file with an id -> the id: the walker names the
  * file of a mapping it finds itself (bpf_find_vma()) in a process whose
@@ -129,11 +138,11 @@ struct {
 	__uint(max_entries, 64 << 10);
 } uw_wants SEC(".maps");
 
-/* Keys asked for and not answered yet: a tgid, or FL_UW_ASKED_FILE | file id. */
+/* Keys asked for and not answered yet (unwind_abi.h): a tgid, a file, a window. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, __u8);
 } uw_asked SEC(".maps");
 
@@ -213,7 +222,8 @@ static long vma_of(struct task_struct *task, struct vm_area_struct *vma, struct 
 	return 0;
 }
 
-static __always_inline void uw_ask(__u32 key, __u32 tgid, __u32 file_id)
+static __always_inline void uw_ask(__u64 key, __u32 tgid, __u32 file_id, __u32 window,
+				   __u32 flags)
 {
 	struct fl_uw_want *w;
 	__u8 one = 1;
@@ -228,6 +238,8 @@ static __always_inline void uw_ask(__u32 key, __u32 tgid, __u32 file_id)
 	}
 	w->tgid = tgid;
 	w->file_id = file_id;
+	w->window = window;
+	w->flags = flags;
 	bpf_ringbuf_submit(w, BPF_RB_FORCE_WAKEUP);
 }
 
@@ -409,8 +421,8 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	const struct fl_uw_map *m;
 	const struct fl_uw_row *r;
 	struct fl_uw_map found;
-	__u64 off, cfa, ra, bp, *loc;
-	__u32 fid;
+	__u64 off, cfa, ra, bp, *loc, wkey;
+	__u32 fid, win;
 
 	(void)i;
 	if (!out || n >= FL_MAX_STACK_DEPTH)
@@ -430,7 +442,7 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	p = bpf_map_lookup_elem(&procs, &w->tgid);
 	m = p ? find_map(p, w->pc) : NULL;
 	if (!m) {
-		uw_ask(w->tgid, w->tgid, 0);
+		uw_ask(w->tgid, w->tgid, 0, 0, 0);
 		/*
 		 * Meanwhile the kernel's own mapping of pc, if its file has an id
 		 * (a short-lived program's libc, ld.so, its binary run before):
@@ -456,11 +468,21 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	/* A return address is after its call: the call's row is the one of the byte before. */
 	off = w->pc - m->start + m->pgoff - (w->exact ? 0 : 1);
 	fid = m->file_id;
+	win = (__u32)(off >> FL_UW_WIN_SHIFT);
 	loc = bpf_map_lookup_elem(&table_loc, &fid);
 	if (!loc || !*loc) {
 		/* Not loaded yet: user space is asked to (once), frame pointers meanwhile. */
-		uw_ask(FL_UW_ASKED_FILE | fid, 0, fid);
+		uw_ask(FL_UW_ASKED_FILE | fid, 0, fid, win, 0);
 		return fp_for(w, UW_FP_NOTABLE);
+	}
+	if (*loc == FL_UW_LOC_WINDOWED) {
+		/* A big file: the table of pc's window, if loaded (else the same as above). */
+		wkey = FL_UW_WIN_KEY(fid, win);
+		loc = bpf_map_lookup_elem(&win_loc, &wkey);
+		if (!loc) {
+			uw_ask(FL_UW_ASKED_WIN | wkey, 0, fid, win, FL_UW_WANT_WINDOW);
+			return fp_for(w, UW_FP_NOTABLE);
+		}
 	}
 	/* No table for good, or no row for off: code without CFI. */
 	r = *loc == FL_UW_LOC_NONE ? NULL : find_row(*loc, off);

@@ -30,6 +30,7 @@
 #include "flamed/common/log.h"
 #include "flamed/profile/profile.h"
 #include "flamed/profile_abi.h"
+#include "flamed/unwind_abi.h"
 #include "flamed/sampling/sampler.h"
 #include "flamed/symbols/perfmap.h"
 #include "flamed/symbols/symbolizer.h"
@@ -839,6 +840,12 @@ static void report_kdwarf(const struct recording *r, const struct fl_sampler_sta
 		    (double)ss->tables_last_ns / 1e9 - r->begun,
 		    (unsigned long long)ss->tables_rows, (unsigned long long)ss->tables_procs,
 		    ss->tables_maps_dropped ? " (some with more mappings than are kept)" : "");
+	if (verbose && ss->tables_windowed)
+		msg("unwind tables: %llu big files loaded by windows of %llu KiB where samples "
+		    "reached: %llu windows (in the figures above), %.1f MiB of their CFI held",
+		    (unsigned long long)ss->tables_windowed,
+		    (unsigned long long)(FL_UW_WIN_BYTES >> 10),
+		    (unsigned long long)ss->tables_windows, (double)ss->tables_src_bytes / 1048576.0);
 }
 
 static void print_summary(const struct recording *r, const struct fl_profile *p,

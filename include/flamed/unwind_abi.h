@@ -84,6 +84,20 @@ struct fl_uw_row {
 #define FL_UW_LOC_START(loc) ((__u32)(loc))
 
 /*
+ * A big file's table is loaded a window of code at a time, those samples
+ * reach (compiling the whole of libLLVM's is a million rows, of which a
+ * program runs a few): its location is then FL_UW_LOC_WINDOWED, and window
+ * w, the file offsets [w * FL_UW_WIN_BYTES, (w + 1) * FL_UW_WIN_BYTES), has
+ * a table of its own, located by the win_loc map under FL_UW_WIN_KEY()
+ * (absent: not loaded yet; FL_UW_LOC_NONE: no CFI there). A window's
+ * table holds the rule in force at its first byte.
+ */
+#define FL_UW_WIN_SHIFT 18
+#define FL_UW_WIN_BYTES (1ULL << FL_UW_WIN_SHIFT)
+#define FL_UW_LOC_WINDOWED 0xfffffffffffffffeULL
+#define FL_UW_WIN_KEY(file_id, win) ((__u64)(file_id) << 32 | (__u32)(win))
+
+/*
  * The outermost "frame" of a walk that stopped before the thread's first
  * frame (never a user address): user space shows it as a marker frame. The
  * same value as FL_UIP_FAILED of --call-graph dwarf.
@@ -92,16 +106,26 @@ struct fl_uw_row {
 
 /*
  * What the walker lacked, sent through the uw_wants ring: a process whose
- * mappings it does not have (tgid, file_id 0), or a file whose table is not
- * loaded (file_id).
+ * mappings it does not have (tgid, file_id 0), a file whose table is not
+ * loaded (file_id; window: the window of the pc, should the file be a
+ * windowed one), or a window of a windowed file (file_id, window, flags
+ * FL_UW_WANT_WINDOW).
  */
 struct fl_uw_want {
 	__u32 tgid;
 	__u32 file_id;
+	__u32 window;
+	__u32 flags;
 };
 
-/* The key of a file id in the uw_asked map (a tgid's key is the tgid). */
-#define FL_UW_ASKED_FILE 0x80000000u
+#define FL_UW_WANT_WINDOW 1u
+
+/*
+ * Keys of the uw_asked map: a tgid's is the tgid, a file's FL_UW_ASKED_FILE
+ * | its id, a window's FL_UW_ASKED_WIN | FL_UW_WIN_KEY().
+ */
+#define FL_UW_ASKED_FILE (1ULL << 62)
+#define FL_UW_ASKED_WIN (1ULL << 63)
 
 /* One executable mapping of a process. */
 struct fl_uw_map {

@@ -221,8 +221,10 @@ static int on_want(void *ctx, void *data, size_t size)
 	 * one by one: a busy machine starts many programs, whose other files
 	 * (a compiler's LLVM) would cost more to build than they give.
 	 */
-	if (w->file_id)
-		fl_ktables__want(s->kt, w->file_id);
+	if (w->file_id && (w->flags & FL_UW_WANT_WINDOW))
+		fl_ktables__want_window(s->kt, w->file_id, w->window);
+	else if (w->file_id)
+		fl_ktables__want(s->kt, w->file_id, w->window);
 	else if (w->tgid && s->filter_pids)
 		fl_ktables__want_proc(s->kt, w->tgid);
 	return 0;
@@ -403,6 +405,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	    (err = bpf_map__set_max_entries(s->skel->maps.file_ids,
 					    kdwarf ? FL_UW_MAX_FILES : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.uw_asked, kdwarf ? 8192 : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.win_loc, kdwarf ? 65536 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ucopies,
 					    s->unwinder ? UCOPY_RING : 4096)))
 		goto out_free;
@@ -422,6 +425,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 			.procs_fd = bpf_map__fd(s->skel->maps.procs),
 			.asked_fd = bpf_map__fd(s->skel->maps.uw_asked),
 			.file_ids_fd = bpf_map__fd(s->skel->maps.file_ids),
+			.win_loc_fd = bpf_map__fd(s->skel->maps.win_loc),
 			.max_bytes = opts->max_table_bytes,
 			/*
 			 * A table is built when a sample first needs it: a machine
@@ -1070,6 +1074,9 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		st->tables_peak_bytes = ks.peak_bytes;
 		st->tables_code_bytes = ks.code_bytes;
 		st->tables_rows = ks.rows;
+		st->tables_windowed = ks.windowed;
+		st->tables_windows = ks.windows;
+		st->tables_src_bytes = ks.src_bytes;
 		st->tables_build_ns = ks.build_ns;
 		st->tables_first_ns = ks.first_load_ns;
 		st->tables_last_ns = ks.last_load_ns;

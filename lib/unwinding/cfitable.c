@@ -730,6 +730,63 @@ static struct ct_cie *cie_at(struct ct_cie *cie, const unsigned char *ident, Elf
 	return cie;
 }
 
+/* What next_fde() found at an offset. */
+enum nf {
+	NF_END,	   /* the end of the section (or an entry whose length cannot be trusted) */
+	NF_SKIP,   /* a CIE, or an entry libdw cannot read */
+	NF_UNUSED, /* an FDE whose range cannot be read */
+	NF_FDE,	   /* an FDE: its range and instructions */
+};
+
+/*
+ * Reads the entry at *off of a CFI section (data, at address sh_addr; eh
+ * for .eh_frame's format) and moves *off past it. An FDE's range is
+ * [*lo, *lo + *len), its instructions *ins (cie: the last CIE read, kept
+ * between calls).
+ */
+static enum nf next_fde(const unsigned char *ident, Elf_Data *data, uint64_t sh_addr, bool eh,
+			struct ct_cie *cie, Dwarf_Off *off, struct ct_fde_ins *ins, uint64_t *lo,
+			uint64_t *len)
+{
+	Dwarf_Off next = *off;
+	Dwarf_CFI_Entry e;
+	struct ct_cie *ci;
+	const uint8_t *p;
+	uint64_t aug_len;
+	int r;
+
+	if (*off >= data->d_size)
+		return NF_END;
+	r = dwarf_next_cfi(ident, data, eh, *off, &next, &e);
+	if (r > 0)
+		return NF_END; /* the end, or .eh_frame's zero terminator */
+	/* Every entry moves on: a broken one is skipped if its length can be trusted. */
+	if (next <= *off || next > data->d_size)
+		return NF_END;
+	*off = next;
+	if (r < 0 || dwarf_cfi_cie_p(&e))
+		return NF_SKIP;
+	ci = cie_at(cie, ident, data, sh_addr, eh, e.fde.CIE_pointer);
+	p = e.fde.start;
+	if (!ci->usable || !in_data(data, e.fde.start, e.fde.end) ||
+	    !fl_cfa__encoded(ci->enc, &p, e.fde.end,
+			     sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf), lo) ||
+	    !fl_cfa__encoded(ci->enc & FL_PE_FORMAT, &p, e.fde.end, 0, len) ||
+	    *len > UINT64_MAX - *lo)
+		return NF_UNUSED;
+	*ins = (struct ct_fde_ins){.cie = ci,
+				   .p = p,
+				   .end = e.fde.end,
+				   .bytes = (uint64_t)(e.fde.end - e.fde.start)};
+	/* The FDE's augmentation data before its instructions ('z': sized). */
+	if (ci->zaug &&
+	    (!fl_cfa__uleb(&ins->p, ins->end, &aug_len) || aug_len > (uint64_t)(ins->end - ins->p)))
+		ins->p = NULL;
+	else if (ci->zaug)
+		ins->p += aug_len;
+	return NF_FDE;
+}
+
 /*
  * Compiles every FDE of a CFI section (data, at address sh_addr; eh for
  * .eh_frame's format) with libdw's cfi of the same section.
@@ -739,49 +796,26 @@ static int read_section(struct ct *c, Dwarf_CFI *cfi, Elf_Data *data, uint64_t s
 	const unsigned char *ident = (const unsigned char *)elf_getident(c->f->elf, NULL);
 	struct ct_cie cie = {.offset = (Dwarf_Off)-1};
 	Dwarf_Off off = 0;
+	enum nf r;
 
 	if (!ident || !data || !data->d_buf)
 		return 0;
-	while (off < data->d_size) {
-		Dwarf_Off next = off;
-		Dwarf_CFI_Entry e;
-		struct ct_cie *ci;
-		const uint8_t *p;
+	for (;;) {
 		struct ct_fde_ins ins;
-		uint64_t lo, len, aug_len;
-		int r, err;
+		uint64_t lo, len;
+		int err;
 
-		r = dwarf_next_cfi(ident, data, eh, off, &next, &e);
-		if (r > 0)
-			break; /* the end, or .eh_frame's zero terminator */
-		/* Every entry moves on: a broken one is skipped if its length can be trusted. */
-		if (next <= off || next > data->d_size)
+		r = next_fde(ident, data, sh_addr, eh, &cie, &off, &ins, &lo, &len);
+		if (r == NF_END)
 			break;
-		off = next;
-		if (r < 0 || dwarf_cfi_cie_p(&e))
+		if (r == NF_SKIP)
 			continue;
 		c->counts.fdes++;
 		c->counts.fdes_debug_frame += !eh;
-		ci = cie_at(&cie, ident, data, sh_addr, eh, e.fde.CIE_pointer);
-		p = e.fde.start;
-		if (!ci->usable || !in_data(data, e.fde.start, e.fde.end) ||
-		    !fl_cfa__encoded(ci->enc, &p, e.fde.end,
-				     sh_addr + (uint64_t)(p - (const uint8_t *)data->d_buf), &lo) ||
-		    !fl_cfa__encoded(ci->enc & FL_PE_FORMAT, &p, e.fde.end, 0, &len) ||
-		    len > UINT64_MAX - lo) {
+		if (r == NF_UNUSED) {
 			c->counts.fdes_unused++;
 			continue;
 		}
-		ins = (struct ct_fde_ins){.cie = ci,
-					  .p = p,
-					  .end = e.fde.end,
-					  .bytes = (uint64_t)(e.fde.end - e.fde.start)};
-		/* The FDE's augmentation data before its instructions ('z': sized). */
-		if (ci->zaug && (!fl_cfa__uleb(&ins.p, ins.end, &aug_len) ||
-				 aug_len > (uint64_t)(ins.end - ins.p)))
-			ins.p = NULL;
-		else if (ci->zaug)
-			ins.p += aug_len;
 		err = add_fde(c, cfi, !eh, lo, len, &ins);
 		if (err)
 			return err;
@@ -1055,9 +1089,9 @@ static bool debug_frame_size_ok(struct fl_cfi_file *f, int fd)
 	return fd < 0 || fl_elfsize__section(f->elf, fd, ".debug_frame", &sh) <= FL_CFI_MAX_BYTES;
 }
 
-static int from_fd(int fd, bool libdw, struct fl_cfitable *out)
+/* Opens the file at fd and reads its CFI (f then needs the fd no more); *bytes: what f holds. */
+static int open_fd(int fd, struct fl_cfi_file *f, uint64_t *bytes)
 {
-	struct fl_cfi_file f;
 	struct stat st;
 	int err;
 
@@ -1065,19 +1099,34 @@ static int from_fd(int fd, bool libdw, struct fl_cfitable *out)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	err = fl_cfi_file__begin_fd(&f, fd);
+	err = fl_cfi_file__begin_fd(f, fd);
 	if (err)
 		return err;
-	err = check_machine(f.elf);
+	err = check_machine(f->elf);
 	if (!err &&
-	    (!fl_cfi_file__size_ok(&f, (uint64_t)st.st_size) || !debug_frame_size_ok(&f, fd)))
+	    (!fl_cfi_file__size_ok(f, (uint64_t)st.st_size) || !debug_frame_size_ok(f, fd)))
 		err = -EFBIG;
-	if (!err) {
-		fl_cfi_file__read(&f, fd);
-		/* Everything is read: nothing in the compile may go back to a file that can change. */
-		fl_cfi_file__fd_done(&f);
-		err = compile(&f, libdw, out);
+	if (err) {
+		fl_cfi_file__fini(f);
+		return err;
 	}
+	if (bytes)
+		*bytes = fl_cfi_file__bytes(f, fd, (uint64_t)st.st_size);
+	fl_cfi_file__read(f, fd);
+	/* Everything is read: nothing in the compile may go back to a file that can change. */
+	fl_cfi_file__fd_done(f);
+	return 0;
+}
+
+static int from_fd(int fd, bool libdw, struct fl_cfitable *out)
+{
+	struct fl_cfi_file f;
+	int err;
+
+	err = open_fd(fd, &f, NULL);
+	if (err)
+		return err;
+	err = compile(&f, libdw, out);
 	fl_cfi_file__fini(&f);
 	return err;
 }
@@ -1129,6 +1178,286 @@ int fl_cfitable__vdso(struct fl_cfitable *out)
 	if (!image)
 		return -ENOENT;
 	return fl_cfitable__from_memory(image, size, out);
+}
+
+/* --- a table a range at a time ------------------------------------------------------ */
+
+/* One FDE of the file, indexed: [lo, hi) as file offsets, and where it is. */
+struct cs_fde {
+	uint32_t lo, hi;
+	uint32_t seq;	/* its place among the FDEs compiled, in the order of the sections */
+	uint32_t entry; /* its offset in its section */
+	bool debug;	/* in .debug_frame */
+};
+
+struct fl_cfitable_src {
+	struct fl_cfi_file f;
+	uint64_t bytes;		    /* of the CFI held (f) and the index */
+	uint64_t code_bytes;
+	bool indexed;		    /* the index was made (index_err says how) */
+	int index_err;
+	struct cs_fde *fdes;	    /* sorted by lo */
+	uint32_t *reach;	    /* reach[i]: the largest hi of fdes[0..i] */
+	size_t nr;
+	struct fl_cfitable_counts counts; /* fdes, fdes_debug_frame, fdes_unused of the file */
+	uint64_t work;		    /* spent so far on all ranges: the bound is the file's */
+};
+
+int fl_cfitable_src__open(int fd, struct fl_cfitable_src **ret)
+{
+	struct fl_cfitable_src *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = open_fd(fd, &s->f, &s->bytes);
+	if (err) {
+		free(s);
+		return err;
+	}
+	s->code_bytes = code_bytes(&s->f);
+	*ret = s;
+	return 0;
+}
+
+int fl_cfitable_src__all(struct fl_cfitable_src *s, struct fl_cfitable *out)
+{
+	return compile(&s->f, false, out);
+}
+
+uint64_t fl_cfitable_src__code_bytes(const struct fl_cfitable_src *s)
+{
+	return s->code_bytes;
+}
+
+uint64_t fl_cfitable_src__bytes(const struct fl_cfitable_src *s)
+{
+	return s->bytes;
+}
+
+void fl_cfitable_src__free(struct fl_cfitable_src *s)
+{
+	if (!s)
+		return;
+	fl_cfi_file__fini(&s->f);
+	free(s->fdes);
+	free(s->reach);
+	free(s);
+}
+
+static int cmp_cs_lo(const void *a, const void *b)
+{
+	const struct cs_fde *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_cs_seq(const void *a, const void *b)
+{
+	const struct cs_fde *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Indexes the FDEs of one section (as read_section() reads them, without compiling). */
+static int index_section(struct fl_cfitable_src *s, Elf_Data *data, uint64_t sh_addr, bool eh,
+			 size_t *cap)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(s->f.elf, NULL);
+	struct ct_cie cie = {.offset = (Dwarf_Off)-1};
+	Dwarf_Off off = 0, at;
+	enum nf r;
+
+	if (!ident || !data || !data->d_buf)
+		return 0;
+	for (;;) {
+		const struct fl_cfi_seg *seg;
+		struct ct_fde_ins ins;
+		uint64_t lo, len, hi;
+		int err;
+
+		at = off;
+		r = next_fde(ident, data, sh_addr, eh, &cie, &off, &ins, &lo, &len);
+		if (r == NF_END)
+			break;
+		if (r == NF_SKIP)
+			continue;
+		s->counts.fdes++;
+		s->counts.fdes_debug_frame += !eh;
+		seg = r == NF_FDE ? exec_seg(&s->f, lo) : NULL;
+		if (!seg || !len) {
+			s->counts.fdes_unused++;
+			continue;
+		}
+		/* As add_fde(): clipped to the segment, file offsets within 32 bits. */
+		hi = len < seg->filesz - (lo - seg->vaddr) ? lo + len : seg->vaddr + seg->filesz;
+		if (seg->offset > UINT32_MAX || hi - seg->vaddr > UINT32_MAX - seg->offset)
+			return -EFBIG;
+		err = grow((void **)&s->fdes, cap, s->nr + 1, sizeof(*s->fdes), MAX_FDES);
+		if (err)
+			return err;
+		s->fdes[s->nr] = (struct cs_fde){
+			.lo = (uint32_t)(lo - seg->vaddr + seg->offset),
+			.hi = (uint32_t)(hi - seg->vaddr + seg->offset),
+			.seq = (uint32_t)s->nr,
+			.entry = (uint32_t)at,
+			.debug = !eh,
+		};
+		s->nr++;
+	}
+	return 0;
+}
+
+/* The index of every FDE by start, made on the first range asked for. */
+static int src_index(struct fl_cfitable_src *s)
+{
+	Dwarf_CFI *dbg;
+	Elf_Data *data;
+	uint64_t addr = 0;
+	size_t cap = 0;
+	int err = 0;
+
+	if (s->indexed)
+		return s->index_err;
+	s->indexed = true;
+	if (s->f.eh && (data = eh_frame_data(s->f.elf, &addr)))
+		err = index_section(s, data, addr, true, &cap);
+	dbg = fl_cfi_file__debug_frame(&s->f);
+	if (!err && dbg && (data = debug_frame_data(&s->f)))
+		err = index_section(s, data, 0, false, &cap);
+	if (!err && !s->nr)
+		err = -ENOENT;
+	if (!err) {
+		qsort(s->fdes, s->nr, sizeof(*s->fdes), cmp_cs_lo);
+		s->reach = malloc(s->nr * sizeof(*s->reach));
+		if (!s->reach)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		for (size_t i = 0; i < s->nr; i++)
+			s->reach[i] = i && s->reach[i - 1] > s->fdes[i].hi ? s->reach[i - 1]
+									   : s->fdes[i].hi;
+		s->bytes += s->nr * (sizeof(*s->fdes) + sizeof(*s->reach));
+	} else {
+		free(s->fdes);
+		s->fdes = NULL;
+		s->nr = 0;
+	}
+	s->index_err = err;
+	return err;
+}
+
+/* Keeps the rows of t for [lo, hi): the one in force at lo moved to lo, none from hi on. */
+static int clip(struct fl_cfitable *t, uint64_t lo, uint64_t hi)
+{
+	static const struct fl_uw_row none = {.cfa_type = FL_CFA_NONE};
+	size_t first = 0, n = 0, cap;
+
+	while (first + 1 < t->nr && t->rows[first + 1].pc <= lo)
+		first++;
+	for (size_t i = first; i < t->nr && t->rows[i].pc < hi; i++) {
+		t->rows[n] = t->rows[i];
+		if (t->rows[n].pc < lo)
+			t->rows[n].pc = (uint32_t)lo;
+		n++;
+	}
+	t->nr = n;
+	cap = n;
+	/* Past hi no rule of this range holds (a range ending at 4 GiB needs no such row). */
+	if (hi <= UINT32_MAX)
+		return emit(t, &cap, (uint32_t)hi, &none);
+	return 0;
+}
+
+int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
+			   struct fl_cfitable *out)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(s->f.elf, NULL);
+	struct ct c = {.f = &s->f, .work = s->work};
+	struct ct_cie cie_eh = {.offset = (Dwarf_Off)-1}, cie_dbg = {.offset = (Dwarf_Off)-1};
+	struct fl_cfitable t = {0};
+	struct cs_fde *pick = NULL;
+	size_t a = 0, b, n = 0;
+	Elf_Data *eh = NULL, *dbg = NULL;
+	uint64_t eh_addr = 0;
+	int err;
+
+	if (lo >= hi || lo > UINT32_MAX || !ident)
+		return -EINVAL;
+	err = src_index(s);
+	if (err)
+		return err;
+	/* Those starting below hi (fdes[0..b)), of which those ending above lo. */
+	b = s->nr;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (s->fdes[mid].lo < hi)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (size_t i = b; i-- > 0 && s->reach[i] > lo;)
+		n += s->fdes[i].hi > lo;
+	if (!n)
+		return -ENOENT;
+	pick = malloc(n * sizeof(*pick));
+	if (!pick)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = b; i-- > 0 && s->reach[i] > lo;)
+		if (s->fdes[i].hi > lo)
+			pick[n++] = s->fdes[i];
+	/* Compiled in the order the whole file's are: which FDE wins an overlap is the same. */
+	qsort(pick, n, sizeof(*pick), cmp_cs_seq);
+	if (s->f.eh)
+		eh = eh_frame_data(s->f.elf, &eh_addr);
+	if (fl_cfi_file__debug_frame(&s->f))
+		dbg = debug_frame_data(&s->f);
+	for (size_t i = 0; i < n && !err; i++) {
+		Elf_Data *data = pick[i].debug ? dbg : eh;
+		Dwarf_Off off = pick[i].entry;
+		struct ct_fde_ins ins;
+		uint64_t flo, len;
+		size_t before = c.nr_fdes;
+
+		/* Read again as the index read it: the section has not changed (it is ours). */
+		if (!data || next_fde(ident, data, pick[i].debug ? 0 : eh_addr, !pick[i].debug,
+				      pick[i].debug ? &cie_dbg : &cie_eh, &off, &ins, &flo,
+				      &len) != NF_FDE) {
+			err = -EINVAL;
+			break;
+		}
+		c.counts.fdes++;
+		c.counts.fdes_debug_frame += pick[i].debug;
+		err = add_fde(&c, NULL, pick[i].debug, flo, len, &ins);
+		if (!err && c.nr_fdes > before)
+			c.fdes[before].seq = pick[i].seq;
+	}
+	if (!err)
+		err = c.nr_fdes ? build(&c, &t) : -ENOENT;
+	if (!err)
+		err = clip(&t, lo, hi);
+	s->work = c.work;
+	if (!err) {
+		c.counts.work = c.work;
+		t.counts = c.counts;
+		table_counts(&t);
+		if (!table_has_cfi(&t))
+			err = -ENOENT;
+	}
+	free(pick);
+	free(c.fdes);
+	free(c.spans);
+	if (err) {
+		free(t.rows);
+		return err;
+	}
+	t.code_bytes = hi - lo;
+	*out = t;
+	return 0;
 }
 
 void fl_cfitable__fini(struct fl_cfitable *t)

@@ -41,9 +41,40 @@ struct kt_file {
 	uint32_t refs;	     /* processes whose mappings in the kernel name it */
 	unsigned idle;	     /* trims passed with refs == 0 */
 	uint32_t chunk;	     /* KT_LOADED: where its rows are */
-	uint64_t rows, code; /* KT_LOADED */
+	uint64_t rows, code; /* KT_LOADED (windowed: of its windows loaded) */
 	char *path;	     /* for messages */
+	/*
+	 * A windowed file (KT_LOADED, its location FL_UW_LOC_WINDOWED): its
+	 * CFI, held for the windows samples ask for (the thread's alone), the
+	 * windows asked for (bits), and those with rows in a chunk.
+	 */
+	struct fl_cfitable_src *src;
+	uint64_t src_bytes;
+	uint64_t *asked; /* a bit per window */
+	uint32_t nr_windows;
+	struct kt_win *wins;
+	size_t nr_wins, cap_wins;
+	uint32_t jobs;	     /* windows queued or being built (the lock) */
+	uint32_t first_win;  /* the window the first sample needing the file was in (or none) */
 };
+
+/* A window of a windowed file with rows loaded. */
+struct kt_win {
+	uint32_t win;
+	uint32_t chunk;
+	uint64_t rows;
+};
+
+/* The thread's work: a file's table, or a window of a windowed file (win < NO_WIN). */
+struct kt_job {
+	struct kt_file *f;
+	uint32_t win;
+};
+
+#define NO_WIN UINT32_MAX
+
+/* Files with this much code or more are windowed (their tables built where samples reach). */
+#define KT_WINDOWED_MIN_CODE ((uint64_t)4 << 20)
 
 /* Rows of the first chunk, and of the largest (each new chunk is twice the last). */
 #define KT_CHUNK_MIN_ROWS (64u << 10)
@@ -75,7 +106,7 @@ struct fl_ktables {
 	bool thread_running, stop;
 	bool busy;     /* work queued or under way: settle() waits */
 	bool building; /* the thread is compiling a table */
-	struct kt_file **queue;
+	struct kt_job *queue;
 	size_t q_head, q_len, q_cap; /* a ring over queue[q_cap] */
 
 	struct kt_file **by_id; /* [FL_UW_MAX_FILES] */
@@ -130,7 +161,7 @@ static uint64_t table_bytes(size_t n)
 /* Tells the walker where the table of id is (FL_UW_LOC(), 0 or FL_UW_LOC_NONE). */
 static void set_loc(struct fl_ktables *kt, uint32_t id, uint64_t loc)
 {
-	uint32_t key = FL_UW_ASKED_FILE | id;
+	uint64_t key = FL_UW_ASKED_FILE | id;
 
 	if (!id)
 		return;
@@ -184,11 +215,11 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 	if (cap < n)
 		cap = n;
 	bytes = table_bytes(cap);
-	if (kt->st.bytes + bytes > kt->o.max_bytes) {
+	if (kt->st.bytes + kt->st.src_bytes + bytes > kt->o.max_bytes) {
 		/* A chunk of just this table, if that fits. */
 		cap = n;
 		bytes = table_bytes(cap);
-		if (kt->st.bytes + bytes > kt->o.max_bytes)
+		if (kt->st.bytes + kt->st.src_bytes + bytes > kt->o.max_bytes)
 			return -ENOSPC;
 	}
 	/*
@@ -235,7 +266,7 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
  * chunk's mapping), then its location made known, in one word: the walker
  * sees all of it or none.
  */
-static int load_table(struct fl_ktables *kt, struct kt_file *f, const struct fl_cfitable *t)
+static int copy_table(struct fl_ktables *kt, const struct fl_cfitable *t, uint64_t *loc)
 {
 	uint32_t start;
 	int c;
@@ -247,8 +278,114 @@ static int load_table(struct fl_ktables *kt, struct kt_file *f, const struct fl_
 		return c;
 	memcpy((struct fl_uw_row *)kt->chunks[c].mem + start, t->rows,
 	       t->nr * sizeof(struct fl_uw_row));
+	*loc = FL_UW_LOC(c, start, t->nr);
+	return c;
+}
+
+static int load_table(struct fl_ktables *kt, struct kt_file *f, const struct fl_cfitable *t)
+{
+	uint64_t loc;
+	int c = copy_table(kt, t, &loc);
+
+	if (c < 0)
+		return c;
 	f->chunk = (uint32_t)c;
-	set_loc(kt, f->id, FL_UW_LOC(c, start, t->nr));
+	set_loc(kt, f->id, loc);
+	return 0;
+}
+
+/* Tells the walker where window win of f is (a location or FL_UW_LOC_NONE), and that it is answered. */
+static void set_win_loc(struct fl_ktables *kt, const struct kt_file *f, uint32_t win, uint64_t loc)
+{
+	uint64_t key = FL_UW_WIN_KEY(f->id, win), asked = FL_UW_ASKED_WIN | key;
+
+	if (kt->o.win_loc_fd >= 0)
+		bpf_map_update_elem(kt->o.win_loc_fd, &key, &loc, BPF_ANY);
+	if (kt->o.asked_fd >= 0)
+		bpf_map_delete_elem(kt->o.asked_fd, &asked);
+}
+
+/* Builds and loads window win of windowed file f (the thread, the lock not held). */
+static void build_window(struct fl_ktables *kt, struct kt_file *f, uint32_t win)
+{
+	struct fl_cfitable t = {0};
+	struct kt_win *w;
+	uint64_t loc = FL_UW_LOC_NONE;
+	int err, c = -1;
+
+	err = fl_cfitable_src__range(f->src, (uint64_t)win << FL_UW_WIN_SHIFT,
+				     (uint64_t)(win + 1) << FL_UW_WIN_SHIFT, &t);
+	if (!err) {
+		c = copy_table(kt, &t, &loc);
+		if (c < 0) {
+			fl_pr_debug("ktables: %s: window %u: cannot load %zu rows: %s\n", f->path, win,
+				    t.nr, strerror(-c));
+			loc = FL_UW_LOC_NONE;
+		}
+	}
+	pthread_mutex_lock(&kt->lock);
+	if (c >= 0 && f->nr_wins == f->cap_wins) {
+		size_t ncap = f->cap_wins ? f->cap_wins * 2 : 16;
+		struct kt_win *nw = realloc(f->wins, ncap * sizeof(*nw));
+
+		if (nw) {
+			f->wins = nw;
+			f->cap_wins = ncap;
+		}
+	}
+	if (c >= 0 && f->nr_wins < f->cap_wins) {
+		w = &f->wins[f->nr_wins++];
+		*w = (struct kt_win){.win = win, .chunk = (uint32_t)c, .rows = t.nr};
+		f->rows += t.nr;
+		f->code += t.code_bytes;
+		kt->st.rows += t.nr;
+		kt->st.code_bytes += t.code_bytes;
+		kt->st.windows++;
+		kt->st.last_load_ns = mono_ns();
+	} else if (c >= 0) {
+		/* No room to remember it: not used, its rows stay counted in the chunk until it goes. */
+		loc = FL_UW_LOC_NONE;
+	}
+	pthread_mutex_unlock(&kt->lock);
+	set_win_loc(kt, f, win, loc);
+	fl_cfitable__fini(&t);
+}
+
+/*
+ * A big file becomes windowed: its CFI held (within the budget), the
+ * walker told to look up windows, and the window the first sample needed
+ * built. Returns 0, or -EFBIG when the file is small (its whole table then)
+ * or -ENOSPC.
+ */
+static int make_windowed(struct fl_ktables *kt, struct kt_file *f, struct fl_cfitable_src *src)
+{
+	uint64_t code = fl_cfitable_src__code_bytes(src), bytes = fl_cfitable_src__bytes(src);
+	uint32_t nr_windows;
+	uint64_t *asked;
+
+	if (code < KT_WINDOWED_MIN_CODE)
+		return -EFBIG;
+	/* Windows of file offsets up to 4 GiB, the walker's limit. */
+	nr_windows = (uint32_t)((1ULL << 32) >> FL_UW_WIN_SHIFT);
+	asked = calloc(nr_windows / 64, sizeof(*asked));
+	if (!asked)
+		return -ENOMEM;
+	bytes += nr_windows / 8;
+	pthread_mutex_lock(&kt->lock);
+	if (kt->st.bytes + kt->st.src_bytes + bytes > kt->o.max_bytes) {
+		pthread_mutex_unlock(&kt->lock);
+		free(asked);
+		return -ENOSPC;
+	}
+	kt->st.src_bytes += bytes;
+	kt->st.windowed++;
+	f->src = src;
+	f->src_bytes = bytes;
+	f->asked = asked;
+	f->nr_windows = nr_windows;
+	pthread_mutex_unlock(&kt->lock);
+	fl_pr_debug("ktables: %s: %.1f MiB of code, tables by windows of %llu KiB\n", f->path,
+		    (double)code / (1 << 20), (unsigned long long)(FL_UW_WIN_BYTES >> 10));
 	return 0;
 }
 
@@ -256,10 +393,42 @@ static int load_table(struct fl_ktables *kt, struct kt_file *f, const struct fl_
 static void build(struct fl_ktables *kt, struct kt_file *f, int fd)
 {
 	struct fl_cfitable t = {0};
+	struct fl_cfitable_src *src = NULL;
 	enum kt_state state = KT_NONE;
 	int err;
 
-	err = f->vdso ? fl_cfitable__vdso(&t) : fl_cfitable__from_fd(fd, &t);
+	if (f->vdso) {
+		err = fl_cfitable__vdso(&t);
+	} else {
+		err = fl_cfitable_src__open(fd, &src);
+		if (!err) {
+			err = make_windowed(kt, f, src);
+			if (!err) {
+				close(fd);
+				pthread_mutex_lock(&kt->lock);
+				f->state = KT_LOADED;
+				kt->st.loaded++;
+				if (!kt->st.first_load_ns)
+					kt->st.first_load_ns = mono_ns();
+				if (f->first_win < f->nr_windows) {
+					f->asked[f->first_win / 64] |= 1ULL << (f->first_win % 64);
+					f->jobs++;
+				}
+				pthread_mutex_unlock(&kt->lock);
+				/* Windows are asked for once the walker knows; the first is built at once. */
+				set_loc(kt, f->id, FL_UW_LOC_WINDOWED);
+				if (f->first_win < f->nr_windows) {
+					build_window(kt, f, f->first_win);
+					pthread_mutex_lock(&kt->lock);
+					f->jobs--;
+					pthread_mutex_unlock(&kt->lock);
+				}
+				return;
+			}
+			err = err == -EFBIG ? fl_cfitable_src__all(src, &t) : err;
+			fl_cfitable_src__free(src);
+		}
+	}
 	if (fd >= 0)
 		close(fd);
 	if (err) {
@@ -312,9 +481,9 @@ static void *thread_main(void *arg)
 	if (c >= 0)
 		kt->chunks[c].live--;
 	while (!kt->stop) {
-		struct kt_file *f;
+		struct kt_job job;
 		uint64_t t0;
-		int fd;
+		int fd = -1;
 
 		if (!kt->q_len) {
 			kt->busy = false;
@@ -322,18 +491,27 @@ static void *thread_main(void *arg)
 			pthread_cond_wait(&kt->work, &kt->lock);
 			continue;
 		}
-		f = kt->queue[kt->q_head];
+		job = kt->queue[kt->q_head];
 		kt->q_head = (kt->q_head + 1) % kt->q_cap;
 		kt->q_len--;
 		kt->busy = true;
-		f->state = KT_BUILDING;
 		kt->building = true;
-		fd = f->fd;
-		f->fd = -1;
+		if (job.win == NO_WIN) {
+			job.f->state = KT_BUILDING;
+			fd = job.f->fd;
+			job.f->fd = -1;
+		}
 		pthread_mutex_unlock(&kt->lock);
 
 		t0 = thread_ns();
-		build(kt, f, fd);
+		if (job.win == NO_WIN) {
+			build(kt, job.f, fd);
+		} else {
+			build_window(kt, job.f, job.win);
+			pthread_mutex_lock(&kt->lock);
+			job.f->jobs--;
+			pthread_mutex_unlock(&kt->lock);
+		}
 
 		pthread_mutex_lock(&kt->lock);
 		kt->st.build_ns += thread_ns() - t0;
@@ -394,20 +572,15 @@ static uint32_t take_id(struct fl_ktables *kt)
 	return 0;
 }
 
-/* Queues f for the thread (the lock not held). */
-static int enqueue(struct fl_ktables *kt, struct kt_file *f)
+/* Queues job for the thread (the lock held). */
+static int enqueue_locked(struct fl_ktables *kt, struct kt_job job, bool first)
 {
-	int err = 0;
-
-	pthread_mutex_lock(&kt->lock);
 	if (kt->q_len == kt->q_cap) {
 		size_t ncap = kt->q_cap ? kt->q_cap * 2 : 64;
-		struct kt_file **nq = malloc(ncap * sizeof(*nq));
+		struct kt_job *nq = malloc(ncap * sizeof(*nq));
 
-		if (!nq) {
-			err = -ENOMEM;
-			goto out;
-		}
+		if (!nq)
+			return -ENOMEM;
 		for (size_t i = 0; i < kt->q_len; i++)
 			nq[i] = kt->queue[(kt->q_head + i) % kt->q_cap];
 		free(kt->queue);
@@ -415,12 +588,27 @@ static int enqueue(struct fl_ktables *kt, struct kt_file *f)
 		kt->q_head = 0;
 		kt->q_cap = ncap;
 	}
-	f->state = KT_QUEUED;
-	kt->queue[(kt->q_head + kt->q_len) % kt->q_cap] = f;
+	if (first) {
+		kt->q_head = (kt->q_head + kt->q_cap - 1) % kt->q_cap;
+		kt->queue[kt->q_head] = job;
+	} else {
+		kt->queue[(kt->q_head + kt->q_len) % kt->q_cap] = job;
+	}
 	kt->q_len++;
 	kt->busy = true;
 	pthread_cond_signal(&kt->work);
-out:
+	return 0;
+}
+
+/* Queues f for the thread (the lock not held). */
+static int enqueue(struct fl_ktables *kt, struct kt_file *f)
+{
+	int err;
+
+	pthread_mutex_lock(&kt->lock);
+	err = enqueue_locked(kt, (struct kt_job){.f = f, .win = NO_WIN}, false);
+	if (!err)
+		f->state = KT_QUEUED;
 	pthread_mutex_unlock(&kt->lock);
 	return err;
 }
@@ -432,6 +620,7 @@ static struct kt_file *file_new(struct fl_ktables *kt, const char *path)
 	if (!f)
 		return NULL;
 	f->fd = -1;
+	f->first_win = NO_WIN;
 	f->path = strndup(path, 4096);
 	if (!f->path) {
 		free(f);
@@ -563,29 +752,65 @@ void fl_ktables__want_proc(struct fl_ktables *kt, uint32_t pid)
 
 	/* Its files, all: the walker would otherwise ask for them one sample at a time. */
 	for (uint32_t i = 0; p && i < p->nr; i++)
-		fl_ktables__want(kt, p->ids[i]);
+		fl_ktables__want(kt, p->ids[i], FL_KTABLES_NO_WINDOW);
 }
 
-void fl_ktables__want(struct fl_ktables *kt, uint32_t file_id)
+void fl_ktables__want_window(struct fl_ktables *kt, uint32_t file_id, uint32_t win)
+{
+	struct kt_file *f = file_id && file_id < FL_UW_MAX_FILES ? kt->by_id[file_id] : NULL;
+	uint64_t bit, asked = FL_UW_ASKED_WIN | FL_UW_WIN_KEY(file_id, win);
+
+	if (f)
+		pthread_mutex_lock(&kt->lock);
+	if (!f || f->state != KT_LOADED || !f->src) {
+		if (f)
+			pthread_mutex_unlock(&kt->lock);
+		/* Not (or no more) a windowed file: taken back, the walker asks again if it is. */
+		if (kt->o.asked_fd >= 0)
+			bpf_map_delete_elem(kt->o.asked_fd, &asked);
+		return;
+	}
+	if (win >= f->nr_windows) {
+		pthread_mutex_unlock(&kt->lock);
+		set_win_loc(kt, f, win, FL_UW_LOC_NONE);
+		return;
+	}
+	bit = 1ULL << (win % 64);
+	/* Asked before: built, or queued (the walker asks again only once it was answered). */
+	if (!(f->asked[win / 64] & bit)) {
+		/* Ahead of files queued because they were mapped: a sample needs it now. */
+		if (!enqueue_locked(kt, (struct kt_job){.f = f, .win = win}, true)) {
+			f->asked[win / 64] |= bit;
+			f->jobs++;
+		}
+	}
+	pthread_mutex_unlock(&kt->lock);
+}
+
+void fl_ktables__want(struct fl_ktables *kt, uint32_t file_id, uint32_t win)
 {
 	struct kt_file *f = file_id && file_id < FL_UW_MAX_FILES ? kt->by_id[file_id] : NULL;
 
 	if (!f)
 		return;
+	if (f->first_win == NO_WIN && win != FL_KTABLES_NO_WINDOW)
+		f->first_win = win;
 	if (f->state == KT_QUEUED) {
 		/* A sample needs it now: ahead of those queued because they were mapped. */
 		pthread_mutex_lock(&kt->lock);
 		for (size_t i = 0; i < kt->q_len; i++) {
 			size_t at = (kt->q_head + i) % kt->q_cap;
 
-			if (kt->queue[at] != f)
+			struct kt_job job = kt->queue[at];
+
+			if (job.f != f || job.win != NO_WIN)
 				continue;
 			for (; i > 0; i--) {
 				size_t prev = (kt->q_head + i - 1) % kt->q_cap;
 
 				kt->queue[(kt->q_head + i) % kt->q_cap] = kt->queue[prev];
 			}
-			kt->queue[kt->q_head] = f;
+			kt->queue[kt->q_head] = job;
 			break;
 		}
 		pthread_mutex_unlock(&kt->lock);
@@ -623,7 +848,7 @@ static int prefetch_one(const struct fl_procmap *pm, void *ctx)
 		return 0;
 	f = file_get(kt, &m, (uint32_t)getpid());
 	if (f)
-		fl_ktables__want(kt, f->id);
+		fl_ktables__want(kt, f->id, FL_KTABLES_NO_WINDOW);
 	return 0;
 }
 
@@ -844,6 +1069,9 @@ static void file_free(struct kt_file *f)
 {
 	if (f->fd >= 0)
 		close(f->fd);
+	fl_cfitable_src__free(f->src);
+	free(f->asked);
+	free(f->wins);
 	free(f->path);
 	free(f);
 }
@@ -884,6 +1112,15 @@ void fl_ktables__free(struct fl_ktables *kt)
 	free(kt);
 }
 
+/* A table in chunk c goes: the chunk with its last one (the one being filled stays). The lock held. */
+static void chunk_unref(struct fl_ktables *kt, uint32_t c)
+{
+	struct kt_chunk *ch = &kt->chunks[c];
+
+	if (ch->live && !--ch->live && kt->cur != (int)c)
+		chunk_free(kt, c);
+}
+
 /* Unloads f's table and forgets it (the caller's thread; f is neither queued nor building). */
 static void unload(struct fl_ktables *kt, struct kt_file *f)
 {
@@ -891,21 +1128,34 @@ static void unload(struct fl_ktables *kt, struct kt_file *f)
 		/* The walker stops using the table before its rows can go with their chunk. */
 		file_id_publish(kt, f, false);
 		set_loc(kt, f->id, 0);
+		/* Every window asked for was answered (loaded or none): the next file with this id must not find them. */
+		for (uint32_t w = 0; f->asked && w < f->nr_windows; w++) {
+			uint64_t key = FL_UW_WIN_KEY(f->id, w);
+
+			if ((f->asked[w / 64] >> (w % 64)) & 1 && kt->o.win_loc_fd >= 0)
+				bpf_map_delete_elem(kt->o.win_loc_fd, &key);
+		}
 		kt->by_id[f->id] = NULL;
 	}
 	pthread_mutex_lock(&kt->lock);
 	if (f->state == KT_DEFERRED) {
 		kt->nr_deferred--;
-	} else if (f->state == KT_LOADED) {
-		struct kt_chunk *ch = &kt->chunks[f->chunk];
-
+	} else if (f->state == KT_LOADED && f->src) {
 		kt->st.loaded--;
 		kt->st.rows -= f->rows;
 		kt->st.code_bytes -= f->code;
 		kt->st.unloaded++;
-		/* A chunk goes with its last table (the one being filled stays). */
-		if (ch->live && !--ch->live && kt->cur != (int)f->chunk)
-			chunk_free(kt, f->chunk);
+		kt->st.windowed--;
+		kt->st.windows -= f->nr_wins;
+		kt->st.src_bytes -= f->src_bytes;
+		for (size_t i = 0; i < f->nr_wins; i++)
+			chunk_unref(kt, f->wins[i].chunk);
+	} else if (f->state == KT_LOADED) {
+		kt->st.loaded--;
+		kt->st.rows -= f->rows;
+		kt->st.code_bytes -= f->code;
+		kt->st.unloaded++;
+		chunk_unref(kt, f->chunk);
 	} else if (f->state == KT_OVER) {
 		kt->st.over_budget--;
 	} else {
@@ -921,10 +1171,13 @@ static bool busy(struct fl_ktables *kt, const struct kt_file *f)
 {
 	enum kt_state state;
 
+	uint32_t jobs;
+
 	pthread_mutex_lock(&kt->lock);
 	state = f->state;
+	jobs = f->jobs;
 	pthread_mutex_unlock(&kt->lock);
-	return state == KT_QUEUED || state == KT_BUILDING;
+	return state == KT_QUEUED || state == KT_BUILDING || jobs;
 }
 
 void fl_ktables__trim(struct fl_ktables *kt)

@@ -33,6 +33,7 @@ struct fl_ktables_opts {
 	int procs_fd;
 	int asked_fd; /* keys the walker asked for (FL_UW_ASKED_FILE): cleared when answered */
 	int file_ids_fd; /* (device, inode) -> file id, for the walker's own mapping lookups */
+	int win_loc_fd;	 /* windows of big files -> their tables (FL_UW_WIN_KEY()) */
 	uint64_t max_bytes; /* table memory (kernel and ours), 0: FL_KTABLES_DEFAULT_BYTES */
 	/*
 	 * Build a file's table only when the walker first needs it
@@ -58,9 +59,16 @@ int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tm
 
 /*
  * The walker needs file_id's table (it asked through uw_wants): queued now
- * if it was waiting for that (lazy).
+ * if it was waiting for that (lazy). win: the window of the pc that
+ * needed it (FL_KTABLES_NO_WINDOW: none), built with it should the file be
+ * a big one, whose table is loaded by windows (unwind_abi.h).
  */
-void fl_ktables__want(struct fl_ktables *kt, uint32_t file_id);
+void fl_ktables__want(struct fl_ktables *kt, uint32_t file_id, uint32_t win);
+
+#define FL_KTABLES_NO_WINDOW UINT32_MAX
+
+/* The walker needs window win of windowed file file_id: queued ahead of whole files. */
+void fl_ktables__want_window(struct fl_ktables *kt, uint32_t file_id, uint32_t win);
 /*
  * The walker met process pid before its mappings were in the kernel (they
  * are now, the caller read the tracker first): the tables of all its files
@@ -90,6 +98,9 @@ struct fl_ktables_stats {
 	uint64_t pending;	/* ... queued or being built */
 	uint64_t unloaded;	/* tables dropped by trim */
 	uint64_t bytes;		/* kernel memory of the tables' chunks now */
+	uint64_t src_bytes;	/* CFI held for windowed files (within max_bytes, with bytes) */
+	uint64_t windowed;	/* files loaded by windows (in loaded) */
+	uint64_t windows;	/* ... windows with rows in the kernel now */
 	uint64_t peak_bytes;	/* the most at once */
 	uint64_t rows;		/* rows loaded now */
 	uint64_t code_bytes;	/* bytes of code the loaded tables cover */

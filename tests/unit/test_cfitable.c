@@ -531,6 +531,123 @@ static void test_engines_real(void **state)
 	}
 }
 
+/* --- a table a range at a time ------------------------------------------------------ */
+
+/* The rule at off in t: NONE where no row covers it. */
+static struct fl_uw_row rule_at(const struct fl_cfitable *t, uint64_t off)
+{
+	const struct fl_uw_row *r = fl_cfitable__find(t, off);
+	struct fl_uw_row x = r ? *r : (struct fl_uw_row){.cfa_type = FL_CFA_NONE};
+
+	x.pc = 0;
+	return x;
+}
+
+static void expect_rule_at(const struct fl_cfitable *whole, const struct fl_cfitable *part,
+			   uint64_t off, const char *what, uint64_t lo)
+{
+	struct fl_uw_row a = rule_at(whole, off), b = rule_at(part, off);
+
+	if (memcmp(&a, &b, sizeof(a)))
+		fail_msg("%s: range at 0x%llx: at 0x%llx type %d cfa %d, whole table type %d cfa %d",
+			 what, (unsigned long long)lo, (unsigned long long)off, b.cfa_type,
+			 b.cfa_off, a.cfa_type, a.cfa_off);
+}
+
+/*
+ * The file at fd compiled whole through a source is fl_cfitable__from_fd()'s
+ * table, and each range of step bytes has its rows: the whole table's rule
+ * at every offset where either table's rule changes. Returns the ranges
+ * with rows.
+ */
+static size_t expect_ranges(int fd, const char *what, uint64_t step)
+{
+	struct fl_cfitable ref, whole, part;
+	struct fl_cfitable_src *s;
+	size_t with_rows = 0;
+	uint64_t end;
+
+	assert_int_equal(fl_cfitable__from_fd(fd, &ref), 0);
+	assert_int_equal(fl_cfitable_src__open(fd, &s), 0);
+	assert_int_equal(fl_cfitable_src__all(s, &whole), 0);
+	assert_int_equal(whole.nr, ref.nr);
+	assert_memory_equal(whole.rows, ref.rows, ref.nr * sizeof(*ref.rows));
+	end = ref.rows[ref.nr - 1].pc + 1;
+	for (uint64_t lo = ref.rows[0].pc / step * step; lo < end; lo += step) {
+		uint64_t hi = lo + step;
+		int err = fl_cfitable_src__range(s, lo, hi, &part);
+
+		if (err == -ENOENT) {
+			/* No CFI in the range: none at lo, and no row with a rule inside. */
+			struct fl_uw_row none = {.cfa_type = FL_CFA_NONE}, a = rule_at(&ref, lo);
+
+			assert_memory_equal(&a, &none, sizeof(a));
+			for (size_t i = 0; i < ref.nr; i++)
+				if (ref.rows[i].pc > lo && ref.rows[i].pc < hi)
+					assert_int_equal(ref.rows[i].cfa_type, FL_CFA_NONE);
+			continue;
+		}
+		assert_int_equal(err, 0);
+		with_rows++;
+		assert_true(part.nr > 0 && part.rows[0].pc >= lo);
+		assert_true(part.rows[part.nr - 1].pc <= hi);
+		assert_int_equal(part.rows[part.nr - 1].cfa_type, FL_CFA_NONE);
+		expect_rule_at(&ref, &part, lo, what, lo);
+		for (size_t i = 0; i + 1 < part.nr; i++) {
+			expect_rule_at(&ref, &part, part.rows[i].pc, what, lo);
+			if (part.rows[i].pc > lo)
+				expect_rule_at(&ref, &part, part.rows[i].pc - 1, what, lo);
+		}
+		/* The whole table's rows inside, from the first after lo (a search from lo). */
+		for (const struct fl_uw_row *r = fl_cfitable__find(&ref, lo);
+		     r && r < ref.rows + ref.nr && r->pc < hi; r++) {
+			if (r->pc > lo) {
+				expect_rule_at(&ref, &part, r->pc, what, lo);
+				expect_rule_at(&ref, &part, r->pc - 1, what, lo);
+			}
+		}
+		expect_rule_at(&ref, &part, hi - 1, what, lo);
+		fl_cfitable__fini(&part);
+	}
+	if (!fl_cfitable__find(&ref, ref.rows[0].pc))
+		fail_msg("%s: no first row", what);
+	assert_int_equal(fl_cfitable_src__range(s, 5, 5, &part), -EINVAL);
+	fl_cfitable_src__free(s);
+	fl_cfitable__fini(&whole);
+	fl_cfitable__fini(&ref);
+	return with_rows;
+}
+
+/* Real binaries in windows of the walker's size, and of a few bytes (cuts inside functions). */
+static void test_ranges_real(void **state)
+{
+	static const struct {
+		const char *path;
+		uint64_t step;
+	} files[] = {
+		{"/lib/x86_64-linux-gnu/libc.so.6", FL_UW_WIN_BYTES},
+		{"/lib/x86_64-linux-gnu/libc.so.6", 4096},
+		{"/lib64/ld-linux-x86-64.so.2", 100},
+		{"/usr/bin/python3.11", FL_UW_WIN_BYTES},
+		{"/usr/lib/gcc/x86_64-linux-gnu/12/cc1", FL_UW_WIN_BYTES},
+		{"/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1", FL_UW_WIN_BYTES},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int fd = open(files[i].path, O_RDONLY | O_CLOEXEC);
+		size_t n;
+
+		if (fd < 0) {
+			print_message("%s: absent, skipped\n", files[i].path);
+			continue;
+		}
+		n = expect_ranges(fd, files[i].path, files[i].step);
+		close(fd);
+		assert_true(n > 0);
+	}
+}
+
 /* --- made-up CFI ------------------------------------------------------------------- */
 
 /*
@@ -1002,6 +1119,21 @@ static void test_synth_overlap(void **state)
 	fl_cfitable__fini(&ref);
 	fl_cfitable__fini(&again);
 	fl_cfitable__fini(&t);
+
+	/* In ranges, from a file: the same winners where FDEs overlap, and cuts in every FDE. */
+	{
+		char path[] = "/tmp/flamed-cfitable-XXXXXX";
+		int fd = mkstemp(path);
+
+		assert_true(fd >= 0);
+		unlink(path);
+		img = synth_image(&s, &size);
+		assert_int_equal(write(fd, img, size), (ssize_t)size);
+		free(img);
+		for (uint64_t step = 1; step <= 0x200; step *= 2)
+			assert_true(expect_ranges(fd, "overlap", step) > 0);
+		close(fd);
+	}
 	synth_free(&s);
 }
 
@@ -1754,6 +1886,7 @@ int main(void)
 		cmocka_unit_test(test_libc_signal_frame),
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_engines_real),
+		cmocka_unit_test(test_ranges_real),
 		cmocka_unit_test(test_engines_random),
 		cmocka_unit_test(test_hostile_images),
 		cmocka_unit_test(test_hostile_files),

@@ -174,6 +174,8 @@ struct fl_sampler_stats {
 	uint64_t tables_bytes, tables_peak_bytes, tables_code_bytes, tables_rows;
 	uint64_t tables_build_ns, tables_first_ns, tables_last_ns, tables_unloaded;
 	uint64_t tables_procs, tables_maps_dropped;
+	/* Big files loaded by windows of code (in tables_loaded), their windows, the CFI held for them. */
+	uint64_t tables_windowed, tables_windows, tables_src_bytes;
 	struct fl_cpu_hotplug hotplug; /* CPUs offline for part of the time: not sampled then */
 };
 

@@ -96,6 +96,42 @@ int fl_cfitable__from_memory(const void *image, size_t size, struct fl_cfitable 
  */
 int fl_cfitable__vdso(struct fl_cfitable *out);
 
+/*
+ * A file's CFI read once and held, to compile its table one range of code
+ * at a time: the in-kernel walker's windows of a big file, of which
+ * samples reach a few (libLLVM's whole table is a million rows).
+ */
+struct fl_cfitable_src;
+
+/*
+ * Reads the CFI of the ELF file open at fd, as fl_cfitable__from_fd()
+ * does, with its checks and errors; the fd stays the caller's and is
+ * needed no more.
+ */
+int fl_cfitable_src__open(int fd, struct fl_cfitable_src **ret);
+
+/* The whole table: what fl_cfitable__from_fd() gives. */
+int fl_cfitable_src__all(struct fl_cfitable_src *s, struct fl_cfitable *out);
+
+/*
+ * The rows for the file offsets [lo, hi): those of the whole table, the
+ * one in force at lo starting at lo, ending with a FL_CFA_NONE row at hi
+ * (or before, where no CFI is the rule up to hi; hi below 4 GiB). Only the FDEs reaching into the range are interpreted (their index
+ * is made on the first call). fl_cfitable__find() gives the whole table's
+ * row for every offset in the range. The work bound is the file's, over
+ * all ranges. code_bytes is hi - lo. Returns 0, -ENOENT (no CFI in the
+ * range, or in the file), -EINVAL (lo >= hi), -EFBIG or -ENOMEM.
+ */
+int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
+			   struct fl_cfitable *out);
+
+/* Bytes of code in the file's executable segments. */
+uint64_t fl_cfitable_src__code_bytes(const struct fl_cfitable_src *s);
+/* Memory s holds: the CFI sections read, and the index once made. */
+uint64_t fl_cfitable_src__bytes(const struct fl_cfitable_src *s);
+/* Accepts NULL. */
+void fl_cfitable_src__free(struct fl_cfitable_src *s);
+
 /* Frees the rows; t is empty (zeroed) again. Accepts an empty or zeroed table. */
 void fl_cfitable__fini(struct fl_cfitable *t);
 

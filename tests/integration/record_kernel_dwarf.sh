@@ -315,6 +315,30 @@ if [[ -z ${KDW_MODE_ARGS:-} ]] && command -v gcc >/dev/null; then
 	note "cc1: $cc1_main of $cc1_all samples reach main; ${copies:-0} stack copies unwound in user space"
 	[[ ${copies:-0} -gt 0 ]] || fail "no sample of cc1 came as a stack copy: $(grep -E 'user stacks|copies' "$T/cc1.err")"
 	expect_between "$(percent "$cc1_main" "$cc1_all")" 90 100 "the share of cc1 samples reaching main (%)"
+
+	# A longer compile: cc1 (20 MB of code) is a big file, whose table is
+	# loaded by windows of code where samples reach. Once they are, the
+	# walker unwinds cc1 in the kernel: most stacks by the tables alone, and
+	# whole (a wrong row in a window would stop walks short of main).
+	{
+		for i in $(seq 1 700); do
+			echo "int g$i(int *v, int n) { int s = $i; for (int j = 0; j < n; j++) s += v[j] * (j ^ $i) % 13; return s; }"
+		done
+		echo 'int main(void) { return 0; }'
+	} >"$T/gen.c"
+	run_flamed cc1w record -F 999 -v -o "$T/cc1w.folded" -- gcc -O2 -c "$T/gen.c" -o "$T/gen.o"
+	expect_rc 0
+	windows=$(sed -nE 's/^flamed: unwind tables: ([0-9]+) big files loaded by windows of 256 KiB where samples reached: ([0-9]+) windows.*/\1 \2/p' "$T/cc1w.err")
+	note "windowed files and windows: ${windows:-none}"
+	[[ -n $windows && ${windows% *} -ge 1 && ${windows#* } -ge 1 ]] ||
+		fail "cc1's table was not loaded by windows: $(grep 'unwind tables' "$T/cc1w.err")"
+	alone=$(sed -nE 's/^flamed: user stacks \(kernel-dwarf\): [0-9]+ walked, ([0-9.]+)% by unwind tables alone.*/\1/p' "$T/cc1w.err")
+	cc1_all=$(grep -E '^cc1;' "$T/cc1w.folded" | awk '{ n += $NF } END { print n + 0 }')
+	cc1_main=$(grep -E '^cc1;.*;main;' "$T/cc1w.folded" | awk '{ n += $NF } END { print n + 0 }')
+	note "cc1 by windows: $cc1_main of $cc1_all samples reach main, ${alone:-?}% of stacks by the tables alone"
+	expect_between "$cc1_all" 300 1000000 "cc1's samples"
+	expect_between "${alone:-0}" 60 100 "the share of stacks unwound by the tables alone (%)"
+	expect_between "$(percent "$cc1_main" "$cc1_all")" 90 100 "the share of cc1 samples reaching main, by windows (%)"
 fi
 
 # --- A kernel that cannot run the walker: one line, and frame pointers -------------

@@ -301,9 +301,15 @@ static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 
 	if (!rows || !n || n > FL_UW_MAX_ROWS || off > 0xffffffffULL)
 		return NULL;
-	/* The last row whose pc is at or below off (or the first). */
-	/* As find_map(): fixed steps, one path. */
+	/*
+	 * The last row whose pc is at or below off (or the first). As
+	 * find_map(), without a branch on the rows; but done once one row is
+	 * left (a window's table takes half the steps of the largest): the
+	 * states after the loop are the same whichever step it ended at.
+	 */
 	for (int i = 0; i < FL_UW_SEARCH_STEPS; i++) {
+		if (n <= 1)
+			break;
 		half = n / 2;
 		idx = base + half;
 		r = bpf_map_lookup_elem(rows, &idx);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "flamed/unwinding/cfitable.h"
 #include "fuzz.h"
@@ -78,14 +79,75 @@ static void check(int err, struct fl_cfitable *t)
 	fl_cfitable__fini(t);
 }
 
+/* The rule of t at off, or NONE where no row covers it. */
+static struct fl_uw_row rule_at(const struct fl_cfitable *t, uint64_t off)
+{
+	const struct fl_uw_row *r = fl_cfitable__find(t, off);
+
+	return r ? *r : (struct fl_uw_row){.cfa_type = FL_CFA_NONE};
+}
+
+/* A range [lo, hi) of the file through s: its rows are whole's there. */
+static void check_range(struct fl_cfitable_src *s, const struct fl_cfitable *whole, uint64_t lo,
+			uint64_t hi)
+{
+	struct fl_cfitable t;
+	int err = fl_cfitable_src__range(s, lo, hi, &t);
+
+	FUZZ_CHECK(err == 0 || err == -ENOENT || err == -EFBIG);
+	if (err)
+		return;
+	FUZZ_CHECK(t.nr >= 2 && t.rows[0].pc >= lo && t.rows[t.nr - 1].pc <= hi);
+	FUZZ_CHECK(t.rows[t.nr - 1].cfa_type == FL_CFA_NONE);
+	for (size_t i = 0; i < t.nr; i++) {
+		struct fl_uw_row a = rule_at(whole, t.rows[i].pc);
+
+		FUZZ_CHECK(!i || (t.rows[i - 1].pc < t.rows[i].pc && !same_rule(&t.rows[i - 1], &t.rows[i])));
+		/* Past the range no rule of it holds; within, the whole table's. */
+		if (t.rows[i].pc < hi)
+			FUZZ_CHECK(same_rule(&t.rows[i], &a));
+	}
+	fl_cfitable__fini(&t);
+}
+
+/*
+ * The table a range at a time (big files' windows): whole through the
+ * source is fl_cfitable__from_fd()'s table (ok: err and t of that), and
+ * ranges cut where the input says agree with it.
+ */
+static void check_source(int fd, int err, const struct fl_cfitable *t, const uint8_t *data,
+			 size_t size)
+{
+	struct fl_cfitable_src *s;
+	struct fl_cfitable all;
+	uint64_t lo, len;
+
+	if (fl_cfitable_src__open(fd, &s))
+		return;
+	FUZZ_CHECK(fl_cfitable_src__all(s, &all) == err);
+	if (!err) {
+		FUZZ_CHECK(all.nr == t->nr && !memcmp(all.rows, t->rows, t->nr * sizeof(*t->rows)));
+		fl_cfitable__fini(&all);
+		lo = size >= 4 ? data[size - 1] | (uint64_t)data[size - 2] << 8 : 0;
+		len = size >= 4 ? 1 + (data[size - 3] | (uint64_t)(data[size - 4] & 0xf) << 8) : 16;
+		lo += t->rows[0].pc;
+		check_range(s, t, lo, lo + len);
+		check_range(s, t, t->rows[0].pc, (uint64_t)t->rows[0].pc + 1);
+		check_range(s, t, 0, (uint64_t)1 << 32);
+	}
+	fl_cfitable_src__free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fl_cfitable t;
-	int fd;
+	int fd, err;
 
 	check(fl_cfitable__from_memory(data, size, &t), &t);
 	fd = fuzz_memfd(data, size);
-	check(fl_cfitable__from_fd(fd, &t), &t);
+	err = fl_cfitable__from_fd(fd, &t);
+	check_source(fd, err, &t, data, size);
+	check(err, &t);
 	close(fd);
 	return 0;
 }

@@ -341,6 +341,41 @@ if [[ -z ${KDW_MODE_ARGS:-} ]] && command -v gcc >/dev/null; then
 	expect_between "$(percent "$cc1_main" "$cc1_all")" 90 100 "the share of cc1 samples reaching main, by windows (%)"
 fi
 
+# --- ld.so start-up ------------------------------------------------------------------
+# clang with LD_BIND_NOW: most of its short run is the dynamic linker
+# relocating libLLVM before main. Those stacks are whole when they reach
+# ld.so's entry (its _start, unnamed in a stripped ld.so) through the
+# relocation code (at least 4 frames, inline ones not counted), code built
+# without frame pointers (--call-graph fp: about 40% of them).
+if [[ -z ${KDW_MODE_ARGS:-} ]] && command -v clang-14 >/dev/null; then
+	run_flamed ldso record -F 999 -o "$T/ldso.folded" -- \
+		sh -c 'for i in 1 2 3 4 5 6 7 8 9 10; do LD_BIND_NOW=1 clang-14 --version >/dev/null; done'
+	expect_rc 0
+	read -r ld_whole ld_pre < <(awk '
+		{
+			n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+			k = split(line, f, ";")
+			if (f[1] != "clang-14") next
+			user = 0; before_main = 1; root = ""
+			for (i = 2; i <= k; i++) {
+				if (f[i] ~ /_\[[ki]\]$/) continue
+				if (root == "") root = f[i]
+				user++
+				if (f[i] == "main") before_main = 0
+			}
+			if (!user || !before_main) next
+			pre += n
+			if (user >= 4 && (root ~ /^\[ld[-.].*\.so.*\]$/ || root == "_start" || root == "_dl_start_user"))
+				whole += n
+		}
+		END { print whole + 0, pre + 0 }' "$T/ldso.folded")
+	note "ld.so start-up: $ld_whole of $ld_pre samples of clang-14 before main reach ld.so's entry"
+	expect_between "$ld_pre" 50 1000000 "samples of clang-14 before main"
+	expect_between "$(percent "$ld_whole" "$ld_pre")" 80 100 "the share of start-up stacks reaching ld.so's entry (%)"
+elif [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	note "ld.so start-up: no clang-14 here, not checked"
+fi
+
 # --- A kernel that cannot run the walker: one line, and frame pointers -------------
 # (FLAMED_PRETEND_NO_BPF_LOOP makes flamed's feature probe answer as a kernel
 # older than 5.17 would.)

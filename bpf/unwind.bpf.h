@@ -322,6 +322,24 @@ static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 	return r && r->pc <= off ? r : NULL;
 }
 
+/*
+ * The row of the table at loc covering file offset off, copied into *out:
+ * 1, else 0 (before its first row). A global function: the verifier checks
+ * it once, not once for each state the walker's step reaches it in.
+ */
+__noinline int uw_find_row(__u64 loc, __u64 off, struct fl_uw_row *out)
+{
+	const struct fl_uw_row *r;
+
+	if (!out)
+		return 0;
+	r = find_row(loc, off);
+	if (!r)
+		return 0;
+	*out = *r;
+	return 1;
+}
+
 /* Ends the walk (a bpf_loop callback's 1): how. */
 static __always_inline long uw_end(struct uw_walk *w, enum uw_end how)
 {
@@ -412,6 +430,56 @@ static __always_inline void kmaps_add(__u32 tgid, const struct fl_uw_map *m)
 	k->next++;
 }
 
+/* What uw_find_map() is asked, and answers. */
+struct uw_map_query {
+	__u32 tgid;
+	__u32 vma_tried; /* bpf_find_vma() was called in this sample (it answers once) */
+	__u64 pc;
+	struct fl_uw_map m; /* the mapping found */
+};
+
+/*
+ * The mapping holding q->pc, copied into q->m: 1, else 0. A global
+ * function, checked once by the verifier (not once for each state of the
+ * walker's step that reaches it).
+ *
+ * A process not known yet (started a moment ago), or no mapping known
+ * holding pc (one made a moment ago, ld.so mapping libc; or a wrong turn
+ * before): user space is asked to read the mappings again. Meanwhile the
+ * kernel's own mapping of pc, if its file has an id (a short-lived
+ * program's libc, ld.so, its binary run before): a process gone before
+ * user space reads its mappings is walked all the same. Else none (frame
+ * pointers take the frame, as --call-graph fp would).
+ */
+__noinline int uw_find_map(struct uw_map_query *q)
+{
+	struct fl_uw_map found = {};
+	const struct fl_uw_proc *p;
+	const struct fl_uw_map *m;
+
+	if (!q)
+		return 0;
+	p = bpf_map_lookup_elem(&procs, &q->tgid);
+	m = p ? find_map(p, q->pc) : NULL;
+	if (m) {
+		q->m = *m;
+		return 1;
+	}
+	uw_ask(q->tgid, q->tgid, 0, 0, 0);
+	if (kmaps_find(q->tgid, q->pc, &q->m))
+		return 1;
+	if (q->vma_tried)
+		return 0;
+	q->vma_tried = 1;
+	/* bpf_find_vma() wants its context on this function's stack. */
+	bpf_find_vma(bpf_get_current_task_btf(), q->pc, vma_of, &found, 0);
+	if (!found.file_id)
+		return 0;
+	q->m = found;
+	kmaps_add(q->tgid, &found);
+	return 1;
+}
+
 /* This frame by frame pointers, for a reason (UW_FP_*). */
 static __always_inline long fp_for(struct uw_walk *w, __u32 why)
 {
@@ -423,10 +491,9 @@ static long uw_step(__u32 i, struct uw_walk *w)
 {
 	__u32 zero = 0, n = w->nr;
 	struct uw_stack *out = bpf_map_lookup_elem(&uw_scratch, &zero);
-	const struct fl_uw_proc *p;
 	const struct fl_uw_map *m;
-	const struct fl_uw_row *r;
-	struct fl_uw_map found;
+	struct fl_uw_row row, *r = &row;
+	struct uw_map_query q = {};
 	__u64 off, cfa, ra, bp, *loc, wkey;
 	__u32 fid, win;
 
@@ -445,30 +512,13 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	 * turn before): user space is asked to read the mappings again, and
 	 * frame pointers take this frame, as --call-graph fp would.
 	 */
-	p = bpf_map_lookup_elem(&procs, &w->tgid);
-	m = p ? find_map(p, w->pc) : NULL;
-	if (!m) {
-		uw_ask(w->tgid, w->tgid, 0, 0, 0);
-		/*
-		 * Meanwhile the kernel's own mapping of pc, if its file has an id
-		 * (a short-lived program's libc, ld.so, its binary run before):
-		 * a process gone before user space reads its mappings is walked
-		 * all the same.
-		 */
-		if (kmaps_find(w->tgid, w->pc, &found))
-			m = &found;
-		if (!m && !w->vma_tried) {
-			w->vma_tried = true;
-			found.file_id = 0;
-			bpf_find_vma(bpf_get_current_task_btf(), w->pc, vma_of, &found, 0);
-			if (found.file_id) {
-				kmaps_add(w->tgid, &found);
-				m = &found;
-			}
-		}
-		if (!m)
-			return fp_for(w, UW_FP_NOTABLE);
-	}
+	q.tgid = w->tgid;
+	q.vma_tried = w->vma_tried;
+	q.pc = w->pc;
+	if (!uw_find_map(&q))
+		return fp_for(w, UW_FP_NOTABLE);
+	w->vma_tried = q.vma_tried;
+	m = &q.m;
 	if (!m->file_id)
 		return fp_for(w, UW_FP_NOCFI);
 	/* A return address is after its call: the call's row is the one of the byte before. */
@@ -491,8 +541,7 @@ static long uw_step(__u32 i, struct uw_walk *w)
 		}
 	}
 	/* No table for good, or no row for off: code without CFI. */
-	r = *loc == FL_UW_LOC_NONE ? NULL : find_row(*loc, off);
-	if (!r)
+	if (*loc == FL_UW_LOC_NONE || !uw_find_row(*loc, off, &row))
 		return fp_for(w, UW_FP_NOCFI);
 
 	switch (r->cfa_type) {

@@ -589,8 +589,9 @@ static long uw_step(__u32 i, struct uw_walk *w)
  * function: the verifier checks it once, on its own, instead of once for
  * every state in which the sampler reaches the walk (which multiplied the
  * work of checking uw_step by the paths before it: 241k instructions
- * processed and 0.43 s of loading, now 60k and 0.05 s with kmaps_find()
- * branch-free).
+ * processed and 0.43 s of loading; 19k and 0.02 s now, with kmaps_find()
+ * branch-free and uw_find_map(), uw_find_row() and uw_same_stack() global
+ * as well).
  */
 __noinline int uw_walk_stack(struct uw_walk *arg)
 {

@@ -1330,7 +1330,13 @@ static int src_index(struct fl_cfitable_src *s)
 	if (!err && !s->nr)
 		err = -ENOENT;
 	if (!err) {
-		qsort(s->fdes, s->nr, sizeof(*s->fdes), cmp_cs_lo);
+		size_t i = 1;
+
+		/* Linkers write FDEs in address order, mostly: sorted already, no sort. */
+		while (i < s->nr && cmp_cs_lo(&s->fdes[i - 1], &s->fdes[i]) < 0)
+			i++;
+		if (i < s->nr)
+			qsort(s->fdes, s->nr, sizeof(*s->fdes), cmp_cs_lo);
 		s->reach = malloc(s->nr * sizeof(*s->reach));
 		if (!s->reach)
 			err = -ENOMEM;

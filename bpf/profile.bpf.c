@@ -506,10 +506,24 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
  * procs goes at once (its samples use frame pointers until user space has
  * read the new mappings), rather than walking new code with the old tables.
  */
+/* The mapping of addr in task p's new image into its uw_kmaps, if its file has an id. */
+static __always_inline void uw_exec_map(struct task_struct *p, __u32 tgid, __u64 addr)
+{
+	struct fl_uw_map found = {};
+
+	if (!addr)
+		return;
+	bpf_find_vma(p, addr, vma_of, &found, 0);
+	if (found.file_id)
+		kmaps_add(tgid, &found);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(uw_on_exec, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
+	struct pt_regs *regs;
+	__u64 ip = 0;
 
 	if (child_pidns) {
 		tgid = pid_in_ns(BPF_CORE_READ(p, group_leader, thread_pid), pidns_ino);
@@ -518,6 +532,19 @@ int BPF_PROG(uw_on_exec, struct task_struct *p)
 	}
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&uw_kmaps, &tgid);
+	/*
+	 * The new image's first mappings, known to the kernel now: the
+	 * program's code and the dynamic linker (where the task will start),
+	 * if their files have ids (run or mapped before). Its first samples,
+	 * before user space has read its mappings, are walked through them
+	 * instead of travelling as stack copies. (In this context the mm is
+	 * not locked: bpf_find_vma() answers each call.)
+	 */
+	if (p->mm)
+		uw_exec_map(p, tgid, BPF_CORE_READ(p, mm, start_code));
+	regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	if (regs && !bpf_probe_read_kernel(&ip, sizeof(ip), &regs->rip))
+		uw_exec_map(p, tgid, ip);
 	return 0;
 }
 

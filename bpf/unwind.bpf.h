@@ -194,6 +194,10 @@ struct file {
 	struct inode *f_inode;
 } __attribute__((preserve_access_index));
 
+struct mm_struct {
+	unsigned long start_code;
+} __attribute__((preserve_access_index));
+
 struct vm_area_struct {
 	unsigned long vm_start;
 	unsigned long vm_end;

@@ -341,6 +341,23 @@ if [[ -z ${KDW_MODE_ARGS:-} ]] && command -v gcc >/dev/null; then
 	expect_between "$(percent "$cc1_main" "$cc1_all")" 90 100 "the share of cc1 samples reaching main, by windows (%)"
 fi
 
+# --- A program run again and again --------------------------------------------------
+# Each run is a new process whose mappings user space has not read yet when
+# its first samples come. The exec itself tells the walker where the
+# program's code and ld.so are (files it has tables for after the first
+# run): those samples are walked in the kernel, not sent as stack copies
+# (one or more per run otherwise).
+if [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	run_flamed reruns record -F 999 -o "$T/reruns.folded" -- \
+		sh -c 'for i in $(seq 30); do "$1" 0.05; done' sh "$FIXTURES/nofp_qsort"
+	expect_rc 0
+	copies=$(sed -nE 's/^flamed: user stacks \(kernel-dwarf\): ([0-9]+) walked, .*met a file whose table was not loaded yet \(([0-9.]+)% sent as stack copies.*/\1 \2/p' "$T/reruns.err")
+	[[ -n $copies ]] || fail "no kernel-dwarf summary: $(cat "$T/reruns.err")"
+	copied=$(awk -v w="${copies% *}" -v p="${copies#* }" 'BEGIN { printf "%.0f\n", w * p / 100 }')
+	note "30 runs of nofp_qsort: $copied of ${copies% *} stacks sent as copies"
+	expect_between "$copied" 0 10 "stacks of 30 new processes sent as copies"
+fi
+
 # --- ld.so start-up ------------------------------------------------------------------
 # clang with LD_BIND_NOW: most of its short run is the dynamic linker
 # relocating libLLVM before main. Those stacks are whole when they reach

@@ -73,6 +73,9 @@ struct kt_job {
 
 #define NO_WIN UINT32_MAX
 
+/* Unmapped files never needed kept, at most (about: they are let go together). */
+#define KT_IDLE_DEFERRED_MAX 1024
+
 /* Files with this much code or more are windowed (their tables built where samples reach). */
 #define KT_WINDOWED_MIN_CODE ((uint64_t)4 << 20)
 
@@ -115,6 +118,7 @@ struct fl_ktables {
 	size_t cap_files, nr_files;
 	struct kt_file *vdso;
 	size_t nr_deferred; /* files KT_DEFERRED */
+	size_t idle_deferred; /* ... that became unmapped since the last sweep (some may be again) */
 
 	struct kt_proc *procs;
 	size_t nr_procs, cap_procs;
@@ -895,6 +899,22 @@ static void file_remove(struct fl_ktables *kt, struct kt_file *f)
 	}
 }
 
+/* Lets go of the files never needed that no process maps now. */
+static void sweep_idle_deferred(struct fl_ktables *kt)
+{
+	for (size_t i = 0; i < kt->cap_files; i++) {
+		struct kt_file *f = kt->files[i];
+
+		if (!f || f->refs || f->state != KT_DEFERRED)
+			continue;
+		file_remove(kt, f);
+		unload(kt, f);
+		/* What moved back into slot i is looked at again. */
+		i--;
+	}
+	kt->idle_deferred = 0;
+}
+
 static void unref(struct fl_ktables *kt, const uint32_t *ids, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -903,16 +923,17 @@ static void unref(struct fl_ktables *kt, const uint32_t *ids, uint32_t n)
 		if (!f || !f->refs || --f->refs)
 			continue;
 		/*
-		 * Mapped by no process any more and never needed: nothing was
-		 * built, and the fd it held goes now (a machine running many
-		 * short programs would otherwise hold each one's files open
-		 * until a trim).
+		 * Mapped by no process any more and never needed: it holds no
+		 * fd, and stays for the next process to map it (a shell's
+		 * libraries, run again and again, are not forgotten and told to
+		 * the walker anew each time). Many of them (programs run once:
+		 * a build's) are let go together, and the rest at a trim.
 		 */
-		if (f->state == KT_DEFERRED && f != kt->vdso) {
-			file_remove(kt, f);
-			unload(kt, f);
-		}
+		if (f->state == KT_DEFERRED && f != kt->vdso)
+			kt->idle_deferred++;
 	}
+	if (kt->idle_deferred >= KT_IDLE_DEFERRED_MAX)
+		sweep_idle_deferred(kt);
 }
 
 static void proc_drop(struct fl_ktables *kt, uint32_t pid)
@@ -1127,7 +1148,9 @@ static void unload(struct fl_ktables *kt, struct kt_file *f)
 	if (f->id) {
 		/* The walker stops using the table before its rows can go with their chunk. */
 		file_id_publish(kt, f, false);
-		set_loc(kt, f->id, 0);
+		/* (A file never needed has no location, nor was it asked for: else it would be queued.) */
+		if (f->state != KT_DEFERRED)
+			set_loc(kt, f->id, 0);
 		/* Every window asked for was answered (loaded or none): the next file with this id must not find them. */
 		for (uint32_t w = 0; f->asked && w < f->nr_windows; w++) {
 			uint64_t key = FL_UW_WIN_KEY(f->id, w);

@@ -484,9 +484,17 @@ __noinline int uw_find_map(struct uw_map_query *q)
 	return 1;
 }
 
-/* This frame by frame pointers, for a reason (UW_FP_*). */
+/*
+ * This frame by frame pointers, for a reason (UW_FP_*). In code without
+ * CFI, a frame whose rbp is 0 is the outermost (_start and thread entries
+ * clear it; ld.so's _start has no CFI): the walk is complete, no frame
+ * guessed. (Not so where a table is only missing: code without frame
+ * pointers may hold 0 in rbp anywhere, and the stack copy tells.)
+ */
 static __always_inline long fp_for(struct uw_walk *w, __u32 why)
 {
+	if (!w->bp && why == UW_FP_NOCFI)
+		return uw_end(w, UW_COMPLETE);
 	w->how |= why;
 	return fp_step(w);
 }

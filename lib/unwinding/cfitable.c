@@ -1310,7 +1310,7 @@ static int index_section(struct fl_cfitable_src *s, Elf_Data *data, uint64_t sh_
 	return 0;
 }
 
-/* The index of every FDE by start, made on the first range asked for. */
+/* The index of every FDE by start, made once. */
 static int src_index(struct fl_cfitable_src *s)
 {
 	Dwarf_CFI *dbg;
@@ -1375,6 +1375,11 @@ static int clip(struct fl_cfitable *t, uint64_t lo, uint64_t hi)
 	if (hi <= UINT32_MAX)
 		return emit(t, &cap, (uint32_t)hi, &none);
 	return 0;
+}
+
+int fl_cfitable_src__index(struct fl_cfitable_src *s)
+{
+	return src_index(s);
 }
 
 int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,

@@ -363,12 +363,18 @@ static void build_window(struct fl_ktables *kt, struct kt_file *f, uint32_t win)
  */
 static int make_windowed(struct fl_ktables *kt, struct kt_file *f, struct fl_cfitable_src *src)
 {
-	uint64_t code = fl_cfitable_src__code_bytes(src), bytes = fl_cfitable_src__bytes(src);
+	uint64_t code = fl_cfitable_src__code_bytes(src), bytes;
 	uint32_t nr_windows;
 	uint64_t *asked;
+	int err;
 
 	if (code < KT_WINDOWED_MIN_CODE)
 		return -EFBIG;
+	/* The index now, for the budget to count it (2 million FDEs of a hostile file: 40 MB). */
+	err = fl_cfitable_src__index(src);
+	if (err)
+		return err;
+	bytes = fl_cfitable_src__bytes(src);
 	/* Windows of file offsets up to 4 GiB, the walker's limit. */
 	nr_windows = (uint32_t)((1ULL << 32) >> FL_UW_WIN_SHIFT);
 	asked = calloc(nr_windows / 64, sizeof(*asked));

@@ -125,6 +125,13 @@ int fl_cfitable_src__all(struct fl_cfitable_src *s, struct fl_cfitable *out);
 int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 			   struct fl_cfitable *out);
 
+/*
+ * Makes the index of the FDEs ranges use (else the first range does): 0,
+ * or the error every range will give (-ENOENT, -EFBIG, -ENOMEM). Its memory
+ * is in fl_cfitable_src__bytes() from then on.
+ */
+int fl_cfitable_src__index(struct fl_cfitable_src *s);
+
 /* Bytes of code in the file's executable segments. */
 uint64_t fl_cfitable_src__code_bytes(const struct fl_cfitable_src *s);
 /* Memory s holds: the CFI sections read, and the index once made. */

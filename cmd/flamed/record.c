@@ -821,9 +821,11 @@ static void report_kdwarf(const struct recording *r, const struct fl_sampler_sta
 	    (unsigned long long)ss->uw_truncated, FL_MAX_STACK_DEPTH);
 	if (uc)
 		msg("stack copies unwound in user space: %llu, %.1f%% complete, %.1f%% cut where "
-		    "the %u-byte copy ended, %.1f%% failed",
+		    "the %u-byte copy ended, %.1f%% failed; %.1f%% of their steps by the unwind "
+		    "tables",
 		    (unsigned long long)uc, pct(ss->unwind_complete, uc),
-		    pct(ss->unwind_truncated, uc), FL_UCOPY_BYTES, pct(ss->unwind_failed, uc));
+		    pct(ss->unwind_truncated, uc), FL_UCOPY_BYTES, pct(ss->unwind_failed, uc),
+		    pct(ss->unwind_row_steps, ss->unwind_frames > uc ? ss->unwind_frames - uc : 0));
 	msg("unwind tables: %llu files, %llu loaded (%.1f MiB for %.1f MiB of code, %.1f MiB "
 	    "at most), %llu without usable CFI, %llu over --max-unwind-tables%s; built in %.0f "
 	    "ms of CPU%s",

@@ -72,6 +72,8 @@ struct fl_sampler_bpf {
 	/* kernel-dwarf: stack copies of samples whose tables were not loaded, unwound here. */
 	struct fl_unwinder *unwinder;
 	uint64_t uc_outcomes[FL_UNWIND_OUTCOME__MAX];
+	uint64_t uc_frames; /* in the stack copies unwound */
+	uint64_t uc_rows0;  /* the unwinder's row steps when we began (it is the caller's) */
 	struct bpf_link *uw_exec_link, *uw_fork_link;
 };
 
@@ -112,6 +114,9 @@ static void bpf_free(struct fl_sampler *base)
 	bpf_link__destroy(s->uw_exec_link);
 	bpf_link__destroy(s->uw_fork_link);
 	fl_cpu_events__free(s->events);
+	/* The unwinder is the caller's: it must not step by our tables once they go. */
+	if (s->unwinder && s->kt)
+		fl_unwinder__set_rows(s->unwinder, NULL, NULL);
 	fl_ktables__free(s->kt);
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->skel);
@@ -183,6 +188,7 @@ static int on_ucopy(void *ctx, void *data, size_t size)
 	us.stack_size = rec->stack_size <= FL_UCOPY_BYTES ? rec->stack_size : FL_UCOPY_BYTES;
 	n = fl_unwinder__unwind(s->unwinder, &us, uips, FL_MAX_STACK_DEPTH - 1, &out);
 	s->uc_outcomes[out]++;
+	s->uc_frames += n;
 	/* Where it stopped early, a marker says so, as in dwarf mode. */
 	if (out == FL_UNWIND_TRUNCATED)
 		uips[n++] = FL_UIP_TRUNCATED;
@@ -201,6 +207,13 @@ static int on_ucopy(void *ctx, void *data, size_t size)
 	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
 		fl_pr_debug("sampler_bpf: out of memory counting a stack copy\n");
 	return 0;
+}
+
+static int unwind_row(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
+{
+	struct fl_sampler_bpf *s = ctx;
+
+	return fl_ktables__row(s->kt, m, off, row);
 }
 
 /*
@@ -439,6 +452,18 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		if (err)
 			goto out_free;
 		fl_ktables__prefetch_self(s->kt);
+		/*
+		 * Stack copies are unwound with the tables too where they are loaded
+		 * (a copy of a process whose mappings the walker did not know yet):
+		 * no file's CFI read again, no libdw lookups.
+		 */
+		if (s->unwinder) {
+			struct fl_unwind_stats us;
+
+			fl_unwinder__stats(s->unwinder, &us);
+			s->uc_rows0 = us.row_steps;
+			fl_unwinder__set_rows(s->unwinder, unwind_row, s);
+		}
 	}
 	for (size_t i = 0; i < opts->nr_pids; i++) {
 		err = s->base.ops->add_pid(&s->base, opts->pids[i]);
@@ -1060,7 +1085,14 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		.unwind_complete = s->uc_outcomes[FL_UNWIND_COMPLETE],
 		.unwind_truncated = s->uc_outcomes[FL_UNWIND_TRUNCATED],
 		.unwind_failed = s->uc_outcomes[FL_UNWIND_FAILED],
+		.unwind_frames = s->uc_frames,
 	};
+	if (s->unwinder && s->kt) {
+		struct fl_unwind_stats us;
+
+		fl_unwinder__stats(s->unwinder, &us);
+		st->unwind_row_steps = us.row_steps - s->uc_rows0;
+	}
 	if (s->kt) {
 		struct fl_ktables_stats ks;
 

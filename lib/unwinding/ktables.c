@@ -41,6 +41,7 @@ struct kt_file {
 	uint32_t refs;	     /* processes whose mappings in the kernel name it */
 	unsigned idle;	     /* trims passed with refs == 0 */
 	uint32_t chunk;	     /* KT_LOADED: where its rows are */
+	uint64_t loc;	     /* KT_LOADED, not windowed: its location (FL_UW_LOC()) */
 	uint64_t rows, code; /* KT_LOADED (windowed: of its windows loaded) */
 	char *path;	     /* for messages */
 	/*
@@ -63,6 +64,7 @@ struct kt_win {
 	uint32_t win;
 	uint32_t chunk;
 	uint64_t rows;
+	uint64_t loc; /* FL_UW_LOC() */
 };
 
 /* The thread's work: a file's table, or a window of a windowed file (win < NO_WIN). */
@@ -293,7 +295,10 @@ static int load_table(struct fl_ktables *kt, struct kt_file *f, const struct fl_
 
 	if (c < 0)
 		return c;
+	pthread_mutex_lock(&kt->lock);
 	f->chunk = (uint32_t)c;
+	f->loc = loc;
+	pthread_mutex_unlock(&kt->lock);
 	set_loc(kt, f->id, loc);
 	return 0;
 }
@@ -339,7 +344,7 @@ static void build_window(struct fl_ktables *kt, struct kt_file *f, uint32_t win)
 	}
 	if (c >= 0 && f->nr_wins < f->cap_wins) {
 		w = &f->wins[f->nr_wins++];
-		*w = (struct kt_win){.win = win, .chunk = (uint32_t)c, .rows = t.nr};
+		*w = (struct kt_win){.win = win, .chunk = (uint32_t)c, .rows = t.nr, .loc = loc};
 		f->rows += t.nr;
 		f->code += t.code_bytes;
 		kt->st.rows += t.nr;
@@ -1229,6 +1234,57 @@ void fl_ktables__trim(struct fl_ktables *kt)
 		unload(kt, kt->vdso);
 		kt->vdso = NULL;
 	}
+}
+
+int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
+		    struct fl_uw_row *row)
+{
+	const struct fl_uw_row *rows, *r;
+	struct kt_file *f = NULL;
+	uint64_t loc = 0;
+	uint32_t n, lo, hi;
+
+	if (!m || off > UINT32_MAX)
+		return -ENOENT;
+	if (!strcmp(m->path, "[vdso]"))
+		f = kt->vdso;
+	else if (kt->cap_files)
+		f = *file_slot(kt->files, kt->cap_files, m->dev_major, m->dev_minor, m->ino);
+	if (!f)
+		return -ENOENT;
+	/* The thread sets the locations; rows of a table in use are never moved nor freed. */
+	pthread_mutex_lock(&kt->lock);
+	if (f->state == KT_LOADED && !f->src) {
+		loc = f->loc;
+	} else if (f->state == KT_LOADED) {
+		for (size_t i = 0; i < f->nr_wins; i++)
+			if (f->wins[i].win == (uint32_t)(off >> FL_UW_WIN_SHIFT))
+				loc = f->wins[i].loc;
+	}
+	rows = loc && kt->chunks[FL_UW_LOC_CHUNK(loc)].mem
+		       ? (const struct fl_uw_row *)kt->chunks[FL_UW_LOC_CHUNK(loc)].mem +
+				 FL_UW_LOC_START(loc)
+		       : NULL;
+	pthread_mutex_unlock(&kt->lock);
+	n = FL_UW_LOC_LEN(loc);
+	if (!rows || !n || rows[0].pc > off)
+		return -ENOENT;
+	/* The last row at or below off. */
+	lo = 0;
+	hi = n;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r = &rows[lo];
+	if (r->cfa_type == FL_CFA_NONE || r->cfa_type == FL_CFA_UNSUPPORTED)
+		return -ENOENT;
+	*row = *r;
+	return 0;
 }
 
 void fl_ktables__settle(struct fl_ktables *kt, unsigned int ms)

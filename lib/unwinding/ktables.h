@@ -86,6 +86,16 @@ void fl_ktables__prefetch_self(struct fl_ktables *kt);
  */
 void fl_ktables__trim(struct fl_ktables *kt);
 
+/*
+ * The row of the table loaded for file offset off of the file mapped at m
+ * (its window's, for a windowed file), copied into *row: 0, or -ENOENT (no
+ * table or window loaded, no row, or a row that is no rule). The caller's
+ * thread, as the other calls; a stack copy is unwound with what the walker
+ * would have used.
+ */
+int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
+		    struct fl_uw_row *row);
+
 /* Waits until the queue is empty (tests, and -v reports at the end); ms: at most that long. */
 void fl_ktables__settle(struct fl_ktables *kt, unsigned int ms);
 

@@ -12,6 +12,7 @@
 
 #include "flamed/common/cleanup.h"
 #include "flamed/common/log.h"
+#include "flamed/unwind_abi.h"
 #include "flamed/unwinding/unwind.h"
 #include "symbols/elfsize.h"
 #include "flamed/common/budget.h"
@@ -43,6 +44,8 @@ struct fl_unwinder {
 	struct uw_file *vdso;
 	struct fl_unwind_stats stats;
 	uint64_t gen; /* fl_unwinder__trim() calls */
+	fl_unwind_row_fn row_fn; /* fl_unwinder__set_rows() */
+	void *row_ctx;
 };
 
 /* --- registers ------------------------------------------------------------------ */
@@ -500,6 +503,63 @@ static int step_at_entry(struct uw_state *st)
 #endif
 }
 
+#if defined(__x86_64__)
+#define DW_RBP 6 /* DWARF's x86-64 register numbers (FL_UNWIND_REG_SP is rsp, 7) */
+
+/*
+ * One step by a compiled row (unwind_abi.h), as the in-kernel walker takes
+ * it. Returns as step() does, or -2 for a rule it leaves to libdw.
+ */
+static int step_row(struct uw_state *st, const struct fl_uw_row *r)
+{
+	const uint32_t bp_bit = 1u << DW_RBP;
+	uint64_t sp = st->regs[FL_UNWIND_REG_SP], bp = st->regs[DW_RBP];
+	uint64_t pc = st->regs[FL_UNWIND_REG_IP], cfa, ra, nbp = bp;
+	bool bp_ok = st->valid & bp_bit;
+
+	if (!(st->valid & (1u << FL_UNWIND_REG_SP)))
+		return -2;
+	switch (r->cfa_type) {
+	case FL_CFA_RSP:
+		cfa = sp + (uint64_t)(int64_t)r->cfa_off;
+		break;
+	case FL_CFA_RBP:
+		if (!bp_ok)
+			return -2;
+		cfa = bp + (uint64_t)(int64_t)r->cfa_off;
+		break;
+	case FL_CFA_PLT:
+		cfa = sp + (uint64_t)(int64_t)r->cfa_off + ((pc & 15) >= (uint64_t)r->rbp_off ? 8 : 0);
+		break;
+	case FL_CFA_DEREF_RBP:
+		if (!bp_ok || !read_word(st, bp + (uint64_t)(int64_t)r->cfa_off, &cfa))
+			return -1;
+		break;
+	case FL_CFA_OUTERMOST:
+		return 0;
+	default:
+		/* Signal frames too: libdw's own rules restore every register of the context. */
+		return -2;
+	}
+	if (r->rbp_type == FL_RBP_AT_RBP && !bp_ok)
+		return -2;
+	if (!read_word(st, cfa + (uint64_t)(int64_t)r->ra_off, &ra) ||
+	    (r->rbp_type == FL_RBP_AT_CFA && !read_word(st, cfa + (uint64_t)(int64_t)r->rbp_off, &nbp)) ||
+	    (r->rbp_type == FL_RBP_AT_RBP && !read_word(st, bp + (uint64_t)(int64_t)r->rbp_off, &nbp)))
+		return -1;
+	/* The stack must grow towards callers, or we would loop. */
+	if (cfa <= sp)
+		return -1;
+	st->regs[FL_UNWIND_REG_IP] = ra;
+	st->regs[FL_UNWIND_REG_SP] = cfa;
+	st->regs[DW_RBP] = nbp;
+	/* A row says nothing of the other registers: unknown from here on. */
+	st->valid = (1u << FL_UNWIND_REG_IP) | (1u << FL_UNWIND_REG_SP) |
+		    (bp_ok || r->rbp_type != FL_RBP_SAME ? bp_bit : 0);
+	return ra ? 1 : 0;
+}
+#endif
+
 /* The size of the program-entry code (_start, RTLD_START) that may lack CFI. */
 #define ENTRY_CODE 0x80
 
@@ -525,6 +585,20 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 		fl_pr_debug("unwind: pid %d: no mapping at 0x%" PRIx64 "\n", st->s->pid, lookup);
 		return -1;
 	}
+#if defined(__x86_64__)
+	if (u->row_fn) {
+		struct fl_uw_row row;
+
+		if (!u->row_fn(u->row_ctx, tm, lookup - tm->start + tm->pgoff, &row)) {
+			ret = step_row(st, &row);
+			if (ret != -2) {
+				u->stats.row_steps++;
+				return ret;
+			}
+			ret = -1;
+		}
+	}
+#endif
 	f = file_get(u, tm, st->s->pid);
 	if (!f || f->bad || !fl_cfi_file__vaddr(&f->cfi, lookup - tm->start + tm->pgoff, &vaddr)) {
 		fl_pr_debug("unwind: pid %d: 0x%" PRIx64 " in %s+0x%" PRIx64 ": %s\n", st->s->pid,
@@ -635,6 +709,12 @@ size_t fl_unwinder__unwind(struct fl_unwinder *u, const struct fl_unwind_sample 
 	u->stats.outcomes[out]++;
 	*outcome = out;
 	return n;
+}
+
+void fl_unwinder__set_rows(struct fl_unwinder *u, fl_unwind_row_fn fn, void *ctx)
+{
+	u->row_fn = fn;
+	u->row_ctx = ctx;
 }
 
 void fl_unwinder__stats(const struct fl_unwinder *u, struct fl_unwind_stats *st)

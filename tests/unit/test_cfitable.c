@@ -1781,35 +1781,59 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 	return n;
 }
 
+/* fl_unwinder__set_rows()'s source: the rows of the tables table_walk() uses. */
+static int rows_of_tables(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
+{
+	const struct fl_cfitable *t = table_for(ctx, m);
+	const struct fl_uw_row *r = t ? fl_cfitable__find(t, off) : NULL;
+
+	if (!r || r->cfa_type == FL_CFA_NONE || r->cfa_type == FL_CFA_UNSUPPORTED)
+		return -ENOENT;
+	*row = *r;
+	return 0;
+}
+
 /*
- * Samples prog and unwinds every sample twice: with the DWARF unwinder and
- * with table_walk(). Nearly all must give the same ips, and deep ones.
+ * Samples prog and unwinds every sample three times: with the DWARF
+ * unwinder, with table_walk(), and with the DWARF unwinder stepping by the
+ * tables' rows (as stack copies of kernel-dwarf are unwound). Nearly all
+ * must give the same ips, and deep ones; the unwinder with rows the same
+ * ips as without, its frames stepped by rows.
  */
 static void cross_check(const char *prog, struct walk_stats *ws)
 {
 	struct capture *c = capture(prog, 1.5);
 	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = exec_maps_find};
-	struct fl_unwinder *u = NULL;
+	struct fl_unwinder *u = NULL, *ur = NULL;
+	struct fl_unwind_stats us;
 	struct tables ts = {.n = 0};
-	size_t same = 0, deep = 0, shown = 0;
+	size_t same = 0, deep = 0, shown = 0, same_rows = 0;
 
 	if (!c)
 		skip();
 	o.ctx = &c->exec;
 	assert_int_equal(fl_unwinder__new(&o, &u), 0);
+	assert_int_equal(fl_unwinder__new(&o, &ur), 0);
+	fl_unwinder__set_rows(ur, rows_of_tables, &ts);
 	assert_true(c->nr_samples > 100);
 	memset(ws, 0, sizeof(*ws));
 	for (size_t i = 0; i < c->nr_samples; i++) {
 		struct fl_unwind_sample s = {.pid = (uint32_t)c->pid,
 					     .stack = c->samples[i].stack,
 					     .stack_size = c->samples[i].size};
-		uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
-		enum fl_unwind_outcome out;
-		size_t na, nb;
+		uint64_t a[MAX_FRAMES], b[MAX_FRAMES], r[MAX_FRAMES];
+		enum fl_unwind_outcome out, out_r;
+		size_t na, nb, nr;
 
 		memcpy(s.regs, c->samples[i].regs, sizeof(s.regs));
 		na = fl_unwinder__unwind(u, &s, a, MAX_FRAMES, &out);
 		nb = table_walk(c, &ts, i, b, ws);
+		nr = fl_unwinder__unwind(ur, &s, r, MAX_FRAMES, &out_r);
+		if (nr == na && out_r == out && !memcmp(a, r, na * sizeof(*a)))
+			same_rows++;
+		else if (shown++ < 5)
+			print_message("%s sample %zu: unwinder %zu frames (%d), with rows %zu (%d)\n",
+				      prog, i, na, (int)out, nr, (int)out_r);
 		if (na == nb && !memcmp(a, b, na * sizeof(*a))) {
 			same++;
 			deep += nb >= 4;
@@ -1831,7 +1855,14 @@ static void cross_check(const char *prog, struct walk_stats *ws)
 		      (unsigned long long)ws->fp_frames);
 	assert_true((double)same >= 0.99 * (double)c->nr_samples);
 	assert_true((double)deep >= 0.9 * (double)c->nr_samples);
+	fl_unwinder__stats(ur, &us);
+	print_message("%s: with rows, %.2f%% the same as without, %llu frames stepped by rows\n",
+		      prog, 100.0 * (double)same_rows / (double)c->nr_samples,
+		      (unsigned long long)us.row_steps);
+	assert_true((double)same_rows >= 0.99 * (double)c->nr_samples);
+	assert_true(us.row_steps >= c->nr_samples);
 	tables_fini(&ts);
+	fl_unwinder__free(ur);
 	fl_unwinder__free(u);
 	capture_free(c);
 }

@@ -155,6 +155,8 @@ struct fl_sampler_stats {
 	uint64_t truncated; /* stacks at FL_MAX_STACK_DEPTH frames */
 	/* DWARF mode: how the unwinding of each kept sample with a user stack ended. */
 	uint64_t unwind_complete, unwind_truncated, unwind_failed;
+	/* kernel-dwarf: frames of the stack copies, and of them those stepped by the unwind tables. */
+	uint64_t unwind_frames, unwind_row_steps;
 	/*
 	 * kernel-dwarf: user stacks walked by the program; those walked by
 	 * unwind tables alone, those where frame pointers stood in for a file

@@ -90,9 +90,29 @@ struct fl_unwind_stats {
 	/* Files whose CFI was not read for want of room in the budget, and the bytes it claimed. */
 	uint64_t files_over_budget, bytes_over_budget;
 	uint64_t bytes; /* charged to the budget now */
+	uint64_t row_steps; /* frames stepped by a compiled row (fl_unwinder__set_rows()) */
 };
 
 void fl_unwinder__stats(const struct fl_unwinder *u, struct fl_unwind_stats *st);
+
+struct fl_uw_row;
+
+/*
+ * The row of the compiled unwind table (unwind_abi.h) for file offset off
+ * of the file mapped at m, copied into *row: 0, else non-zero (no table
+ * loaded, or a row that is no rule).
+ */
+typedef int (*fl_unwind_row_fn)(void *ctx, const struct fl_tmap *m, uint64_t off,
+				struct fl_uw_row *row);
+
+/*
+ * Frames whose file has a compiled table are stepped by its row (the rule
+ * the in-kernel walker uses), without reading the file's CFI; the others,
+ * and rules that need more than rip, rsp and rbp, as before. After a frame
+ * stepped by a row only those three registers are known. fn NULL: none.
+ * The caller keeps ctx alive until it sets fn again.
+ */
+void fl_unwinder__set_rows(struct fl_unwinder *u, fl_unwind_row_fn fn, void *ctx);
 
 /*
  * Frees the files no sample unwound through since the call before the

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -73,6 +74,9 @@ struct fl_sampler_bpf {
 	struct fl_unwinder *unwinder;
 	uint64_t uc_outcomes[FL_UNWIND_OUTCOME__MAX];
 	uint64_t uc_frames; /* in the stack copies unwound */
+	/* Stack copies held until the tables they lacked are built (kernel-dwarf). */
+	struct fl_ucopy_rec *pending;
+	size_t nr_pending;
 	uint64_t uc_rows0;  /* the unwinder's row steps when we began (it is the caller's) */
 	struct bpf_link *uw_exec_link, *uw_fork_link;
 };
@@ -121,6 +125,7 @@ static void bpf_free(struct fl_sampler *base)
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->skel);
 	fl_stackagg__free(s->overflow);
+	free(s->pending);
 	free(s->links);
 	free(s);
 }
@@ -165,10 +170,9 @@ static const unsigned char ptregs_of_dwarf[FL_UNWIND_NR_REGS] = {
  * yet): unwound here from its stack copy, as --call-graph dwarf does, and
  * counted with the overflow path's samples.
  */
-static int on_ucopy(void *ctx, void *data, size_t size)
+/* Unwinds a stack copy and counts its stack. */
+static void unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec)
 {
-	struct fl_sampler_bpf *s = ctx;
-	const struct fl_ucopy_rec *rec = data;
 	uint64_t uips[FL_MAX_STACK_DEPTH];
 	char comm[FL_TASK_COMM_LEN + 1];
 	struct fl_unwind_sample us = {0};
@@ -176,8 +180,6 @@ static int on_ucopy(void *ctx, void *data, size_t size)
 	struct fl_raw_stack st = {0};
 	size_t n;
 
-	if (size < sizeof(*rec) || !s->unwinder)
-		return 0;
 	memcpy(comm, rec->comm, FL_TASK_COMM_LEN);
 	comm[FL_TASK_COMM_LEN] = '\0';
 	us.pid = rec->tgid;
@@ -206,6 +208,51 @@ static int on_ucopy(void *ctx, void *data, size_t size)
 	st.nr_uips = n;
 	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
 		fl_pr_debug("sampler_bpf: out of memory counting a stack copy\n");
+}
+
+/*
+ * Stack copies wait, up to UCOPY_PENDING of them for at most
+ * UCOPY_PENDING_NS, for the tables they lacked (the walker asked for them
+ * as it sent the copy; a window takes a fraction of a millisecond): they
+ * are then unwound by the tables, not by libdw, which reads the file's CFI
+ * a second time and costs ten times more a frame.
+ */
+#define UCOPY_PENDING 256
+#define UCOPY_PENDING_NS (200 * 1000000ULL)
+
+/* Unwinds the copies held: all (force), else once the tables are built or the oldest is old. */
+static void flush_copies(struct fl_sampler_bpf *s, bool force)
+{
+	struct timespec ts;
+
+	if (!s->nr_pending)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!force && fl_ktables__busy(s->kt) &&
+	    (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec <
+		    s->pending[0].time + UCOPY_PENDING_NS)
+		return;
+	for (size_t i = 0; i < s->nr_pending; i++)
+		unwind_copy(s, &s->pending[i]);
+	s->nr_pending = 0;
+}
+
+static int on_ucopy(void *ctx, void *data, size_t size)
+{
+	struct fl_sampler_bpf *s = ctx;
+	const struct fl_ucopy_rec *rec = data;
+
+	if (size < sizeof(*rec) || !s->unwinder)
+		return 0;
+	if (s->kt && !s->pending)
+		s->pending = malloc(UCOPY_PENDING * sizeof(*s->pending));
+	if (s->pending && s->nr_pending == UCOPY_PENDING)
+		flush_copies(s, true);
+	if (s->pending) {
+		memcpy(&s->pending[s->nr_pending++], rec, sizeof(*rec));
+		return 0;
+	}
+	unwind_copy(s, rec);
 	return 0;
 }
 
@@ -617,6 +664,7 @@ static int bpf_poll(struct fl_sampler *base)
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
 	int n = ring_buffer__consume(s->rb), err;
 
+	flush_copies(s, false);
 	err = fl_cpu_events__consume(s->events, on_note, s);
 	if (n < 0)
 		return n;
@@ -905,6 +953,8 @@ static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct t
 	struct stack_cache c, uc = {0};
 	int err;
 
+	/* The copies held are samples taken: counted before any of them is passed on. */
+	flush_copies(s, true);
 	err = cache_init(&c, s, stacks_fd(s, set), s->depth);
 	if (!err && s->kt) {
 		err = cache_init(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH);

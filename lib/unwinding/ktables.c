@@ -1236,6 +1236,16 @@ void fl_ktables__trim(struct fl_ktables *kt)
 	}
 }
 
+bool fl_ktables__busy(struct fl_ktables *kt)
+{
+	bool busy;
+
+	pthread_mutex_lock(&kt->lock);
+	busy = kt->q_len || kt->building;
+	pthread_mutex_unlock(&kt->lock);
+	return busy;
+}
+
 int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
 		    struct fl_uw_row *row)
 {

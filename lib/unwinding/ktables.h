@@ -7,6 +7,7 @@
 #ifndef FLAMED_KTABLES_H
 #define FLAMED_KTABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -95,6 +96,9 @@ void fl_ktables__trim(struct fl_ktables *kt);
  */
 int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
 		    struct fl_uw_row *row);
+
+/* Whether tables are queued or being built. */
+bool fl_ktables__busy(struct fl_ktables *kt);
 
 /* Waits until the queue is empty (tests, and -v reports at the end); ms: at most that long. */
 void fl_ktables__settle(struct fl_ktables *kt, unsigned int ms);

@@ -205,6 +205,9 @@ struct vm_area_struct {
 	struct file *vm_file;
 } __attribute__((preserve_access_index));
 
+/* fl_uw_map.flags of a mapping the walker found itself: anonymous memory. */
+#define UW_MAP_ANON 1u
+
 static long vma_of(struct task_struct *task, struct vm_area_struct *vma, struct fl_uw_map *m)
 {
 	struct uw_file_key key = {};
@@ -212,8 +215,13 @@ static long vma_of(struct task_struct *task, struct vm_area_struct *vma, struct 
 	__u32 *id;
 
 	(void)task;
-	if (!file)
-		return 0; /* anonymous: no file id */
+	if (!file) {
+		/* Anonymous (JIT code): no CFI to wait for, frame pointers. */
+		m->start = vma->vm_start;
+		m->end = vma->vm_end;
+		m->flags = UW_MAP_ANON;
+		return 0;
+	}
 	key.ino = file->f_inode->i_ino;
 	key.dev = file->f_inode->i_sb->s_dev;
 	id = bpf_map_lookup_elem(&file_ids, &key);
@@ -477,6 +485,10 @@ __noinline int uw_find_map(struct uw_map_query *q)
 	q->vma_tried = 1;
 	/* bpf_find_vma() wants its context on this function's stack. */
 	bpf_find_vma(bpf_get_current_task_btf(), q->pc, vma_of, &found, 0);
+	if (found.flags & UW_MAP_ANON) {
+		q->m = found;
+		return 1;
+	}
 	if (!found.file_id)
 		return 0;
 	q->m = found;
@@ -493,9 +505,33 @@ __noinline int uw_find_map(struct uw_map_query *q)
  */
 static __always_inline long fp_for(struct uw_walk *w, __u32 why)
 {
+	__u32 code = 0;
+	__u64 ra, bp;
+
 	if (!w->bp && why == UW_FP_NOCFI)
 		return uw_end(w, UW_COMPLETE);
 	w->how |= why;
+	/*
+	 * An interrupted pc at the first instructions of a function without
+	 * CFI (a JIT's): its frame is not made yet, and the frame pointer is
+	 * still its caller's, whom a frame-pointer step would skip. Its code
+	 * tells: at an endbr64 or the push of rbp, the return address is at
+	 * rsp; at the mov of rsp to rbp that follows, at rsp + 8, rbp's at rsp.
+	 * So at the ret of the epilogue, rbp popped.
+	 */
+	if (why == UW_FP_NOCFI && w->exact &&
+	    !bpf_probe_read_user(&code, sizeof(code), (const void *)w->pc)) {
+		if ((code & 0xff) == 0x55 || (code & 0xff) == 0xc3 || code == 0xfa1e0ff3) {
+			if (!read_user_u64(w->sp, &ra))
+				return uw_end(w, UW_STOPPED);
+			return uw_caller(w, ra, w->sp + 8, w->bp, false);
+		}
+		if ((code & 0xffffff) == 0xe58948) {
+			if (!read_user_u64(w->sp + 8, &ra) || !read_user_u64(w->sp, &bp))
+				return uw_end(w, UW_STOPPED);
+			return uw_caller(w, ra, w->sp + 16, bp, false);
+		}
+	}
 	return fp_step(w);
 }
 

@@ -825,7 +825,7 @@ static void report_kdwarf(const struct recording *r, const struct fl_sampler_sta
 		    "tables",
 		    (unsigned long long)uc, pct(ss->unwind_complete, uc),
 		    pct(ss->unwind_truncated, uc), FL_UCOPY_BYTES, pct(ss->unwind_failed, uc),
-		    pct(ss->unwind_row_steps, ss->unwind_frames > uc ? ss->unwind_frames - uc : 0));
+		    pct(ss->unwind_row_steps, ss->unwind_frames));
 	msg("unwind tables: %llu files, %llu loaded (%.1f MiB for %.1f MiB of code, %.1f MiB "
 	    "at most), %llu without usable CFI, %llu over --max-unwind-tables%s; built in %.0f "
 	    "ms of CPU%s",

@@ -77,6 +77,8 @@ struct fl_sampler_bpf {
 	/* Stack copies held until the tables they lacked are built (kernel-dwarf). */
 	struct fl_ucopy_rec *pending;
 	size_t nr_pending;
+	bool copy_final, copy_missed; /* unwind_copy() and unwind_row() */
+	uint64_t uc_rows_retried;     /* row steps of unwinds tried again later */
 	uint64_t uc_rows0;  /* the unwinder's row steps when we began (it is the caller's) */
 	struct bpf_link *uw_exec_link, *uw_fork_link;
 };
@@ -171,11 +173,17 @@ static const unsigned char ptregs_of_dwarf[FL_UNWIND_NR_REGS] = {
  * counted with the overflow path's samples.
  */
 /* Unwinds a stack copy and counts its stack. */
-static void unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec)
+/*
+ * Unwinds a stack copy and counts its stack; final: whatever it takes. Else
+ * a frame in a window of a big file that is not loaded stops the unwind
+ * (the window is queued): false, the copy is to be unwound again later.
+ */
+static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec, bool final)
 {
 	uint64_t uips[FL_MAX_STACK_DEPTH];
 	char comm[FL_TASK_COMM_LEN + 1];
 	struct fl_unwind_sample us = {0};
+	struct fl_unwind_stats before, after;
 	enum fl_unwind_outcome out;
 	struct fl_raw_stack st = {0};
 	size_t n;
@@ -188,7 +196,16 @@ static void unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 		us.regs[r] = rec->regs[ptregs_of_dwarf[r]];
 	us.stack = rec->stack;
 	us.stack_size = rec->stack_size <= FL_UCOPY_BYTES ? rec->stack_size : FL_UCOPY_BYTES;
+	fl_unwinder__stats(s->unwinder, &before);
+	s->copy_final = final;
+	s->copy_missed = false;
 	n = fl_unwinder__unwind(s->unwinder, &us, uips, FL_MAX_STACK_DEPTH - 1, &out);
+	if (s->copy_missed) {
+		/* Not counted: the steps of this try are not those of the copy's unwinding. */
+		fl_unwinder__stats(s->unwinder, &after);
+		s->uc_rows_retried += after.row_steps - before.row_steps;
+		return false;
+	}
 	s->uc_outcomes[out]++;
 	s->uc_frames += n;
 	/* Where it stopped early, a marker says so, as in dwarf mode. */
@@ -208,33 +225,44 @@ static void unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 	st.nr_uips = n;
 	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
 		fl_pr_debug("sampler_bpf: out of memory counting a stack copy\n");
+	return true;
 }
 
 /*
  * Stack copies wait, up to UCOPY_PENDING of them for at most
  * UCOPY_PENDING_NS, for the tables they lacked (the walker asked for them
- * as it sent the copy; a window takes a fraction of a millisecond): they
- * are then unwound by the tables, not by libdw, which reads the file's CFI
- * a second time and costs ten times more a frame.
+ * as it sent the copy; the unwinding asks for the windows of big files its
+ * frames reach; a window takes a fraction of a millisecond): they are then
+ * unwound by the tables, not by libdw, which reads the file's CFI a second
+ * time and costs ten times more a frame (a first lookup in libLLVM: 1 ms).
  */
 #define UCOPY_PENDING 256
 #define UCOPY_PENDING_NS (200 * 1000000ULL)
 
-/* Unwinds the copies held: all (force), else once the tables are built or the oldest is old. */
+/*
+ * Unwinds the copies held once the tables are built: all of them (force),
+ * else those whose frames have tables, and those held too long.
+ */
 static void flush_copies(struct fl_sampler_bpf *s, bool force)
 {
 	struct timespec ts;
+	uint64_t now;
+	size_t kept = 0;
 
-	if (!s->nr_pending)
+	if (!s->nr_pending || (!force && fl_ktables__busy(s->kt)))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (!force && fl_ktables__busy(s->kt) &&
-	    (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec <
-		    s->pending[0].time + UCOPY_PENDING_NS)
-		return;
-	for (size_t i = 0; i < s->nr_pending; i++)
-		unwind_copy(s, &s->pending[i]);
-	s->nr_pending = 0;
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	for (size_t i = 0; i < s->nr_pending; i++) {
+		const struct fl_ucopy_rec *rec = &s->pending[i];
+
+		if (unwind_copy(s, rec, force || now >= rec->time + UCOPY_PENDING_NS))
+			continue;
+		if (kept != i)
+			memcpy(&s->pending[kept], rec, sizeof(*rec));
+		kept++;
+	}
+	s->nr_pending = kept;
 }
 
 static int on_ucopy(void *ctx, void *data, size_t size)
@@ -252,15 +280,38 @@ static int on_ucopy(void *ctx, void *data, size_t size)
 		memcpy(&s->pending[s->nr_pending++], rec, sizeof(*rec));
 		return 0;
 	}
-	unwind_copy(s, rec);
+	unwind_copy(s, rec, true);
 	return 0;
 }
 
 static int unwind_row(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
 {
 	struct fl_sampler_bpf *s = ctx;
+	int err;
 
-	return fl_ktables__row(s->kt, m, off, row);
+	/*
+	 * Anonymous code (a JIT's) has no CFI: a frame-pointer step, as the
+	 * walker takes there (the CFA at rbp + 16, the return address and the
+	 * caller's rbp below it).
+	 */
+	if (fl_tmap__is_anon(m)) {
+		*row = (struct fl_uw_row){.cfa_type = FL_CFA_RBP,
+					  .rbp_type = FL_RBP_AT_CFA,
+					  .ra_off = -8,
+					  .cfa_off = 16,
+					  .rbp_off = -16};
+		return 0;
+	}
+	err = fl_ktables__row(s->kt, m, off, row);
+
+	if (!err)
+		return 0;
+	/* A window being built now: this copy waits for it, unless it has waited enough. */
+	if (err == -EAGAIN && !s->copy_final) {
+		s->copy_missed = true;
+		return -1;
+	}
+	return err == -ENODATA ? 2 : 1;
 }
 
 /*
@@ -1141,7 +1192,7 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		struct fl_unwind_stats us;
 
 		fl_unwinder__stats(s->unwinder, &us);
-		st->unwind_row_steps = us.row_steps - s->uc_rows0;
+		st->unwind_row_steps = us.row_steps - s->uc_rows0 - s->uc_rows_retried;
 	}
 	if (s->kt) {
 		struct fl_ktables_stats ks;

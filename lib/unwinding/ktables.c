@@ -1267,9 +1267,20 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 	if (f->state == KT_LOADED && !f->src) {
 		loc = f->loc;
 	} else if (f->state == KT_LOADED) {
+		uint32_t win = (uint32_t)(off >> FL_UW_WIN_SHIFT);
+		bool asked = win < f->nr_windows && (f->asked[win / 64] >> (win % 64)) & 1;
+
 		for (size_t i = 0; i < f->nr_wins; i++)
-			if (f->wins[i].win == (uint32_t)(off >> FL_UW_WIN_SHIFT))
+			if (f->wins[i].win == win)
 				loc = f->wins[i].loc;
+		/* Not built: asked for now (or being built), as the walker would. */
+		if (!loc && win < f->nr_windows) {
+			pthread_mutex_unlock(&kt->lock);
+			if (!asked)
+				fl_ktables__want_window(kt, f->id, win);
+			/* Asked before and not loaded: built as no table (no CFI there, no room). */
+			return asked && !busy(kt, f) ? -ENOENT : -EAGAIN;
+		}
 	}
 	rows = loc && kt->chunks[FL_UW_LOC_CHUNK(loc)].mem
 		       ? (const struct fl_uw_row *)kt->chunks[FL_UW_LOC_CHUNK(loc)].mem +
@@ -1277,8 +1288,10 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 		       : NULL;
 	pthread_mutex_unlock(&kt->lock);
 	n = FL_UW_LOC_LEN(loc);
-	if (!rows || !n || rows[0].pc > off)
+	if (!rows || !n)
 		return -ENOENT;
+	if (rows[0].pc > off)
+		return -ENODATA;
 	/* The last row at or below off. */
 	lo = 0;
 	hi = n;
@@ -1291,7 +1304,9 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 			hi = mid;
 	}
 	r = &rows[lo];
-	if (r->cfa_type == FL_CFA_NONE || r->cfa_type == FL_CFA_UNSUPPORTED)
+	if (r->cfa_type == FL_CFA_NONE)
+		return -ENODATA;
+	if (r->cfa_type == FL_CFA_UNSUPPORTED)
 		return -ENOENT;
 	*row = *r;
 	return 0;

@@ -96,6 +96,10 @@ void fl_ktables__trim(struct fl_ktables *kt);
  */
 int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
 		    struct fl_uw_row *row);
+/*
+ * (-EAGAIN: a window of a big file not built yet, queued now; ask again
+ * once it is. -ENODATA: the table has no CFI for off.)
+ */
 
 /* Whether tables are queued or being built. */
 bool fl_ktables__busy(struct fl_ktables *kt);

@@ -577,7 +577,7 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 	Dwarf_Frame *frame;
 	Dwarf_Op ops_mem[3], *ops;
 	size_t nops;
-	bool is_value;
+	bool is_value, no_cfi = false;
 	int ra, ret = -1;
 
 	tm = u->opts.find_map(u->opts.ctx, st->s->pid, lookup, st->s->time);
@@ -589,7 +589,12 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 	if (u->row_fn) {
 		struct fl_uw_row row;
 
-		if (!u->row_fn(u->row_ctx, tm, lookup - tm->start + tm->pgoff, &row)) {
+		int rr = u->row_fn(u->row_ctx, tm, lookup - tm->start + tm->pgoff, &row);
+
+		if (rr < 0)
+			return -1;
+		no_cfi = rr == 2;
+		if (!rr) {
 			ret = step_row(st, &row);
 			if (ret != -2) {
 				u->stats.row_steps++;
@@ -606,7 +611,8 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 			    !f || f->bad ? "file unreadable" : "not in a loaded segment");
 		return -1;
 	}
-	frame = fl_cfi_file__frame(&f->cfi, vaddr);
+	/* (Where the compiled table says there is none, libdw's search of a big file is spared.) */
+	frame = no_cfi ? NULL : fl_cfi_file__frame(&f->cfi, vaddr);
 	if (!frame) {
 		/*
 		 * The entry code of ld.so (and of some programs) is assembly without

@@ -1787,8 +1787,11 @@ static int rows_of_tables(void *ctx, const struct fl_tmap *m, uint64_t off, stru
 	const struct fl_cfitable *t = table_for(ctx, m);
 	const struct fl_uw_row *r = t ? fl_cfitable__find(t, off) : NULL;
 
-	if (!r || r->cfa_type == FL_CFA_NONE || r->cfa_type == FL_CFA_UNSUPPORTED)
-		return -ENOENT;
+	if (!t || (r && r->cfa_type == FL_CFA_UNSUPPORTED))
+		return 1;
+	/* No CFI where the table has no row: the unwinder does not search the file's. */
+	if (!r || r->cfa_type == FL_CFA_NONE)
+		return 2;
 	*row = *r;
 	return 0;
 }

@@ -99,8 +99,10 @@ struct fl_uw_row;
 
 /*
  * The row of the compiled unwind table (unwind_abi.h) for file offset off
- * of the file mapped at m, copied into *row: 0, else non-zero (no table
- * loaded, or a row that is no rule).
+ * of the file mapped at m, copied into *row: 0; 1 none (no table loaded,
+ * or a rule it does not hold: the file's CFI then); 2 the table says there
+ * is no CFI at off (the file's is not searched); < 0 the unwind stops
+ * there, failed (the caller will try it again).
  */
 typedef int (*fl_unwind_row_fn)(void *ctx, const struct fl_tmap *m, uint64_t off,
 				struct fl_uw_row *row);

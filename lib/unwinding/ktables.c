@@ -446,7 +446,11 @@ static void build(struct fl_ktables *kt, struct kt_file *f, int fd)
 	}
 	if (fd >= 0)
 		close(fd);
-	if (err) {
+	if (err == -ENOSPC) {
+		/* A big file whose CFI does not fit in the budget (make_windowed()). */
+		fl_pr_debug("ktables: %s: its CFI is over the budget\n", f->path);
+		state = KT_OVER;
+	} else if (err) {
 		fl_pr_debug("ktables: %s: no table: %s\n", f->path, strerror(-err));
 	} else if ((err = load_table(kt, f, &t)) == -ENOSPC) {
 		fl_pr_debug("ktables: %s: %zu rows over the budget\n", f->path, t.nr);

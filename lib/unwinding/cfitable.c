@@ -593,30 +593,51 @@ static const struct fl_cfi_seg *exec_seg(const struct fl_cfi_file *f, uint64_t v
 }
 
 /*
+ * The part of the FDE [lo, lo + len) in the executable segment lo is in:
+ * *seg, its end *hi, and its file offsets [*off_lo, *off_hi). Returns 0,
+ * 1 for an FDE not used (empty, or not in code), -EFBIG.
+ */
+static int fde_span(const struct fl_cfi_file *f, uint64_t lo, uint64_t len,
+		    const struct fl_cfi_seg **seg, uint64_t *hi, uint32_t *off_lo, uint32_t *off_hi)
+{
+	const struct fl_cfi_seg *s = exec_seg(f, lo);
+
+	if (!s || !len)
+		return 1;
+	/* Clipped to the segment: the code of the FDE is there, or it is not code. */
+	*hi = len < s->filesz - (lo - s->vaddr) ? lo + len : s->vaddr + s->filesz;
+	if (s->offset > UINT32_MAX || *hi - s->vaddr > UINT32_MAX - s->offset)
+		return -EFBIG; /* the walker's pcs are 32 bits */
+	*seg = s;
+	*off_lo = (uint32_t)(lo - s->vaddr + s->offset);
+	*off_hi = (uint32_t)(*hi - s->vaddr + s->offset);
+	return 0;
+}
+
+/*
  * Compiles the FDE of [lo, lo + len): the part in the executable segment
  * lo is in. Returns 0 (also for an FDE not used), -EFBIG, -ENOMEM.
  */
 static int add_fde(struct ct *c, Dwarf_CFI *cfi, bool debug, uint64_t lo, uint64_t len,
 		   const struct ct_fde_ins *ins)
 {
-	const struct fl_cfi_seg *seg = exec_seg(c->f, lo);
+	const struct fl_cfi_seg *seg;
+	uint32_t off_lo, off_hi;
 	uint64_t hi;
-	int err;
+	int err = fde_span(c->f, lo, len, &seg, &hi, &off_lo, &off_hi);
 
-	if (!seg || !len) {
+	if (err > 0) {
 		c->counts.fdes_unused++;
 		return 0;
 	}
-	/* Clipped to the segment: the code of the FDE is there, or it is not code. */
-	hi = len < seg->filesz - (lo - seg->vaddr) ? lo + len : seg->vaddr + seg->filesz;
-	if (seg->offset > UINT32_MAX || hi - seg->vaddr > UINT32_MAX - seg->offset)
-		return -EFBIG; /* the walker's pcs are 32 bits */
+	if (err)
+		return err;
 	err = grow((void **)&c->fdes, &c->cap_fdes, c->nr_fdes + 1, sizeof(*c->fdes), MAX_FDES);
 	if (err)
 		return err;
 	c->fdes[c->nr_fdes] = (struct ct_fde){
-		.lo = (uint32_t)(lo - seg->vaddr + seg->offset),
-		.hi = (uint32_t)(hi - seg->vaddr + seg->offset),
+		.lo = off_lo,
+		.hi = off_hi,
 		.seq = (uint32_t)c->nr_fdes,
 		.debug = debug,
 		.first = (uint32_t)c->nr_spans,
@@ -1276,6 +1297,7 @@ static int index_section(struct fl_cfitable_src *s, Elf_Data *data, uint64_t sh_
 		const struct fl_cfi_seg *seg;
 		struct ct_fde_ins ins;
 		uint64_t lo, len, hi;
+		uint32_t off_lo, off_hi;
 		int err;
 
 		at = off;
@@ -1286,21 +1308,19 @@ static int index_section(struct fl_cfitable_src *s, Elf_Data *data, uint64_t sh_
 			continue;
 		s->counts.fdes++;
 		s->counts.fdes_debug_frame += !eh;
-		seg = r == NF_FDE ? exec_seg(&s->f, lo) : NULL;
-		if (!seg || !len) {
+		err = r == NF_FDE ? fde_span(&s->f, lo, len, &seg, &hi, &off_lo, &off_hi) : 1;
+		if (err > 0) {
 			s->counts.fdes_unused++;
 			continue;
 		}
-		/* As add_fde(): clipped to the segment, file offsets within 32 bits. */
-		hi = len < seg->filesz - (lo - seg->vaddr) ? lo + len : seg->vaddr + seg->filesz;
-		if (seg->offset > UINT32_MAX || hi - seg->vaddr > UINT32_MAX - seg->offset)
-			return -EFBIG;
+		if (err)
+			return err;
 		err = grow((void **)&s->fdes, cap, s->nr + 1, sizeof(*s->fdes), MAX_FDES);
 		if (err)
 			return err;
 		s->fdes[s->nr] = (struct cs_fde){
-			.lo = (uint32_t)(lo - seg->vaddr + seg->offset),
-			.hi = (uint32_t)(hi - seg->vaddr + seg->offset),
+			.lo = off_lo,
+			.hi = off_hi,
 			.seq = (uint32_t)s->nr,
 			.entry = (uint32_t)at,
 			.debug = !eh,

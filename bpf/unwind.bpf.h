@@ -16,12 +16,12 @@
 
 #include "flamed/unwind_abi.h"
 
-/* A chunk of rows (tables of files, one after the other): user space makes them, sized as it needs. */
+/* A chunk of pages (tables of files, one after the other): user space makes them, sized as it needs. */
 struct uw_rows {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct fl_uw_row));
+	__uint(value_size, sizeof(union fl_uw_page));
 	__uint(max_entries, 1);
 };
 
@@ -303,35 +303,56 @@ static __always_inline const struct fl_uw_map *find_map(const struct fl_uw_proc 
 	return m->start <= pc && pc < m->end ? m : NULL;
 }
 
-/* The row of the table at loc covering file offset off, or NULL (before its first row). */
+/*
+ * The row of the table at loc covering file offset off, or NULL (before its
+ * first row): the index page names the row page, whose rows are searched
+ * (unwind_abi.h). Both searches as find_map()'s, without a branch on what
+ * they read, but done once one entry is left: the states after a loop are
+ * the same whichever step it ended at.
+ */
 static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 {
-	__u32 chunk = FL_UW_LOC_CHUNK(loc), base = FL_UW_LOC_START(loc), n = FL_UW_LOC_LEN(loc);
-	void *rows = bpf_map_lookup_elem(&tables, &chunk);
-	__u32 half, idx;
+	__u32 chunk = FL_UW_LOC_CHUNK(loc), start = FL_UW_LOC_START(loc), n = FL_UW_LOC_LEN(loc);
+	void *pages = bpf_map_lookup_elem(&tables, &chunk);
+	__u32 np = FL_UW_ROW_PAGES(n), pg = 0, base = 0, cnt, half, idx;
+	const union fl_uw_page *p;
 	const struct fl_uw_row *r;
 
-	if (!rows || !n || n > FL_UW_MAX_ROWS || off > 0xffffffffULL)
+	if (!pages || !n || n > FL_UW_TABLE_MAX_ROWS || off > 0xffffffffULL)
 		return NULL;
-	/*
-	 * The last row whose pc is at or below off (or the first). As
-	 * find_map(), without a branch on the rows; but done once one row is
-	 * left (a window's table takes half the steps of the largest): the
-	 * states after the loop are the same whichever step it ended at.
-	 */
-	for (int i = 0; i < FL_UW_SEARCH_STEPS; i++) {
-		if (n <= 1)
-			break;
-		half = n / 2;
-		idx = base + half;
-		r = bpf_map_lookup_elem(rows, &idx);
-		if (!r)
+	if (np > 1) {
+		/* The last row page whose first pc is at or below off (or the first). */
+		idx = start + np;
+		p = bpf_map_lookup_elem(pages, &idx);
+		if (!p)
 			return NULL;
-		base += half & (__u32)le_mask(r->pc, off);
-		n -= half;
+		cnt = np;
+		for (int i = 0; i < FL_UW_PCS_STEPS; i++) {
+			if (cnt <= 1)
+				break;
+			half = cnt / 2;
+			pg += half & (__u32)le_mask(p->pcs[(pg + half) & (FL_UW_PAGE_PCS - 1)], off);
+			cnt -= half;
+		}
 	}
-	r = bpf_map_lookup_elem(rows, &base);
-	return r && r->pc <= off ? r : NULL;
+	/* Its last row at or below off. */
+	idx = start + pg;
+	p = bpf_map_lookup_elem(pages, &idx);
+	if (!p)
+		return NULL;
+	cnt = n - pg * FL_UW_PAGE_ROWS;
+	if (cnt > FL_UW_PAGE_ROWS)
+		cnt = FL_UW_PAGE_ROWS;
+	for (int i = 0; i < FL_UW_ROW_STEPS; i++) {
+		if (cnt <= 1)
+			break;
+		half = cnt / 2;
+		base += half &
+			(__u32)le_mask(p->rows[(base + half) & (FL_UW_PAGE_ROWS - 1)].pc, off);
+		cnt -= half;
+	}
+	r = &p->rows[base & (FL_UW_PAGE_ROWS - 1)];
+	return r->pc <= off ? r : NULL;
 }
 
 /*

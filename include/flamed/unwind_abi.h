@@ -59,19 +59,46 @@ struct fl_uw_row {
 	__s32 rbp_off;
 };
 
-/* Rows in one file's table, at most (files beyond: frame pointers for their code). */
+/* Rows of one compiled table, at most (see FL_UW_TABLE_MAX_ROWS for a loaded one). */
 #define FL_UW_MAX_ROWS (1u << 23)
-/* Iterations of the walker's binary search: log2(FL_UW_MAX_ROWS) + 1. */
-#define FL_UW_SEARCH_STEPS 24
 /* Files with a table loaded at once (ids 1..FL_UW_MAX_FILES-1; 0 means none). */
 #define FL_UW_MAX_FILES 8192
 
 /*
- * Tables live in chunks: BPF arrays of rows, each holding the tables of
+ * Tables are kept a page at a time: 4 KiB holding 256 rows, or 1024 pcs
+ * of a table's index. A table of n rows takes FL_UW_ROW_PAGES(n) pages of
+ * rows, the rows one after the other (row i in page i / 256, slot i %
+ * 256); when that is more than one page, one page of index follows them:
+ * the pc of the first row of each row page. The walker reads two pages per
+ * frame, the index and the row page it names: a map lookup and a few cache
+ * lines each. (A binary search over the rows themselves touched another
+ * page, and in a big table most often missed the TLB, at each of its 15
+ * or so steps: 570 ns per frame on a busy build, more than half of the
+ * walk.) A loaded table has at most FL_UW_TABLE_MAX_ROWS rows, one page of
+ * index: a file with more is loaded by windows.
+ */
+#define FL_UW_PAGE_BYTES 4096
+#define FL_UW_PAGE_ROWS 256
+#define FL_UW_PAGE_PCS 1024
+#define FL_UW_TABLE_MAX_ROWS (FL_UW_PAGE_ROWS * FL_UW_PAGE_PCS)
+/* Iterations of the walker's searches in a page: log2 of its entries. */
+#define FL_UW_ROW_STEPS 8
+#define FL_UW_PCS_STEPS 10
+#define FL_UW_ROW_PAGES(n) (((n) + FL_UW_PAGE_ROWS - 1) / FL_UW_PAGE_ROWS)
+/* Pages of a table of n rows: its rows, and its index if it has more than one page of them. */
+#define FL_UW_TABLE_PAGES(n) (FL_UW_ROW_PAGES(n) + (FL_UW_ROW_PAGES(n) > 1 ? 1 : 0))
+
+union fl_uw_page {
+	struct fl_uw_row rows[FL_UW_PAGE_ROWS];
+	__u32 pcs[FL_UW_PAGE_PCS];
+};
+
+/*
+ * Tables live in chunks: BPF arrays of pages, each holding the tables of
  * many files one after the other. (An array per file would cost a
  * synchronize_rcu(), some milliseconds, for each file put into the array
  * of maps; a chunk costs one for many files.) A file's table is where its
- * location (the table_loc map) says: chunk, first row, rows. 0 means not
+ * location (the table_loc map) says: chunk, first page, rows. 0 means not
  * loaded yet; FL_UW_LOC_NONE no table for good (no usable CFI, unreadable,
  * over the memory budget): frame pointers for its code. One 64-bit word, so
  * that the walker never reads half of an update.

@@ -81,15 +81,15 @@ struct kt_job {
 /* Files with this much code or more are windowed (their tables built where samples reach). */
 #define KT_WINDOWED_MIN_CODE ((uint64_t)4 << 20)
 
-/* Rows of the first chunk, and of the largest (each new chunk is twice the last). */
-#define KT_CHUNK_MIN_ROWS (64u << 10)
-#define KT_CHUNK_MAX_ROWS (4u << 20)
+/* Pages of the first chunk (1 MiB), and of the largest (each new chunk is twice the last). */
+#define KT_CHUNK_MIN_PAGES 256u
+#define KT_CHUNK_MAX_PAGES 16384u
 
-/* A BPF array of rows holding the tables of many files; rows are given out in order. */
+/* A BPF array of pages holding the tables of many files; pages are given out in order. */
 struct kt_chunk {
-	void *mem;	/* the rows, mapped */
-	uint32_t cap;	/* rows */
-	uint32_t used;	/* rows given out */
+	union fl_uw_page *mem; /* the pages, mapped */
+	uint32_t cap;	/* pages */
+	uint32_t used;	/* pages given out */
 	uint32_t live;	/* tables in it now */
 	uint64_t bytes; /* kernel memory */
 };
@@ -130,7 +130,7 @@ struct fl_ktables {
 	/* The chunks (the lock): cur is the one being filled, or -1. */
 	struct kt_chunk chunks[FL_UW_MAX_CHUNKS];
 	int cur;
-	uint32_t next_chunk_rows;
+	uint32_t next_chunk_pages;
 
 	struct fl_ktables_stats st;
 };
@@ -153,11 +153,11 @@ static uint64_t thread_ns(void)
 
 /* --- the thread -------------------------------------------------------------------- */
 
-/* Kernel memory of an mmapable array of n rows: whole pages. */
+/* Kernel memory of an mmapable array of n table pages: whole pages of memory. */
 static uint64_t table_bytes(size_t n)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t b = (uint64_t)n * sizeof(struct fl_uw_row);
+	uint64_t b = (uint64_t)n * sizeof(union fl_uw_page);
 
 	if (page <= 0)
 		page = 4096;
@@ -192,8 +192,8 @@ static void chunk_free(struct fl_ktables *kt, uint32_t c)
 }
 
 /*
- * Room for n rows: in the chunk being filled, else in a new one (twice
- * the size of the last, within KT_CHUNK_MIN_ROWS..KT_CHUNK_MAX_ROWS and
+ * Room for n pages: in the chunk being filled, else in a new one (twice
+ * the size of the last, within KT_CHUNK_MIN_PAGES..KT_CHUNK_MAX_PAGES and
  * the budget). The lock held. Returns the chunk, with *start, or -ENOSPC
  * (the budget) or -errno.
  */
@@ -217,7 +217,7 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 		;
 	if (c == FL_UW_MAX_CHUNKS)
 		return -ENOSPC;
-	cap = kt->next_chunk_rows;
+	cap = kt->next_chunk_pages;
 	if (cap < n)
 		cap = n;
 	bytes = table_bytes(cap);
@@ -236,7 +236,7 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 	kt->chunks[c].mem = MAP_FAILED;
 	pthread_mutex_unlock(&kt->lock);
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fl_uw_rows", sizeof(uint32_t),
-			    sizeof(struct fl_uw_row), cap, &mo);
+			    sizeof(union fl_uw_page), cap, &mo);
 	mem = fd < 0 ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	err = fd < 0 || mem == MAP_FAILED ? -errno : 0;
 	if (!err && bpf_map_update_elem(kt->o.tables_fd, &c, &fd, BPF_ANY))
@@ -261,29 +261,79 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 	kt->st.bytes += bytes;
 	if (kt->st.bytes > kt->st.peak_bytes)
 		kt->st.peak_bytes = kt->st.bytes;
-	if (kt->next_chunk_rows < KT_CHUNK_MAX_ROWS)
-		kt->next_chunk_rows *= 2;
+	if (kt->next_chunk_pages < KT_CHUNK_MAX_PAGES)
+		kt->next_chunk_pages *= 2;
 	*start = 0;
 	return (int)c;
 }
 
+void fl_ktables_layout(const struct fl_uw_row *rows, uint32_t n, union fl_uw_page *pages)
+{
+	uint32_t np = FL_UW_ROW_PAGES(n);
+
+	memcpy(pages, rows, (size_t)n * sizeof(*rows));
+	/* The rest of the last row page: never searched, but not left as it was. */
+	memset(&pages[np - 1].rows[n - (np - 1) * FL_UW_PAGE_ROWS], 0,
+	       (size_t)(np * FL_UW_PAGE_ROWS - n) * sizeof(*rows));
+	if (np < 2)
+		return;
+	memset(&pages[np], 0, sizeof(pages[np]));
+	for (uint32_t i = 0; i < np; i++)
+		pages[np].pcs[i] = pages[i].rows[0].pc;
+}
+
+/* The last of pcs[0..n) at or below off, or 0 (n > 0). */
+static uint32_t last_at_or_below(const uint32_t *pcs, size_t stride, uint32_t n, uint64_t off)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (pcs[mid * stride] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct fl_uw_row *fl_ktables_find(const union fl_uw_page *pages, uint32_t n, uint64_t off)
+{
+	uint32_t np = FL_UW_ROW_PAGES(n), pg = 0, i;
+	const struct fl_uw_row *r;
+
+	if (!n || n > FL_UW_TABLE_MAX_ROWS || off > UINT32_MAX)
+		return NULL;
+	if (np > 1)
+		pg = last_at_or_below(pages[np].pcs, 1, np, off);
+	/* The stride of a row in pcs: the pc is a row's first member. */
+	i = last_at_or_below(&pages[pg].rows[0].pc, sizeof(struct fl_uw_row) / sizeof(uint32_t),
+			     n - pg * FL_UW_PAGE_ROWS < FL_UW_PAGE_ROWS ? n - pg * FL_UW_PAGE_ROWS
+								      : FL_UW_PAGE_ROWS,
+			     off);
+	r = &pages[pg].rows[i];
+	return r->pc <= off ? r : NULL;
+}
+
 /*
- * Loads t as file f's table: its rows copied into a chunk (through the
+ * Loads t as file f's table: laid out in a chunk's pages (through the
  * chunk's mapping), then its location made known, in one word: the walker
- * sees all of it or none.
+ * sees all of it or none. -EFBIG: more rows than a loaded table may have.
  */
 static int copy_table(struct fl_ktables *kt, const struct fl_cfitable *t, uint64_t *loc)
 {
 	uint32_t start;
 	int c;
 
+	if (!t->nr || t->nr > FL_UW_TABLE_MAX_ROWS)
+		return -EFBIG;
 	pthread_mutex_lock(&kt->lock);
-	c = chunk_alloc(kt, (uint32_t)t->nr, &start);
+	c = chunk_alloc(kt, FL_UW_TABLE_PAGES((uint32_t)t->nr), &start);
 	pthread_mutex_unlock(&kt->lock);
 	if (c < 0)
 		return c;
-	memcpy((struct fl_uw_row *)kt->chunks[c].mem + start, t->rows,
-	       t->nr * sizeof(struct fl_uw_row));
+	fl_ktables_layout(t->rows, (uint32_t)t->nr, kt->chunks[c].mem + start);
 	*loc = FL_UW_LOC(c, start, t->nr);
 	return c;
 }
@@ -363,17 +413,19 @@ static void build_window(struct fl_ktables *kt, struct kt_file *f, uint32_t win)
 /*
  * A big file becomes windowed: its CFI held (within the budget), the
  * walker told to look up windows, and the window the first sample needed
- * built. Returns 0, or -EFBIG when the file is small (its whole table then)
+ * built. Returns 0, or -EFBIG when the file is small (its whole table then;
+ * unless big_table: one with more rows than a loaded table may have)
  * or -ENOSPC.
  */
-static int make_windowed(struct fl_ktables *kt, struct kt_file *f, struct fl_cfitable_src *src)
+static int make_windowed(struct fl_ktables *kt, struct kt_file *f, struct fl_cfitable_src *src,
+			 bool big_table)
 {
 	uint64_t code = fl_cfitable_src__code_bytes(src), bytes;
 	uint32_t nr_windows;
 	uint64_t *asked;
 	int err;
 
-	if (code < KT_WINDOWED_MIN_CODE)
+	if (code < KT_WINDOWED_MIN_CODE && !big_table)
 		return -EFBIG;
 	/* The index now, for the budget to count it (2 million FDEs of a hostile file: 40 MB). */
 	err = fl_cfitable_src__index(src);
@@ -404,6 +456,30 @@ static int make_windowed(struct fl_ktables *kt, struct kt_file *f, struct fl_cfi
 	return 0;
 }
 
+/* f is windowed now (make_windowed()): loaded, and the window of its first sample built. */
+static void load_windowed(struct fl_ktables *kt, struct kt_file *f, int fd)
+{
+	close(fd);
+	pthread_mutex_lock(&kt->lock);
+	f->state = KT_LOADED;
+	kt->st.loaded++;
+	if (!kt->st.first_load_ns)
+		kt->st.first_load_ns = mono_ns();
+	if (f->first_win < f->nr_windows) {
+		f->asked[f->first_win / 64] |= 1ULL << (f->first_win % 64);
+		f->jobs++;
+	}
+	pthread_mutex_unlock(&kt->lock);
+	/* Windows are asked for once the walker knows; the first is built at once. */
+	set_loc(kt, f->id, FL_UW_LOC_WINDOWED);
+	if (f->first_win < f->nr_windows) {
+		build_window(kt, f, f->first_win);
+		pthread_mutex_lock(&kt->lock);
+		f->jobs--;
+		pthread_mutex_unlock(&kt->lock);
+	}
+}
+
 /* Compiles and loads one file's table, the lock not held. */
 static void build(struct fl_ktables *kt, struct kt_file *f, int fd)
 {
@@ -417,30 +493,23 @@ static void build(struct fl_ktables *kt, struct kt_file *f, int fd)
 	} else {
 		err = fl_cfitable_src__open(fd, &src);
 		if (!err) {
-			err = make_windowed(kt, f, src);
+			err = make_windowed(kt, f, src, false);
 			if (!err) {
-				close(fd);
-				pthread_mutex_lock(&kt->lock);
-				f->state = KT_LOADED;
-				kt->st.loaded++;
-				if (!kt->st.first_load_ns)
-					kt->st.first_load_ns = mono_ns();
-				if (f->first_win < f->nr_windows) {
-					f->asked[f->first_win / 64] |= 1ULL << (f->first_win % 64);
-					f->jobs++;
-				}
-				pthread_mutex_unlock(&kt->lock);
-				/* Windows are asked for once the walker knows; the first is built at once. */
-				set_loc(kt, f->id, FL_UW_LOC_WINDOWED);
-				if (f->first_win < f->nr_windows) {
-					build_window(kt, f, f->first_win);
-					pthread_mutex_lock(&kt->lock);
-					f->jobs--;
-					pthread_mutex_unlock(&kt->lock);
-				}
+				load_windowed(kt, f, fd);
 				return;
 			}
-			err = err == -EFBIG ? fl_cfitable_src__all(src, &t) : err;
+			if (err == -EFBIG)
+				err = fl_cfitable_src__all(src, &t);
+			/* More rows than a table in the kernel holds: by windows after all. */
+			if (!err && t.nr > FL_UW_TABLE_MAX_ROWS) {
+				fl_pr_debug("ktables: %s: %zu rows, loaded by windows\n", f->path, t.nr);
+				fl_cfitable__fini(&t);
+				err = make_windowed(kt, f, src, true);
+				if (!err) {
+					load_windowed(kt, f, fd);
+					return;
+				}
+			}
 			fl_cfitable_src__free(src);
 		}
 	}
@@ -1078,7 +1147,7 @@ int fl_ktables__new(const struct fl_ktables_opts *opts, struct fl_ktables **ret)
 		kt->o.max_bytes = FL_KTABLES_DEFAULT_BYTES;
 	kt->next_id = 1;
 	kt->cur = -1;
-	kt->next_chunk_rows = KT_CHUNK_MIN_ROWS;
+	kt->next_chunk_pages = KT_CHUNK_MIN_PAGES;
 	kt->by_id = calloc(FL_UW_MAX_FILES, sizeof(*kt->by_id));
 	kt->val = calloc(1, sizeof(*kt->val));
 	if (!kt->by_id || !kt->val) {
@@ -1253,10 +1322,11 @@ bool fl_ktables__busy(struct fl_ktables *kt)
 int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
 		    struct fl_uw_row *row)
 {
-	const struct fl_uw_row *rows, *r;
+	const union fl_uw_page *pages;
+	const struct fl_uw_row *r;
 	struct kt_file *f = NULL;
 	uint64_t loc = 0;
-	uint32_t n, lo, hi;
+	uint32_t n;
 
 	if (!m || off > UINT32_MAX)
 		return -ENOENT;
@@ -1286,28 +1356,17 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 			return asked && !busy(kt, f) ? -ENOENT : -EAGAIN;
 		}
 	}
-	rows = loc && kt->chunks[FL_UW_LOC_CHUNK(loc)].mem
-		       ? (const struct fl_uw_row *)kt->chunks[FL_UW_LOC_CHUNK(loc)].mem +
-				 FL_UW_LOC_START(loc)
-		       : NULL;
+	pages = loc && loc != FL_UW_LOC_NONE && kt->chunks[FL_UW_LOC_CHUNK(loc)].mem
+			? kt->chunks[FL_UW_LOC_CHUNK(loc)].mem + FL_UW_LOC_START(loc)
+			: NULL;
 	pthread_mutex_unlock(&kt->lock);
 	n = FL_UW_LOC_LEN(loc);
-	if (!rows || !n)
+	if (!pages || !n)
 		return -ENOENT;
-	if (rows[0].pc > off)
+	/* As the walker finds it. */
+	r = fl_ktables_find(pages, n, off);
+	if (!r)
 		return -ENODATA;
-	/* The last row at or below off. */
-	lo = 0;
-	hi = n;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (rows[mid].pc <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	r = &rows[lo];
 	if (r->cfa_type == FL_CFA_NONE)
 		return -ENODATA;
 	if (r->cfa_type == FL_CFA_UNSUPPORTED)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "flamed/sampling/tracker.h"
+#include "flamed/unwind_abi.h"
 
 /*
  * Tables are compiled (lib/unwinding/cfitable.c) by a thread of their own,
@@ -100,6 +101,15 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
  * (-EAGAIN: a window of a big file not built yet, queued now; ask again
  * once it is. -ENODATA: the table has no CFI for off.)
  */
+
+/*
+ * The layout of a table in the kernel's pages (unwind_abi.h): rows[0..n),
+ * n at most FL_UW_TABLE_MAX_ROWS, laid out in FL_UW_TABLE_PAGES(n) pages;
+ * and the row covering off of a table so laid out, found as the walker
+ * finds it (NULL: off is before its first row).
+ */
+void fl_ktables_layout(const struct fl_uw_row *rows, uint32_t n, union fl_uw_page *pages);
+const struct fl_uw_row *fl_ktables_find(const union fl_uw_page *pages, uint32_t n, uint64_t off);
 
 /* Whether tables are queued or being built. */
 bool fl_ktables__busy(struct fl_ktables *kt);

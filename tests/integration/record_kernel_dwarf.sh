@@ -341,6 +341,59 @@ if [[ -z ${KDW_MODE_ARGS:-} ]] && command -v gcc >/dev/null; then
 	expect_between "$(percent "$cc1_main" "$cc1_all")" 90 100 "the share of cc1 samples reaching main, by windows (%)"
 fi
 
+# --- A file with more rows than a table in the kernel holds -------------------------
+# A function of 600 KB of code whose CFI changes every two bytes (a push and
+# a pop of r12, 300k rows): more rows than one table in the kernel may have
+# (a page of index, unwind_abi.h), though far from a big file's 4 MiB of
+# code. It is loaded by windows all the same, and the walker unwinds through
+# it to main by the tables (a table refused would leave its samples to stack
+# copies unwound in user space).
+if [[ -z ${KDW_MODE_ARGS:-} ]] && command -v gcc >/dev/null; then
+	awk 'BEGIN {
+		print "\t.text\n\t.globl dense\n\t.type dense, @function\ndense:\n\t.cfi_startproc"
+		for (i = 0; i < 150000; i++)
+			print "\tpush %r12\n\t.cfi_adjust_cfa_offset 8\n\tpop %r12\n\t.cfi_adjust_cfa_offset -8"
+		print "\tret\n\t.cfi_endproc\n\t.size dense, .-dense\n\t.section .note.GNU-stack,\"\",@progbits"
+	}' >"$T/dense.s"
+	cat >"$T/dense_main.c" <<'EOF_C'
+#include <stdlib.h>
+#include <time.h>
+void dense(void);
+__attribute__((noinline)) static void dense_outer(void)
+{
+	dense();
+	__asm__ volatile("" ::: "memory");
+}
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 1;
+	struct timespec t0, t;
+
+	/* CPU seconds: as many samples on a busy machine. */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do {
+		for (int i = 0; i < 100; i++)
+			dense_outer();
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	return 0;
+}
+EOF_C
+	gcc -O2 -fomit-frame-pointer -o "$T/dense" "$T/dense_main.c" "$T/dense.s" || fail "cannot build the dense-CFI fixture"
+	run_flamed dense record -F 999 -v -o "$T/dense.folded" -- "$T/dense" 1
+	expect_rc 0
+	grep -Eq '^flamed: debug: ktables: .*/dense: [0-9]+ rows, loaded by windows$' "$T/dense.err" ||
+		fail "the dense file was not loaded by windows: $(grep -E 'ktables: .*/dense' "$T/dense.err")"
+	d_all=$(grep -E '^dense;.*;dense(;[^;]*_\[k\])* [0-9]+$' "$T/dense.folded" | awk '{ n += $NF } END { print n + 0 }')
+	d_main=$(awk -v re="^dense;.*;main;dense_outer;dense$K" '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) n += c } END { print n + 0 }' "$T/dense.folded")
+	alone=$(sed -nE 's/^flamed: user stacks \(kernel-dwarf\): [0-9]+ walked, ([0-9.]+)% by unwind tables alone.*/\1/p' "$T/dense.err")
+	note "dense CFI: $d_main of $d_all samples in dense reach main, ${alone:-?}% of stacks by the tables alone"
+	expect_between "$d_all" 200 1000000 "samples in dense"
+	# (Without a table, stack copies would still reach main: libdw unwinds them.)
+	expect_between "${alone:-0}" 70 100 "the share of dense's stacks unwound by the tables alone (%)"
+	expect_between "$(percent "$d_main" "$d_all")" 90 100 "the share of dense's samples reaching main (%)"
+fi
+
 # --- A program run again and again --------------------------------------------------
 # Each run is a new process whose mappings user space has not read yet when
 # its first samples come. The exec itself tells the walker where the

@@ -36,6 +36,7 @@
 #include "stack_capture.h"
 #include "unwinding/cfi_file.h"
 #include "unwinding/cfitable_ref.h"
+#include "unwinding/ktables.h"
 
 #if !defined(FIXTURE_DIR) || !defined(FIXTURE_SRC_DIR)
 #error "FIXTURE_DIR and FIXTURE_SRC_DIR must name the fixtures directories"
@@ -555,6 +556,43 @@ static void expect_rule_at(const struct fl_cfitable *whole, const struct fl_cfit
 }
 
 /*
+ * The table t laid out in the kernel's pages (fl_ktables_layout()) gives,
+ * searched as the walker searches it (fl_ktables_find()), the row the
+ * table gives at each row's first byte, the byte before it and the byte
+ * after; and nothing before its first row.
+ */
+static void expect_paged(const struct fl_cfitable *t, const char *what)
+{
+	uint32_t n = (uint32_t)t->nr;
+	union fl_uw_page *pages;
+
+	assert_true(n > 0 && n <= FL_UW_TABLE_MAX_ROWS);
+	pages = malloc(FL_UW_TABLE_PAGES(n) * sizeof(*pages));
+	assert_non_null(pages);
+	memset(pages, 0xa5, FL_UW_TABLE_PAGES(n) * sizeof(*pages));
+	fl_ktables_layout(t->rows, n, pages);
+	if (t->rows[0].pc > 0)
+		assert_null(fl_ktables_find(pages, n, t->rows[0].pc - 1));
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t pc = t->rows[i].pc;
+
+		for (uint64_t off = pc ? pc - 1 : pc; off <= pc + 1; off++) {
+			const struct fl_uw_row *want = fl_cfitable__find(t, off),
+					       *got = fl_ktables_find(pages, n, off);
+
+			if (!want && !got)
+				continue;
+			if (!want || !got || memcmp(want, got, sizeof(*want)))
+				fail_msg("%s: %u rows laid out in pages: at 0x%llx row pc 0x%x, "
+					 "the table's 0x%x",
+					 what, n, (unsigned long long)off, got ? got->pc : 0,
+					 want ? want->pc : 0);
+		}
+	}
+	free(pages);
+}
+
+/*
  * The file at fd compiled whole through a source is fl_cfitable__from_fd()'s
  * table, and each range of step bytes has its rows: the whole table's rule
  * at every offset where either table's rule changes. Returns the ranges
@@ -607,10 +645,13 @@ static size_t expect_ranges(int fd, const char *what, uint64_t step)
 			}
 		}
 		expect_rule_at(&ref, &part, hi - 1, what, lo);
+		expect_paged(&part, what);
 		fl_cfitable__fini(&part);
 	}
 	if (!fl_cfitable__find(&ref, ref.rows[0].pc))
 		fail_msg("%s: no first row", what);
+	if (ref.nr <= FL_UW_TABLE_MAX_ROWS)
+		expect_paged(&ref, what);
 	assert_int_equal(fl_cfitable_src__range(s, 5, 5, &part), -EINVAL);
 	fl_cfitable_src__free(s);
 	fl_cfitable__fini(&whole);
@@ -646,6 +687,43 @@ static void test_ranges_real(void **state)
 		close(fd);
 		assert_true(n > 0);
 	}
+}
+
+/*
+ * Tables of every size around the pages' edges (one row, a page of rows
+ * and one more, a full index), with pcs a few bytes apart, laid out and
+ * searched as the walker does; more rows than a page of index covers are
+ * refused.
+ */
+static void test_paged_layout(void **state)
+{
+	static const uint32_t sizes[] = {
+		1, 2, 3, 255, 256, 257, 511, 512, 513, 1000, 65536, 65537,
+		FL_UW_TABLE_MAX_ROWS - 1, FL_UW_TABLE_MAX_ROWS,
+	};
+	struct fl_cfitable t = {0};
+	union fl_uw_page page;
+	uint32_t pc;
+
+	(void)state;
+	srand(15);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		t.nr = sizes[k];
+		t.rows = calloc(t.nr, sizeof(*t.rows));
+		assert_non_null(t.rows);
+		pc = 16 + (uint32_t)(rand() % 8);
+		for (size_t i = 0; i < t.nr; i++) {
+			t.rows[i].pc = pc;
+			t.rows[i].cfa_type = i + 1 == t.nr ? FL_CFA_NONE : FL_CFA_RSP;
+			t.rows[i].cfa_off = (int32_t)i;
+			pc += 1 + (uint32_t)(rand() % 5);
+		}
+		expect_paged(&t, "made-up");
+		free(t.rows);
+	}
+	memset(&page, 0, sizeof(page));
+	assert_null(fl_ktables_find(&page, FL_UW_TABLE_MAX_ROWS + 1, 0));
+	assert_null(fl_ktables_find(&page, 0, 0));
 }
 
 /* --- made-up CFI ------------------------------------------------------------------- */
@@ -1921,6 +1999,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_engines_real),
 		cmocka_unit_test(test_ranges_real),
+		cmocka_unit_test(test_paged_layout),
 		cmocka_unit_test(test_engines_random),
 		cmocka_unit_test(test_hostile_images),
 		cmocka_unit_test(test_hostile_files),

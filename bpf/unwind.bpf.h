@@ -169,6 +169,8 @@ struct uw_walk {
 	__u64 hash;	/* of the frames so far (uw_mix()) */
 	bool exact;	/* pc is the interrupted instruction, not a return address */
 	bool vma_tried; /* bpf_find_vma() was called in this sample (it answers once) */
+	/* The mapping of the frame before (end 0: none): callers are often in the same file. */
+	struct fl_uw_map last;
 };
 
 #define UW_HASH_SEED 0x243f6a8885a308d3ULL
@@ -581,12 +583,17 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	 * turn before): user space is asked to read the mappings again, and
 	 * frame pointers take this frame, as --call-graph fp would.
 	 */
-	q.tgid = w->tgid;
-	q.vma_tried = w->vma_tried;
-	q.pc = w->pc;
-	if (!uw_find_map(&q))
-		return fp_for(w, UW_FP_NOTABLE);
-	w->vma_tried = q.vma_tried;
+	if (w->last.start <= w->pc && w->pc < w->last.end) {
+		q.m = w->last;
+	} else {
+		q.tgid = w->tgid;
+		q.vma_tried = w->vma_tried;
+		q.pc = w->pc;
+		if (!uw_find_map(&q))
+			return fp_for(w, UW_FP_NOTABLE);
+		w->vma_tried = q.vma_tried;
+		w->last = q.m;
+	}
 	m = &q.m;
 	if (!m->file_id)
 		return fp_for(w, UW_FP_NOCFI);

@@ -530,6 +530,7 @@ int BPF_PROG(uw_on_exec, struct task_struct *p)
 		if (!tgid)
 			return 0;
 	}
+	bpf_map_delete_elem(&procs_few, &tgid);
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&uw_kmaps, &tgid);
 	/*
@@ -554,6 +555,7 @@ int BPF_PROG(uw_on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid;
 	__u32 ctgid = child->tgid;
+	struct fl_uw_proc_few *pf;
 	struct fl_uw_proc *pp;
 
 	if (ptgid == ctgid)
@@ -563,6 +565,11 @@ int BPF_PROG(uw_on_fork, struct task_struct *parent, struct task_struct *child)
 		ctgid = pid_in_ns(BPF_CORE_READ(child, thread_pid), pidns_ino);
 		if (!ptgid || !ctgid)
 			return 0;
+	}
+	pf = bpf_map_lookup_elem(&procs_few, &ptgid);
+	if (pf) {
+		bpf_map_update_elem(&procs_few, &ctgid, pf, BPF_ANY);
+		return 0;
 	}
 	pp = bpf_map_lookup_elem(&procs, &ptgid);
 	if (pp)

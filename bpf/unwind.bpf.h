@@ -41,7 +41,11 @@ struct {
 	__type(value, __u64);
 } table_loc SEC(".maps");
 
-/* tgid (flamed's namespace) -> its executable mappings, as the tracker knows them. */
+/*
+ * tgid (flamed's namespace) -> its executable mappings, as the tracker
+ * knows them: in procs_few when they are at most FL_UW_FEW_MAPS, else in
+ * procs (unwind_abi.h).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -49,6 +53,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fl_uw_proc);
 } procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct fl_uw_proc_few);
+} procs_few SEC(".maps");
 
 /* FL_UW_WIN_KEY(file id, window) -> where the window's table is (windowed files, unwind_abi.h). */
 struct {
@@ -281,27 +293,34 @@ static __always_inline __u64 le_mask(__u64 a, __u64 b)
 	return m;
 }
 
-/* The mapping of p holding pc, or NULL. */
-static __always_inline const struct fl_uw_map *find_map(const struct fl_uw_proc *p, __u64 pc)
+/*
+ * The mapping holding pc among maps[0..n), of an array of cap (a power of
+ * two, 2^(steps - 1)), or NULL.
+ */
+static __always_inline const struct fl_uw_map *find_map(const struct fl_uw_map *maps, __u32 n,
+							__u32 cap, int steps, __u64 pc)
 {
-	__u32 base = 0, n = p->nr, half;
+	__u32 base = 0, half, idx;
 	const struct fl_uw_map *m;
 
-	if (n == 0 || n > FL_UW_MAX_MAPS)
+	if (n == 0 || n > cap)
 		return NULL;
 	/* The last mapping starting at or below pc (or the first, when none does). */
 	/*
 	 * A fixed number of steps, no early exit (once n is 1, a step changes
 	 * nothing): one path for the verifier. Indexes are masked, not
-	 * checked: base + half < nr <= FL_UW_MAX_MAPS, a power of two.
+	 * checked: base + half < nr <= cap, a power of two.
 	 */
-	for (int i = 0; i < FL_UW_MAP_STEPS; i++) {
+	for (int i = 0; i < steps; i++) {
 		half = n / 2;
-		base += half &
-			(__u32)le_mask(p->maps[(base + half) & (FL_UW_MAX_MAPS - 1)].start, pc);
+		idx = base + half;
+		/* Opaque: clang, knowing n <= cap, would drop the mask the verifier needs. */
+		asm volatile("" : "+r"(idx));
+		base += half & (__u32)le_mask(maps[idx & (cap - 1)].start, pc);
 		n -= half;
 	}
-	m = &p->maps[base & (FL_UW_MAX_MAPS - 1)];
+	asm volatile("" : "+r"(base));
+	m = &maps[base & (cap - 1)];
 	return m->start <= pc && pc < m->end ? m : NULL;
 }
 
@@ -489,16 +508,26 @@ struct uw_map_query {
 __noinline int uw_find_map(struct uw_map_query *q)
 {
 	struct fl_uw_map found = {};
+	const struct fl_uw_proc_few *pf;
 	const struct fl_uw_proc *p;
 	const struct fl_uw_map *m;
 
 	if (!q)
 		return 0;
-	p = bpf_map_lookup_elem(&procs, &q->tgid);
-	m = p ? find_map(p, q->pc) : NULL;
-	if (m) {
-		q->m = *m;
-		return 1;
+	pf = bpf_map_lookup_elem(&procs_few, &q->tgid);
+	if (pf) {
+		m = find_map(pf->maps, pf->nr, FL_UW_FEW_MAPS, FL_UW_FEW_STEPS, q->pc);
+		if (m) {
+			q->m = *m;
+			return 1;
+		}
+	} else {
+		p = bpf_map_lookup_elem(&procs, &q->tgid);
+		m = p ? find_map(p->maps, p->nr, FL_UW_MAX_MAPS, FL_UW_MAP_STEPS, q->pc) : NULL;
+		if (m) {
+			q->m = *m;
+			return 1;
+		}
 	}
 	uw_ask(q->tgid, q->tgid, 0, 0, 0);
 	if (kmaps_find(q->tgid, q->pc, &q->m))

@@ -173,4 +173,21 @@ struct fl_uw_proc {
 	struct fl_uw_map maps[FL_UW_MAX_MAPS];
 };
 
+/*
+ * A process with at most FL_UW_FEW_MAPS of them (most: a compiler, a
+ * shell; a busy build's processes have 3 to 60) is kept in a map of its
+ * own whose values are this struct, the start of struct fl_uw_proc: an
+ * update copies and allocates 1 KiB, not 8 (six thousand updates in ten
+ * seconds of a busy build), and the walker searches 6 steps, not 9. The
+ * walker looks there first; a process is in one of the two maps.
+ */
+#define FL_UW_FEW_MAPS 32
+#define FL_UW_FEW_STEPS 6
+
+struct fl_uw_proc_few {
+	__u32 nr;
+	__u32 pad;
+	struct fl_uw_map maps[FL_UW_FEW_MAPS];
+};
+
 #endif

@@ -534,6 +534,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 			.tables_fd = bpf_map__fd(s->skel->maps.tables),
 			.table_loc_fd = bpf_map__fd(s->skel->maps.table_loc),
 			.procs_fd = bpf_map__fd(s->skel->maps.procs),
+			.procs_few_fd = bpf_map__fd(s->skel->maps.procs_few),
 			.asked_fd = bpf_map__fd(s->skel->maps.uw_asked),
 			.file_ids_fd = bpf_map__fd(s->skel->maps.file_ids),
 			.win_loc_fd = bpf_map__fd(s->skel->maps.win_loc),

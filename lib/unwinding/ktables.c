@@ -99,6 +99,7 @@ struct kt_proc {
 	uint32_t pid;
 	uint32_t nr;
 	uint32_t *ids;
+	bool few; /* in procs_few, not procs */
 };
 
 struct fl_ktables {
@@ -1037,6 +1038,13 @@ static void proc_drop(struct fl_ktables *kt, uint32_t pid)
 	kt->nr_procs--;
 }
 
+/* Process pid's mappings out of the kernel, from either map. */
+static void procs_delete(struct fl_ktables *kt, uint32_t pid)
+{
+	bpf_map_delete_elem(kt->o.procs_fd, &pid);
+	bpf_map_delete_elem(kt->o.procs_few_fd, &pid);
+}
+
 static bool has_id(const uint32_t *ids, uint32_t n, uint32_t id)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -1051,12 +1059,13 @@ int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tm
 	uint32_t *ids = NULL, nr_ids = 0;
 	struct kt_proc *p;
 	size_t nr = n < FL_UW_MAX_MAPS ? n : FL_UW_MAX_MAPS;
+	bool few;
 	int err = 0;
 
 	if (!pid)
 		return -EINVAL;
 	if (!n) {
-		bpf_map_delete_elem(kt->o.procs_fd, &pid);
+		procs_delete(kt, pid);
 		proc_drop(kt, pid);
 		return 0;
 	}
@@ -1065,7 +1074,9 @@ int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tm
 	ids = malloc(nr * sizeof(*ids));
 	if (!ids)
 		return -ENOMEM;
-	memset(v, 0, sizeof(*v));
+	/* The few's map takes the start of v (unwind_abi.h): only that much is copied. */
+	few = nr <= FL_UW_FEW_MAPS;
+	memset(v, 0, few ? sizeof(struct fl_uw_proc_few) : sizeof(*v));
 	for (size_t i = 0; i < nr; i++) {
 		const struct fl_tmap *m = &maps[i];
 		struct fl_uw_map *e = &v->maps[v->nr];
@@ -1085,20 +1096,26 @@ int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tm
 		}
 		v->nr++;
 	}
-	if (bpf_map_update_elem(kt->o.procs_fd, &pid, v, BPF_ANY)) {
+	if (bpf_map_update_elem(few ? kt->o.procs_few_fd : kt->o.procs_fd, &pid, v, BPF_ANY)) {
 		err = -errno;
 		kt->st.procs_failed++;
 		unref(kt, ids, nr_ids);
 		free(ids);
 		/* What the kernel had is stale now: better frame pointers than the wrong tables. */
-		bpf_map_delete_elem(kt->o.procs_fd, &pid);
+		procs_delete(kt, pid);
 		proc_drop(kt, pid);
 		return err;
 	}
+	/*
+	 * Not in the other map: it had more or fewer mappings before, or its
+	 * parent's were copied there at its fork (not known to us then).
+	 */
+	p = proc_find(kt, pid);
+	if (!p || p->few != few)
+		bpf_map_delete_elem(few ? kt->o.procs_fd : kt->o.procs_few_fd, &pid);
 	/* Answered: should the walker miss the process again (an exec), it asks again. */
 	if (kt->o.asked_fd >= 0)
 		bpf_map_delete_elem(kt->o.asked_fd, &pid);
-	p = proc_find(kt, pid);
 	if (p) {
 		unref(kt, p->ids, p->nr);
 		free(p->ids);
@@ -1122,11 +1139,12 @@ int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tm
 	}
 	p->ids = ids;
 	p->nr = nr_ids;
+	p->few = few;
 	return 0;
 fail:
 	unref(kt, ids, nr_ids);
 	free(ids);
-	bpf_map_delete_elem(kt->o.procs_fd, &pid);
+	procs_delete(kt, pid);
 	return err;
 }
 

@@ -33,6 +33,7 @@ struct fl_ktables_opts {
 	int tables_fd; /* the BPF maps of bpf/unwind.bpf.h */
 	int table_loc_fd;
 	int procs_fd;
+	int procs_few_fd; /* processes with at most FL_UW_FEW_MAPS mappings */
 	int asked_fd; /* keys the walker asked for (FL_UW_ASKED_FILE): cleared when answered */
 	int file_ids_fd; /* (device, inode) -> file id, for the walker's own mapping lookups */
 	int win_loc_fd;	 /* windows of big files -> their tables (FL_UW_WIN_KEY()) */

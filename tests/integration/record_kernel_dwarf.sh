@@ -394,6 +394,38 @@ EOF_C
 	expect_between "$(percent "$d_main" "$d_all")" 90 100 "the share of dense's samples reaching main (%)"
 fi
 
+# --- A process with many mappings ---------------------------------------------------
+# python3 with two dozen extension modules imported maps more than
+# FL_UW_FEW_MAPS (32) pieces of code: its mappings go to the walker's map
+# for many (procs), not the one for a few, and its stacks are walked whole
+# all the same (python3 has no frame pointers).
+if [[ -z ${KDW_MODE_ARGS:-} ]] && command -v python3 >/dev/null; then
+	cat >"$T/many_maps.py" <<'EOF_PY'
+import array, asyncio, binascii, bz2, csv, ctypes, datetime, decimal, hashlib, json, lzma, math
+import multiprocessing, pickle, random, select, socket, sqlite3, ssl, struct, time, unicodedata
+import uuid, zlib
+import xml.etree.ElementTree
+print(sum(1 for line in open("/proc/self/maps") if " r-xp " in line), flush=True)
+start = time.process_time()
+def work(n):
+    return sum(i * i for i in range(n))
+while time.process_time() - start < 1.0:
+    work(1000)
+EOF_PY
+	run_flamed many_maps record -F 999 -o "$T/many_maps.folded" -- python3 "$T/many_maps.py"
+	expect_rc 0
+	nmaps=$(head -n 1 "$T/many_maps.out" 2>/dev/null || true)
+	read -r py_main py_all < <(awk '
+		/^python3;/ { c = $NF; a += c; if ($0 ~ /;Py_BytesMain;/) m += c }
+		END { print m + 0, a + 0 }' "$T/many_maps.folded")
+	alone=$(sed -nE 's/^flamed: user stacks \(kernel-dwarf\): [0-9]+ walked, ([0-9.]+)% by unwind tables alone.*/\1/p' "$T/many_maps.err")
+	note "python3 with ${nmaps:-?} code mappings: $py_main of $py_all samples reach Py_BytesMain, ${alone:-?}% of stacks by the tables alone"
+	expect_between "${nmaps:-0}" 33 256 "python3's code mappings"
+	expect_between "$py_all" 300 1000000 "python3's samples"
+	expect_between "$(percent "$py_main" "$py_all")" 90 100 "the share of python3's samples reaching Py_BytesMain (%)"
+	expect_between "${alone:-0}" 80 100 "the share of python3's stacks unwound by the tables alone (%)"
+fi
+
 # --- A program run again and again --------------------------------------------------
 # Each run is a new process whose mappings user space has not read yet when
 # its first samples come. The exec itself tells the walker where the

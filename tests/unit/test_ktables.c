@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lib/unwinding/ktables.c against real BPF maps shaped as bpf/unwind.bpf.h's:
+ * a process's mappings go to procs_few when they are at most
+ * FL_UW_FEW_MAPS, else to procs, never to both once set (a process moving
+ * between the two, a fork's copy left by the kernel in the other), and
+ * out of both when it exits. Needs root (or CAP_BPF): exits 77 without.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <cmocka.h>
+
+#include "flamed/unwind_abi.h"
+#include "unwinding/ktables.h"
+
+static struct {
+	int procs, few, tables, table_loc, asked, win_loc, file_ids;
+} fds;
+
+static int hash_map(const char *name, size_t key, size_t val, unsigned int flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags);
+
+	return bpf_map_create(BPF_MAP_TYPE_HASH, name, (uint32_t)key, (uint32_t)val, 4096, &o);
+}
+
+static int setup(void **state)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, oo);
+	int inner;
+
+	(void)state;
+	fds.procs = hash_map("t_procs", 4, sizeof(struct fl_uw_proc), BPF_F_NO_PREALLOC);
+	if (fds.procs < 0) {
+		fprintf(stderr, "test_ktables: cannot make BPF maps (%s): needs root or CAP_BPF\n",
+			strerror(errno));
+		exit(77);
+	}
+	fds.few = hash_map("t_procs_few", 4, sizeof(struct fl_uw_proc_few), BPF_F_NO_PREALLOC);
+	fds.asked = hash_map("t_asked", 8, 1, 0);
+	fds.win_loc = hash_map("t_win_loc", 8, 8, 0);
+	fds.file_ids = hash_map("t_file_ids", 16, 4, 0);
+	fds.table_loc = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_table_loc", 4, 8, FL_UW_MAX_FILES, NULL);
+	inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rows", 4, sizeof(union fl_uw_page), 1, &io);
+	assert_true(inner >= 0);
+	oo.inner_map_fd = inner;
+	fds.tables = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "t_tables", 4, 4, FL_UW_MAX_CHUNKS,
+				    &oo);
+	close(inner);
+	assert_true(fds.few >= 0 && fds.asked >= 0 && fds.win_loc >= 0 && fds.file_ids >= 0 &&
+		    fds.table_loc >= 0 && fds.tables >= 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	close(fds.procs);
+	close(fds.few);
+	close(fds.asked);
+	close(fds.win_loc);
+	close(fds.file_ids);
+	close(fds.table_loc);
+	close(fds.tables);
+	return 0;
+}
+
+/* n anonymous mappings (no table to build), 64 KiB apart. */
+static struct fl_tmap *anon_maps(size_t n, uint64_t base)
+{
+	struct fl_tmap *m = calloc(n, sizeof(*m));
+
+	assert_non_null(m);
+	for (size_t i = 0; i < n; i++) {
+		m[i].start = base + i * 0x10000;
+		m[i].end = m[i].start + 0x1000;
+		m[i].path = "//anon";
+	}
+	return m;
+}
+
+/* Which map holds pid (and checks its mappings are n from base): 'f', 'b' or 0; 2 if both. */
+static int where(uint32_t pid, size_t n, uint64_t base)
+{
+	struct fl_uw_proc v;
+	int in = 0, fd[2] = {fds.few, fds.procs};
+	const char which[2] = {'f', 'b'};
+
+	for (int k = 0; k < 2; k++) {
+		memset(&v, 0, sizeof(v));
+		if (bpf_map_lookup_elem(fd[k], &pid, &v))
+			continue;
+		if (in)
+			return 2;
+		in = which[k];
+		assert_int_equal(v.nr, n);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(v.maps[i].start, base + i * 0x10000);
+	}
+	return in;
+}
+
+static void test_proc_maps_by_size(void **state)
+{
+	struct fl_ktables_opts o = {
+		.sz = sizeof(o),
+		.tables_fd = fds.tables,
+		.table_loc_fd = fds.table_loc,
+		.procs_fd = fds.procs,
+		.procs_few_fd = fds.few,
+		.asked_fd = fds.asked,
+		.file_ids_fd = fds.file_ids,
+		.win_loc_fd = fds.win_loc,
+		.lazy = true,
+	};
+	struct fl_tmap *few = anon_maps(FL_UW_FEW_MAPS, 0x400000),
+		       *many = anon_maps(FL_UW_FEW_MAPS + 1, 0x800000),
+		       *most = anon_maps(FL_UW_MAX_MAPS + 10, 0x10000000);
+	struct fl_uw_proc fork_copy = {.nr = 1};
+	struct fl_ktables *kt;
+	struct fl_ktables_stats st;
+	uint32_t pid = 1000, child = 1001;
+
+	(void)state;
+	assert_int_equal(fl_ktables__new(&o, &kt), 0);
+
+	/* A few mappings: procs_few. */
+	assert_int_equal(fl_ktables__set_proc(kt, pid, few, 3), 0);
+	assert_int_equal(where(pid, 3, 0x400000), 'f');
+	assert_int_equal(fl_ktables__set_proc(kt, pid, few, FL_UW_FEW_MAPS), 0);
+	assert_int_equal(where(pid, FL_UW_FEW_MAPS, 0x400000), 'f');
+	/* One more than a few: procs, and out of procs_few. */
+	assert_int_equal(fl_ktables__set_proc(kt, pid, many, FL_UW_FEW_MAPS + 1), 0);
+	assert_int_equal(where(pid, FL_UW_FEW_MAPS + 1, 0x800000), 'b');
+	/* Back to a few. */
+	assert_int_equal(fl_ktables__set_proc(kt, pid, few, 2), 0);
+	assert_int_equal(where(pid, 2, 0x400000), 'f');
+	/* More than a process can have: the first FL_UW_MAX_MAPS, counted. */
+	assert_int_equal(fl_ktables__set_proc(kt, pid, most, FL_UW_MAX_MAPS + 10), 0);
+	assert_int_equal(where(pid, FL_UW_MAX_MAPS, 0x10000000), 'b');
+	fl_ktables__stats(kt, &st);
+	assert_int_equal(st.maps_dropped, 10);
+
+	/* A child the kernel copied into procs at its fork, first told with a few: procs_few only. */
+	fork_copy.maps[0].start = 0x10000000;
+	assert_int_equal(bpf_map_update_elem(fds.procs, &child, &fork_copy, BPF_ANY), 0);
+	assert_int_equal(fl_ktables__set_proc(kt, child, few, 4), 0);
+	assert_int_equal(where(child, 4, 0x400000), 'f');
+
+	/* Gone: out of both. */
+	assert_int_equal(fl_ktables__set_proc(kt, pid, NULL, 0), 0);
+	assert_int_equal(fl_ktables__set_proc(kt, child, NULL, 0), 0);
+	assert_int_equal(where(pid, 0, 0), 0);
+	assert_int_equal(where(child, 0, 0), 0);
+
+	fl_ktables__free(kt);
+	free(few);
+	free(many);
+	free(most);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_proc_maps_by_size),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -489,7 +489,8 @@ struct uw_map_query {
 	__u32 tgid;
 	__u32 vma_tried; /* bpf_find_vma() was called in this sample (it answers once) */
 	__u64 pc;
-	struct fl_uw_map m; /* the mapping found */
+	/* Asked: the mapping of the frame before (end 0: none), kept if it holds pc. Answered: pc's. */
+	struct fl_uw_map m;
 };
 
 /*
@@ -514,6 +515,13 @@ __noinline int uw_find_map(struct uw_map_query *q)
 
 	if (!q)
 		return 0;
+	/*
+	 * Callers are often in the file of their callee. (Checked here, in a
+	 * function verified once: a branch in the step would have the verifier
+	 * follow the rest of the step twice.)
+	 */
+	if (q->m.start <= q->pc && q->pc < q->m.end)
+		return 1;
 	pf = bpf_map_lookup_elem(&procs_few, &q->tgid);
 	if (pf) {
 		m = find_map(pf->maps, pf->nr, FL_UW_FEW_MAPS, FL_UW_FEW_STEPS, q->pc);
@@ -612,17 +620,14 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	 * turn before): user space is asked to read the mappings again, and
 	 * frame pointers take this frame, as --call-graph fp would.
 	 */
-	if (w->last.start <= w->pc && w->pc < w->last.end) {
-		q.m = w->last;
-	} else {
-		q.tgid = w->tgid;
-		q.vma_tried = w->vma_tried;
-		q.pc = w->pc;
-		if (!uw_find_map(&q))
-			return fp_for(w, UW_FP_NOTABLE);
-		w->vma_tried = q.vma_tried;
-		w->last = q.m;
-	}
+	q.tgid = w->tgid;
+	q.vma_tried = w->vma_tried;
+	q.pc = w->pc;
+	q.m = w->last;
+	if (!uw_find_map(&q))
+		return fp_for(w, UW_FP_NOTABLE);
+	w->vma_tried = q.vma_tried;
+	w->last = q.m;
 	m = &q.m;
 	if (!m->file_id)
 		return fp_for(w, UW_FP_NOCFI);

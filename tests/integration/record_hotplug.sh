@@ -21,6 +21,20 @@ ONLINE=/sys/devices/system/cpu/cpu1/online
 [[ $(cat "$ONLINE") == 1 ]] || skip "CPU 1 is offline already"
 restore_on_exit "echo 1 >$ONLINE"
 
+# revived_rate SAMPLES WHAT: SAMPLES of 2 s of CPU on CPU 1 after it came
+# back, at 99 Hz, are those of a CPU sampled again at its rate. The band is
+# wider below than expect_samples_of_cpu()'s: in a VM whose host is busy,
+# time the vCPU is not run can count in the program's CPU time while the
+# sampling timer skips its ticks (84.8% was seen once on a loaded CI
+# machine, 92-106% otherwise). A CPU not sampled again gives none, one
+# sampled part of the time half.
+revived_rate() {
+	local share
+	share=$(awk -v n="$1" 'BEGIN { printf "%.1f", 100 * n / (99 * 2) }')
+	note "$2: $1 samples for 2 s of CPU at 99 Hz: $share% of 99 per CPU second"
+	expect_between "$share" 70 115 "$2: samples per CPU second, as a share of 99 Hz (%)"
+}
+
 for backend in bpf ring; do
 	opts=()
 	[[ $backend == ring ]] && opts=(--no-bpf)
@@ -45,7 +59,7 @@ for backend in bpf ring; do
 	hot=$(count_matching "$T/$backend.mine" ';short_hot')
 	note "$backend: short_burn pinned to CPU 1 for 2 s of CPU after it came back: $burn samples, $hot in short_hot"
 	# 99 Hz for 2 s of CPU: about 198.
-	expect_samples_of_cpu "$burn" 99 2 "$backend: short_burn on CPU 1"
+	revived_rate "$burn" "$backend: short_burn on CPU 1"
 	expect_between "$hot" $((burn * 8 / 10)) "$burn" "$backend: of them symbolized in short_hot"
 done
 
@@ -71,7 +85,7 @@ wait_flamed ring_cmd
 kill "$loop"
 check_folded "$T/ring_cmd.folded"
 burn=$(count_matching "$T/ring_cmd.folded" ';short_hot')
-expect_samples_of_cpu "$burn" 99 2 "ring_cmd: short_burn on CPU 1 (its short_hot frames)"
+revived_rate "$burn" "ring_cmd: short_burn on CPU 1 (its short_hot frames)"
 read -r k u < <(sed -nE 's/^flamed: samples of other processes: ([0-9]+) dropped in the kernel, ([0-9]+) read .*/\1 \2/p' "$T/ring_cmd.err")
 note "ring_cmd: other processes' samples: ${k:-?} dropped in the kernel, ${u:-?} by flamed"
 # (One reached flamed once, in a sanitized run: the cause is not known, see the

@@ -431,7 +431,9 @@ fi
 # its first samples come. The exec itself tells the walker where the
 # program's code and ld.so are (files it has tables for after the first
 # run): those samples are walked in the kernel, not sent as stack copies
-# (one or more per run otherwise).
+# (one or more per run otherwise: 30 or more). Typically 2 or 3 are; 10 and
+# 11 were seen with the sanitized suite running beside it, user space then
+# slower to give the new processes' mappings: at most 15, one per two runs.
 if [[ -z ${KDW_MODE_ARGS:-} ]]; then
 	run_flamed reruns record -F 999 -o "$T/reruns.folded" -- \
 		sh -c 'for i in $(seq 30); do "$1" 0.05; done' sh "$FIXTURES/nofp_qsort"
@@ -440,7 +442,7 @@ if [[ -z ${KDW_MODE_ARGS:-} ]]; then
 	[[ -n $copies ]] || fail "no kernel-dwarf summary: $(cat "$T/reruns.err")"
 	copied=$(awk -v w="${copies% *}" -v p="${copies#* }" 'BEGIN { printf "%.0f\n", w * p / 100 }')
 	note "30 runs of nofp_qsort: $copied of ${copies% *} stacks sent as copies"
-	expect_between "$copied" 0 10 "stacks of 30 new processes sent as copies"
+	expect_between "$copied" 0 15 "stacks of 30 new processes sent as copies"
 fi
 
 # --- ld.so start-up ------------------------------------------------------------------

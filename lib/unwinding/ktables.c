@@ -283,15 +283,15 @@ void fl_ktables_layout(const struct fl_uw_row *rows, uint32_t n, union fl_uw_pag
 		pages[np].pcs[i] = pages[i].rows[0].pc;
 }
 
-/* The last of pcs[0..n) at or below off, or 0 (n > 0). */
-static uint32_t last_at_or_below(const uint32_t *pcs, size_t stride, uint32_t n, uint64_t off)
+/* The index of the last of pcs[0..n) at or below off, or 0 (n > 0). */
+static uint32_t last_pc_at_or_below(const uint32_t *pcs, uint32_t n, uint64_t off)
 {
 	uint32_t lo = 0, hi = n;
 
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (pcs[mid * stride] <= off)
+		if (pcs[mid] <= off)
 			lo = mid;
 		else
 			hi = mid;
@@ -301,20 +301,20 @@ static uint32_t last_at_or_below(const uint32_t *pcs, size_t stride, uint32_t n,
 
 const struct fl_uw_row *fl_ktables_find(const union fl_uw_page *pages, uint32_t n, uint64_t off)
 {
-	uint32_t np = FL_UW_ROW_PAGES(n), pg = 0, i;
-	const struct fl_uw_row *r;
+	uint32_t np = FL_UW_ROW_PAGES(n), pg = 0, cnt;
+	struct fl_cfitable page = {0};
 
 	if (!n || n > FL_UW_TABLE_MAX_ROWS || off > UINT32_MAX)
 		return NULL;
 	if (np > 1)
-		pg = last_at_or_below(pages[np].pcs, 1, np, off);
-	/* The stride of a row in pcs: the pc is a row's first member. */
-	i = last_at_or_below(&pages[pg].rows[0].pc, sizeof(struct fl_uw_row) / sizeof(uint32_t),
-			     n - pg * FL_UW_PAGE_ROWS < FL_UW_PAGE_ROWS ? n - pg * FL_UW_PAGE_ROWS
-								      : FL_UW_PAGE_ROWS,
-			     off);
-	r = &pages[pg].rows[i];
-	return r->pc <= off ? r : NULL;
+		pg = last_pc_at_or_below(pages[np].pcs, np, off);
+	cnt = n - pg * FL_UW_PAGE_ROWS;
+	if (cnt > FL_UW_PAGE_ROWS)
+		cnt = FL_UW_PAGE_ROWS;
+	/* The row page's rows, sorted as the whole table's: searched as a table of their own. */
+	page.rows = (struct fl_uw_row *)pages[pg].rows;
+	page.nr = cnt;
+	return fl_cfitable__find(&page, off);
 }
 
 /*

@@ -187,10 +187,18 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct uw
 	return w->pc != 0 && w->sp != 0;
 }
 
-/* The hash of a walked stack (uw_mix() of its frames) folded into an id below ustack_slots. */
+/*
+ * The two slots a walked stack may take, from its hash (uw_mix() of its
+ * frames): ids below ustack_slots.
+ */
 static __always_inline __u32 ustack_id(__u64 h)
 {
 	return (__u32)(h ^ (h >> 32)) & (ustack_slots - 1);
+}
+
+static __always_inline __u32 ustack_id2(__u64 h)
+{
+	return (__u32)((h * 0xff51afd7ed558ccdULL) >> 32) & (ustack_slots - 1);
 }
 
 /*
@@ -339,19 +347,34 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 	}
 	*walked = out;
 	*nr_walked = n;
-	slot = ustack_id(w.hash);
-	*id = (__s32)slot;
-	err = bpf_map_update_elem(ustack_map, &slot, out, BPF_NOEXIST);
-	if (!err)
-		return WALKED_COUNTED;
-	if (err == -EEXIST) {
+	/*
+	 * In the first of its two slots, else the second: found there (most
+	 * samples: a stack seen before), or put in the first free one. Two
+	 * slots taken by other stacks (or a full map): it travels whole.
+	 */
+	for (int i = 0; i < 2; i++) {
+		slot = i ? ustack_id2(w.hash) : ustack_id(w.hash);
+		*id = (__s32)slot;
 		old = bpf_map_lookup_elem(ustack_map, &slot);
-		if (old && uw_same_stack(out, old))
+		if (old) {
+			if (uw_same_stack(out, old))
+				return WALKED_COUNTED;
+			continue;
+		}
+		err = bpf_map_update_elem(ustack_map, &slot, out, BPF_NOEXIST);
+		if (!err)
 			return WALKED_COUNTED;
-		count(FL_CNT_COLLISION);
+		/* Another CPU took the slot a moment ago: its stack may be this one. */
+		if (err == -EEXIST) {
+			old = bpf_map_lookup_elem(ustack_map, &slot);
+			if (old && uw_same_stack(out, old))
+				return WALKED_COUNTED;
+			continue;
+		}
+		count(FL_CNT_STACKMAP_FULL);
 		return WALKED_WHOLE;
 	}
-	count(FL_CNT_STACKMAP_FULL);
+	count(FL_CNT_COLLISION);
 	return WALKED_WHOLE;
 }
 

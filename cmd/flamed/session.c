@@ -332,7 +332,7 @@ static int open_sampler(struct session *s)
 			bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &s->sampler);
 			if (!bpf_err)
 				msg("cannot load the in-kernel unwinder (%s): user stacks by frame "
-				    "pointers instead (--call-graph fp); it needs Linux 5.17 or "
+				    "pointers instead (--call-graph fp); it needs Linux 6.1 or "
 				    "later "
 				    "with BTF",
 				    strerror(-s->kdwarf_failed));

@@ -59,6 +59,9 @@ struct fl_uw_row {
 	__s32 rbp_off;
 };
 
+/* Entries of the walker's per-CPU cache of rows (bpf/unwind.bpf.h): its slot is 12 bits of a hash. */
+#define FL_UW_ROW_CACHE 4096
+
 /* Rows of one compiled table, at most (see FL_UW_TABLE_MAX_ROWS for a loaded one). */
 #define FL_UW_MAX_ROWS (1u << 23)
 /* Files with a table loaded at once (ids 1..FL_UW_MAX_FILES-1; 0 means none). */

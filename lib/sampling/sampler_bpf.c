@@ -59,6 +59,7 @@ struct fl_sampler_bpf {
 	struct fl_stackagg *overflow; /* samples counted in user space */
 	uint32_t depth;		      /* frames per stack-map entry */
 	uint32_t stack_slots;	      /* stack ids are below this */
+	uint32_t ustack_slots;	      /* ... and ids of walked user stacks (kernel-dwarf) */
 	int nr_possible;
 	uint64_t truncated; /* samples whose stack filled a whole stack-map entry, once counted */
 	uint32_t active;    /* the set of maps samples go to (two_sets; else always 0) */
@@ -507,8 +508,17 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->unwinder = kdwarf ? opts->unwinder : NULL;
 	s->skel->rodata->want_copies = s->unwinder != NULL;
 	s->skel->rodata->ucopy_wakeup = (s->unwinder ? UCOPY_RING : 4096) / 4;
-	s->skel->rodata->ustack_slots = s->stack_slots;
-	/* Walked user stacks: a map of their own, as many as the stack map (one each unused without). */
+	/*
+	 * Walked user stacks: a map of their own, as many as the stack map
+	 * (one each unused without), allocated as they come (a stack takes
+	 * 2 KiB of the kernel's then). Their ids are hashes of the stacks in
+	 * four times as many slots, two tried per stack: with a slot per
+	 * stack, tried once, 40% of a busy build's samples found theirs
+	 * taken (most of its stacks are seen once or twice) and travelled
+	 * whole through the overflow ring.
+	 */
+	s->ustack_slots = kdwarf ? s->stack_slots * 4 : 1;
+	s->skel->rodata->ustack_slots = s->ustack_slots;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.ustacks, kdwarf ? storage : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1,
 					    kdwarf && s->two_sets ? storage : 1)) ||
@@ -517,6 +527,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 					    kdwarf ? FL_UW_MAX_FILES : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.uw_asked, kdwarf ? 8192 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.win_loc, kdwarf ? 65536 : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.uw_rows, kdwarf ? FL_UW_ROW_CACHE : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ucopies,
 					    s->unwinder ? UCOPY_RING : 4096)))
 		goto out_free;
@@ -538,6 +549,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 			.asked_fd = bpf_map__fd(s->skel->maps.uw_asked),
 			.file_ids_fd = bpf_map__fd(s->skel->maps.file_ids),
 			.win_loc_fd = bpf_map__fd(s->skel->maps.win_loc),
+			.epoch = &s->skel->bss->uw_epoch,
 			.max_bytes = opts->max_table_bytes,
 			/*
 			 * A table is built when a sample first needs it: a machine
@@ -976,9 +988,10 @@ static int drain_counts(int fd, bool del, struct stack_cache *c, struct take *tk
  * The keys of one set of maps (those of tk's pids, with tk; with del all of
  * them, deleted), then the overflow path's.
  */
-static int cache_init(struct stack_cache *c, struct fl_sampler_bpf *s, int fd, uint32_t depth)
+static int cache_init(struct stack_cache *c, struct fl_sampler_bpf *s, int fd, uint32_t depth,
+		      uint32_t nslots)
 {
-	*c = (struct stack_cache){.s = s, .fd = fd, .depth = depth, .nslots = s->stack_slots};
+	*c = (struct stack_cache){.s = s, .fd = fd, .depth = depth, .nslots = nslots};
 	c->user = c;
 	c->slots = calloc(c->nslots, sizeof(*c->slots));
 	c->buf = malloc(depth * sizeof(uint64_t));
@@ -1007,9 +1020,9 @@ static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct t
 
 	/* The copies held are samples taken: counted before any of them is passed on. */
 	flush_copies(s, true);
-	err = cache_init(&c, s, stacks_fd(s, set), s->depth);
+	err = cache_init(&c, s, stacks_fd(s, set), s->depth, s->stack_slots);
 	if (!err && s->kt) {
-		err = cache_init(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH);
+		err = cache_init(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH, s->ustack_slots);
 		c.user = &uc;
 	}
 	if (!err)
@@ -1035,15 +1048,15 @@ static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
  * Empties the stack map fd. Ids are collected first: the kernel finds the
  * next id by scanning on from the one given, unless that one is empty.
  */
-static void clear_stacks(struct fl_sampler_bpf *s, int fd)
+static void clear_stacks(int fd, uint32_t nslots)
 {
-	_cleanup_free_ uint32_t *ids = malloc(s->stack_slots * sizeof(*ids));
+	_cleanup_free_ uint32_t *ids = malloc(nslots * sizeof(*ids));
 	uint32_t id, next, n = 0;
 	bool first = true;
 
 	if (!ids)
 		return;
-	while (n < s->stack_slots && !bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
+	while (n < nslots && !bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
 		first = false;
 		id = next;
 		ids[n++] = id;
@@ -1114,9 +1127,9 @@ static int bpf_snapshot(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 			bpf_map_delete_elem(cfd, &left.keys[i]);
 		free(left.keys);
 	}
-	clear_stacks(s, stacks_fd(s, old));
+	clear_stacks(stacks_fd(s, old), s->stack_slots);
 	if (s->kt)
-		clear_stacks(s, ustacks_fd(s, old));
+		clear_stacks(ustacks_fd(s, old), s->ustack_slots);
 	/* Emptied even on failure (only -ENOMEM or fn's): no stack is given twice. */
 	fl_stackagg__free(s->overflow);
 	s->overflow = fresh;

@@ -185,6 +185,9 @@ static void chunk_free(struct fl_ktables *kt, uint32_t c)
 
 	/* Taken out of the array of maps first: the kernel waits for the programs using it. */
 	bpf_map_delete_elem(kt->o.tables_fd, &c);
+	/* Rows the walker cached from it are of no table now: they must not match a new chunk c's. */
+	if (kt->o.epoch)
+		__atomic_add_fetch(kt->o.epoch, 1, __ATOMIC_SEQ_CST);
 	munmap(ch->mem, ch->bytes);
 	kt->st.bytes -= ch->bytes;
 	memset(ch, 0, sizeof(*ch));

@@ -37,6 +37,11 @@ struct fl_ktables_opts {
 	int asked_fd; /* keys the walker asked for (FL_UW_ASKED_FILE): cleared when answered */
 	int file_ids_fd; /* (device, inode) -> file id, for the walker's own mapping lookups */
 	int win_loc_fd;	 /* windows of big files -> their tables (FL_UW_WIN_KEY()) */
+	/*
+	 * The walker's uw_epoch (its global data, mapped): bumped when a
+	 * chunk is freed, so that rows cached by location miss. NULL: none.
+	 */
+	uint32_t *epoch;
 	uint64_t max_bytes; /* table memory (kernel and ours), 0: FL_KTABLES_DEFAULT_BYTES */
 	/*
 	 * Build a file's table only when the walker first needs it

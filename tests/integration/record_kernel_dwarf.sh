@@ -445,6 +445,27 @@ if [[ -z ${KDW_MODE_ARGS:-} ]]; then
 	expect_between "$copied" 0 15 "stacks of 30 new processes sent as copies"
 fi
 
+# --- Many distinct stacks -----------------------------------------------------------
+# stack_storm: nearly every sample a new stack. A walked stack is kept in the
+# kernel under one of two slots named by its hash, out of four per entry of
+# the map: with room for 4096 stacks and some 2000 to hold, a few samples in
+# a hundred at most find both taken by other stacks and travel whole through
+# the overflow ring. (One slot per entry, tried once: 25-40% of them.)
+if [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	run_flamed storm record -F 999 --stack-storage-size 4096 -o "$T/storm.folded" -- \
+		"$FIXTURES/stack_storm" 2 1
+	expect_rc 0
+	check_folded "$T/storm.folded"
+	storm_taken=$(sed -nE 's/^flamed: accounting: ([0-9]+) samples taken.*/\1/p' "$T/storm.err")
+	[[ -n $storm_taken ]] || fail "no accounting line: $(cat "$T/storm.err")"
+	# (No such line: none counted in user space.)
+	storm_coll=$(sed -nE 's/^flamed: [0-9]+ samples counted in user space \(([0-9]+) stack-id collisions.*/\1/p' "$T/storm.err")
+	storm_coll=${storm_coll:-0}
+	note "stack_storm: $storm_coll of $storm_taken samples met taken slots"
+	expect_between "$storm_taken" 300 1000000 "samples of stack_storm"
+	expect_between "$(percent "$storm_coll" "$storm_taken")" 0 5 "samples whose stack found both its slots taken (%)"
+fi
+
 # --- ld.so start-up ------------------------------------------------------------------
 # clang with LD_BIND_NOW: most of its short run is the dynamic linker
 # relocating libLLVM before main. Those stacks are whole when they reach

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -169,10 +170,97 @@ static void test_proc_maps_by_size(void **state)
 	free(most);
 }
 
+/* The executable mapping of this process whose path ends in suffix, into *m (path: a static copy). */
+static void self_map(const char *suffix, struct fl_tmap *m)
+{
+	static char paths[2][4096];
+	static int next;
+	char line[4352], perms[8], path[4096];
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t n, k = strlen(suffix);
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &start, &end, perms, &off,
+			   &maj, &min, &ino, path) != 8 ||
+		    !strchr(perms, 'x'))
+			continue;
+		n = strlen(path);
+		if (n < k || strcmp(path + n - k, suffix))
+			continue;
+		strcpy(paths[next], path);
+		*m = (struct fl_tmap){.start = start, .end = end, .pgoff = off, .dev_major = maj,
+				      .dev_minor = min, .ino = ino, .path = paths[next]};
+		next = (next + 1) % 2;
+		found = true;
+	}
+	fclose(f);
+	if (!found)
+		fail_msg("no executable mapping of *%s in /proc/self/maps", suffix);
+}
+
+/*
+ * The walker caches rows by table location (chunk, first page, rows): a
+ * chunk freed and its number used again by another holds other rows at the
+ * same locations, so freeing one bumps the walker's epoch, and nothing
+ * else does. libc's table gets a chunk of its own (the budget leaves no
+ * room for a bigger one); unloaded, then ld.so's table loaded, that chunk
+ * is freed for a new one.
+ */
+static void test_chunk_free_bumps_epoch(void **state)
+{
+	uint32_t epoch = 0, pid = (uint32_t)getpid();
+	struct fl_ktables_opts o = {
+		.sz = sizeof(o),
+		.tables_fd = fds.tables,
+		.table_loc_fd = fds.table_loc,
+		.procs_fd = fds.procs,
+		.procs_few_fd = fds.few,
+		.asked_fd = fds.asked,
+		.file_ids_fd = fds.file_ids,
+		.win_loc_fd = fds.win_loc,
+		.epoch = &epoch,
+		.max_bytes = 768 << 10,
+	};
+	struct fl_ktables_stats st;
+	struct fl_ktables *kt;
+	struct fl_tmap libc, ld;
+
+	(void)state;
+	self_map("/libc.so.6", &libc);
+	self_map("/ld-linux-x86-64.so.2", &ld);
+	assert_int_equal(fl_ktables__new(&o, &kt), 0);
+	assert_int_equal(fl_ktables__set_proc(kt, pid, &libc, 1), 0);
+	fl_ktables__settle(kt, 10000);
+	fl_ktables__stats(kt, &st);
+	assert_int_equal(st.loaded, 1);
+	assert_int_equal(epoch, 0);
+	/* Mapped by nobody for two trims: unloaded; its chunk stays, the one being filled. */
+	assert_int_equal(fl_ktables__set_proc(kt, pid, NULL, 0), 0);
+	fl_ktables__trim(kt);
+	fl_ktables__trim(kt);
+	fl_ktables__stats(kt, &st);
+	assert_int_equal(st.loaded, 0);
+	assert_int_equal(st.unloaded, 1);
+	assert_int_equal(epoch, 0);
+	/* ld.so's does not fit in it: a new chunk, and libc's goes. */
+	assert_int_equal(fl_ktables__set_proc(kt, pid, &ld, 1), 0);
+	fl_ktables__settle(kt, 10000);
+	fl_ktables__stats(kt, &st);
+	assert_int_equal(st.loaded, 1);
+	assert_int_equal(epoch, 1);
+	fl_ktables__free(kt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proc_maps_by_size),
+		cmocka_unit_test(test_chunk_free_bumps_epoch),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

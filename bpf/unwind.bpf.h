@@ -327,9 +327,9 @@ static __always_inline const struct fl_uw_map *find_map(const struct fl_uw_map *
 /*
  * The row of the table at loc covering file offset off, or NULL (before its
  * first row): the index page names the row page, whose rows are searched
- * (unwind_abi.h). Both searches as find_map()'s, without a branch on what
- * they read, but done once one entry is left: the states after a loop are
- * the same whichever step it ended at.
+ * (unwind_abi.h). Both searches as find_map()'s: a fixed number of
+ * steps, without a branch (an early exit once one entry was left had the
+ * verifier check five times as much of this function).
  */
 static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 {
@@ -349,10 +349,10 @@ static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 			return NULL;
 		cnt = np;
 		for (int i = 0; i < FL_UW_PCS_STEPS; i++) {
-			if (cnt <= 1)
-				break;
 			half = cnt / 2;
-			pg += half & (__u32)le_mask(p->pcs[(pg + half) & (FL_UW_PAGE_PCS - 1)], off);
+			idx = pg + half;
+			asm volatile("" : "+r"(idx));
+			pg += half & (__u32)le_mask(p->pcs[idx & (FL_UW_PAGE_PCS - 1)], off);
 			cnt -= half;
 		}
 	}
@@ -365,11 +365,10 @@ static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 	if (cnt > FL_UW_PAGE_ROWS)
 		cnt = FL_UW_PAGE_ROWS;
 	for (int i = 0; i < FL_UW_ROW_STEPS; i++) {
-		if (cnt <= 1)
-			break;
 		half = cnt / 2;
-		base += half &
-			(__u32)le_mask(p->rows[(base + half) & (FL_UW_PAGE_ROWS - 1)].pc, off);
+		idx = base + half;
+		asm volatile("" : "+r"(idx));
+		base += half & (__u32)le_mask(p->rows[idx & (FL_UW_PAGE_ROWS - 1)].pc, off);
 		cnt -= half;
 	}
 	r = &p->rows[base & (FL_UW_PAGE_ROWS - 1)];
@@ -377,8 +376,9 @@ static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 }
 
 /*
- * Rows found lately, per CPU: most frames of a sample were frames of the
- * samples before it (the same callers, the same loops), and a hit costs
+ * Rows found lately, per CPU (a perf_event program does not nest on one
+ * CPU): most frames of a sample were frames of the samples before it (the
+ * same callers, the same loops), and a hit costs
  * one cache line where the two searches cost some sixteen (a miss each,
  * mostly: 445 ns per frame on a busy build). Keyed by table location and
  * offset, so shared by every process mapping the file. A location names
@@ -394,8 +394,13 @@ struct uw_row_ent {
 	struct fl_uw_row row;
 };
 
+/*
+ * FL_UW_ROW_CACHE entries for each possible CPU, CPU after CPU: a plain
+ * array (one allocation; a per-CPU array allocates per entry, and its
+ * 4096 allocations took a fifth of the maps' making).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FL_UW_ROW_CACHE);
 	__type(key, __u32);
 	__type(value, struct uw_row_ent);
@@ -411,7 +416,8 @@ __u32 uw_epoch = 0;
 __noinline int uw_find_row(__u64 loc, __u64 off, struct fl_uw_row *out)
 {
 	__u64 h = (loc ^ (off << 20) ^ off) * 0x9e3779b97f4a7c15ULL;
-	__u32 slot = (__u32)(h >> 52), epoch = *(volatile __u32 *)&uw_epoch;
+	__u32 slot = bpf_get_smp_processor_id() * FL_UW_ROW_CACHE + (__u32)(h >> 52);
+	__u32 epoch = *(volatile __u32 *)&uw_epoch;
 	struct uw_row_ent *e = bpf_map_lookup_elem(&uw_rows, &slot);
 	const struct fl_uw_row *r;
 
@@ -604,7 +610,7 @@ __noinline int uw_find_map(struct uw_map_query *q)
  * guessed. (Not so where a table is only missing: code without frame
  * pointers may hold 0 in rbp anywhere, and the stack copy tells.)
  */
-static __always_inline long fp_for(struct uw_walk *w, __u32 why)
+static __always_inline long fp_for_inline(struct uw_walk *w, __u32 why)
 {
 	__u32 code = 0;
 	__u64 ra, bp;
@@ -634,6 +640,24 @@ static __always_inline long fp_for(struct uw_walk *w, __u32 why)
 		}
 	}
 	return fp_step(w);
+}
+
+/*
+ * The same, a global function: the step reaches it from six places, and
+ * the verifier checked each inlined copy in the states of its own place
+ * (a fifth of what it checked of the walker).
+ */
+__noinline long uw_fp_for(struct uw_walk *w, __u32 why)
+{
+	if (!w)
+		return 1;
+	return fp_for_inline(w, why);
+}
+
+static __always_inline long fp_for(struct uw_walk *w, __u32 why)
+{
+	/* A bpf_loop() callback returns 0 or 1, which the verifier cannot tell of a global's result. */
+	return uw_fp_for(w, why) ? 1 : 0;
 }
 
 static long uw_step(__u32 i, struct uw_walk *w)
@@ -740,9 +764,9 @@ static long uw_step(__u32 i, struct uw_walk *w)
  * function: the verifier checks it once, on its own, instead of once for
  * every state in which the sampler reaches the walk (which multiplied the
  * work of checking uw_step by the paths before it: 241k instructions
- * processed and 0.43 s of loading; 19k and 0.02 s now, with kmaps_find()
- * branch-free and uw_find_map(), uw_find_row() and uw_same_stack() global
- * as well).
+ * processed and 0.43 s of loading; 13k and 0.02 s now, with kmaps_find()
+ * and the searches branch-free and uw_find_map(), uw_find_row(),
+ * uw_fp_for() and uw_same_stack() global as well).
  */
 __noinline int uw_walk_stack(struct uw_walk *arg)
 {

@@ -485,6 +485,10 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if (max_stack == 0)
 		max_stack = 1;
 	s->depth = max_stack;
+	err = libbpf_num_possible_cpus();
+	if (err < 0)
+		goto out_free;
+	s->nr_possible = err;
 	size_maps(opts, sampled_cpus(s->events), &storage, &nr_stacks, &ring_bytes);
 	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
 	s->two_sets = opts->sz >= sizeof(*opts) && opts->snapshots;
@@ -527,7 +531,8 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 					    kdwarf ? FL_UW_MAX_FILES : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.uw_asked, kdwarf ? 8192 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.win_loc, kdwarf ? 65536 : 1)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.uw_rows, kdwarf ? FL_UW_ROW_CACHE : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.uw_rows,
+					    kdwarf ? FL_UW_ROW_CACHE * (uint32_t)s->nr_possible : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ucopies,
 					    s->unwinder ? UCOPY_RING : 4096)))
 		goto out_free;
@@ -597,10 +602,6 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		err = -errno ?: -ENOMEM;
 		goto out_free;
 	}
-	err = libbpf_num_possible_cpus();
-	if (err < 0)
-		goto out_free;
-	s->nr_possible = err;
 	*ret = &s->base;
 	return 0;
 

@@ -111,10 +111,11 @@ static int where(uint32_t pid, size_t n, uint64_t base)
 	return in;
 }
 
-static void test_proc_maps_by_size(void **state)
+/* Options for the maps of setup(). */
+static struct fl_ktables_opts maps_opts(void)
 {
-	struct fl_ktables_opts o = {
-		.sz = sizeof(o),
+	return (struct fl_ktables_opts){
+		.sz = sizeof(struct fl_ktables_opts),
 		.tables_fd = fds.tables,
 		.table_loc_fd = fds.table_loc,
 		.procs_fd = fds.procs,
@@ -122,8 +123,12 @@ static void test_proc_maps_by_size(void **state)
 		.asked_fd = fds.asked,
 		.file_ids_fd = fds.file_ids,
 		.win_loc_fd = fds.win_loc,
-		.lazy = true,
 	};
+}
+
+static void test_proc_maps_by_size(void **state)
+{
+	struct fl_ktables_opts o = maps_opts();
 	struct fl_tmap *few = anon_maps(FL_UW_FEW_MAPS, 0x400000),
 		       *many = anon_maps(FL_UW_FEW_MAPS + 1, 0x800000),
 		       *most = anon_maps(FL_UW_MAX_MAPS + 10, 0x10000000);
@@ -133,6 +138,7 @@ static void test_proc_maps_by_size(void **state)
 	uint32_t pid = 1000, child = 1001;
 
 	(void)state;
+	o.lazy = true;
 	assert_int_equal(fl_ktables__new(&o, &kt), 0);
 
 	/* A few mappings: procs_few. */
@@ -214,23 +220,14 @@ static void self_map(const char *suffix, struct fl_tmap *m)
 static void test_chunk_free_bumps_epoch(void **state)
 {
 	uint32_t epoch = 0, pid = (uint32_t)getpid();
-	struct fl_ktables_opts o = {
-		.sz = sizeof(o),
-		.tables_fd = fds.tables,
-		.table_loc_fd = fds.table_loc,
-		.procs_fd = fds.procs,
-		.procs_few_fd = fds.few,
-		.asked_fd = fds.asked,
-		.file_ids_fd = fds.file_ids,
-		.win_loc_fd = fds.win_loc,
-		.epoch = &epoch,
-		.max_bytes = 768 << 10,
-	};
+	struct fl_ktables_opts o = maps_opts();
 	struct fl_ktables_stats st;
 	struct fl_ktables *kt;
 	struct fl_tmap libc, ld;
 
 	(void)state;
+	o.epoch = &epoch;
+	o.max_bytes = 768 << 10;
 	self_map("/libc.so.6", &libc);
 	self_map("/ld-linux-x86-64.so.2", &ld);
 	assert_int_equal(fl_ktables__new(&o, &kt), 0);

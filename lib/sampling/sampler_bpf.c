@@ -307,7 +307,10 @@ static int unwind_row(void *ctx, const struct fl_tmap *m, uint64_t off, struct f
 
 	if (!err)
 		return 0;
-	/* A window being built now: this copy waits for it, unless it has waited enough. */
+	/*
+	 * A table or window not built yet (queued now): this copy waits for
+	 * it, unless it has waited enough; libdw then.
+	 */
 	if (err == -EAGAIN && !s->copy_final) {
 		s->copy_missed = true;
 		return -1;

@@ -1359,6 +1359,19 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 		return -ENOENT;
 	/* The thread sets the locations; rows of a table in use are never moved nor freed. */
 	pthread_mutex_lock(&kt->lock);
+	if (f->state == KT_DEFERRED || f->state == KT_QUEUED || f->state == KT_BUILDING) {
+		bool deferred = f->state == KT_DEFERRED;
+
+		pthread_mutex_unlock(&kt->lock);
+		/*
+		 * Not built yet: wanted now, as the walker would have asked had
+		 * it got that far (a copy's deeper frames), rather than libdw
+		 * reading the file's CFI again for one frame.
+		 */
+		if (deferred)
+			fl_ktables__want(kt, f->id, (uint32_t)(off >> FL_UW_WIN_SHIFT));
+		return -EAGAIN;
+	}
 	if (f->state == KT_LOADED && !f->src) {
 		loc = f->loc;
 	} else if (f->state == KT_LOADED) {

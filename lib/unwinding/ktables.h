@@ -104,8 +104,8 @@ void fl_ktables__trim(struct fl_ktables *kt);
 int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
 		    struct fl_uw_row *row);
 /*
- * (-EAGAIN: a window of a big file not built yet, queued now; ask again
- * once it is. -ENODATA: the table has no CFI for off.)
+ * (-EAGAIN: the file's table, or the window of a big file, not built yet,
+ * queued now; ask again once it is. -ENODATA: the table has no CFI for off.)
  */
 
 /*

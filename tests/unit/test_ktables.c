@@ -253,11 +253,48 @@ static void test_chunk_free_bumps_epoch(void **state)
 	fl_ktables__free(kt);
 }
 
+/*
+ * A stack copy's frame in a file whose table no sample of the walker asked
+ * for yet (lazy): the row lookup asks for it and says to wait (-EAGAIN),
+ * rather than -ENOENT, which sent the copy's unwinder to libdw, reading the
+ * file's CFI a second time. Once built, the row is there.
+ */
+static void test_row_wants_a_table_not_built(void **state)
+{
+	struct fl_ktables_opts o = maps_opts();
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t off;
+	struct fl_uw_row row;
+	struct fl_ktables_stats st;
+	struct fl_ktables *kt;
+	struct fl_tmap libc;
+
+	(void)state;
+	o.lazy = true;
+	self_map("/libc.so.6", &libc);
+	/* getpid's code, in libc's executable mapping. */
+	off = (uint64_t)(uintptr_t)&getpid - libc.start + libc.pgoff;
+	assert_true((uint64_t)(uintptr_t)&getpid >= libc.start &&
+		    (uint64_t)(uintptr_t)&getpid < libc.end);
+	assert_int_equal(fl_ktables__new(&o, &kt), 0);
+	assert_int_equal(fl_ktables__set_proc(kt, pid, &libc, 1), 0);
+	fl_ktables__stats(kt, &st);
+	assert_int_equal(st.deferred, 1);
+	assert_int_equal(fl_ktables__row(kt, &libc, off, &row), -EAGAIN);
+	fl_ktables__settle(kt, 10000);
+	fl_ktables__stats(kt, &st);
+	assert_int_equal(st.loaded, 1);
+	assert_int_equal(fl_ktables__row(kt, &libc, off, &row), 0);
+	assert_true(row.cfa_type != FL_CFA_NONE && row.pc <= off);
+	fl_ktables__free(kt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proc_maps_by_size),
 		cmocka_unit_test(test_chunk_free_bumps_epoch),
+		cmocka_unit_test(test_row_wants_a_table_not_built),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

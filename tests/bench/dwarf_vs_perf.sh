@@ -228,7 +228,7 @@ for wl in $WORKLOADS; do
 		for tool in $BENCH_TOOLS; do
 			say "$tool at $hz Hz for $DURATION s, workload $wl"
 			r=$W/$wl-$tool-$hz
-			mkdir -p "$r"
+			result_dir "$r"
 			start_workload "$wl"
 			out=$("measure_$tool" "$hz" "$r")
 			if [[ $tool == perf ]]; then

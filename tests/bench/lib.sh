@@ -31,12 +31,20 @@ timed() {
 	"${PYTHON:-python3}" "$SRCDIR/tests/bench/treetime.py" "$out" "$@"
 }
 
+# result_dir DIR: an empty DIR for one measurement's files. Emptied, not just
+# made: timed appends to DIR/times, and a kept directory (-k) of an earlier
+# run would add that run's times to this one's.
+result_dir() {
+	rm -rf -- "$1"
+	mkdir -p -- "$1"
+}
+
 # perf_record_script DIR HZ DURATION: perf record -g of the whole machine for
 # DURATION seconds into DIR/perf.data, then perf script into DIR/out.txt, both
 # timed into DIR/times (see timed).
 perf_record_script() {
 	local r=$1 hz=$2 duration=$3
-	mkdir -p "$r"
+	result_dir "$r"
 	timed "$r/times" perf record -q -e cpu-clock -a -g -F "$hz" -o "$r/perf.data" -- sleep "$duration" \
 		2>"$r/record.err" || die "perf record failed: $(tail -n 3 "$r/record.err")"
 	timed "$r/times" perf script -i "$r/perf.data" >"$r/out.txt" 2>"$r/script.err" ||

@@ -75,7 +75,7 @@ measure_perf() {
 
 measure_flamed() {
 	local hz=$1 r=$W/flamed-$1
-	mkdir -p "$r"
+	result_dir "$r"
 	timed "$r/times" "$FLAMED" record -a -F "$hz" -d "$DURATION" -o "$r/out.folded" 2>"$r/record.err" ||
 		die "flamed record failed: $(tail -n 3 "$r/record.err")"
 	summarize "$r/times" "$(size_of "$r/out.folded")"

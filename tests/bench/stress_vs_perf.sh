@@ -73,7 +73,7 @@ measure_perf() {
 
 measure_flamed() {
 	local hz=$1 r=$W/flamed-$1
-	mkdir -p "$r"
+	result_dir "$r"
 	timed "$r/times" "$FLAMED" record -a -F "$hz" -d "$DURATION" -o "$r/out.folded" 2>"$r/record.err" ||
 		die "flamed record failed: $(tail -n 3 "$r/record.err")"
 	sed -n 's/^flamed: \(accounting: .*\)/\1/p' "$r/record.err" >"$r/accounting"

@@ -236,7 +236,7 @@ record_apart() {
 	workload_cmd "$wl"
 	for ((i = 0; i < ${#RUNS[@]}; i++)); do
 		r=$W/$wl-$i
-		mkdir -p "$r"
+		result_dir "$r"
 		say "$wl: ${RUNS[i]}, $DURATION s at $FREQ Hz"
 		call_graph "${RUNS[i]}"
 		before_run "$wl"
@@ -252,7 +252,7 @@ record_nested() {
 	local wl=$1 i r cmd=()
 	for ((i = 0; i < ${#RUNS[@]}; i++)); do
 		r=$W/$wl-$i
-		mkdir -p "$r"
+		result_dir "$r"
 		call_graph "${RUNS[i]}"
 		# Each recorder's stderr to its own file: through a script whose
 		# name (the process name of its few samples) starts with "flamed",

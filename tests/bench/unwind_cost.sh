@@ -198,7 +198,7 @@ declare -A RESULT
 for hz in $FREQS; do
 	for row in $ROWS; do
 		r=$W/$row-$hz
-		mkdir -p "$r"
+		result_dir "$r"
 		say "$row at $hz Hz for $DURATION s (workload running)"
 		start_make_workload "$W"
 		sleep "$WARMUP"

@@ -517,8 +517,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->skel->rodata->ucopy_wakeup = (s->unwinder ? UCOPY_RING : 4096) / 4;
 	/*
 	 * Walked user stacks: a map of their own, as many as the stack map
-	 * (one each unused without), allocated as they come (a stack takes
-	 * 2 KiB of the kernel's then). Their ids are hashes of the stacks in
+	 * (one each unused without). Their ids are hashes of the stacks in
 	 * four times as many slots, two tried per stack: with a slot per
 	 * stack, tried once, 40% of a busy build's samples found theirs
 	 * taken (most of its stacks are seen once or twice) and travelled
@@ -789,7 +788,14 @@ struct stack_cache {
 	int fd;
 	uint32_t depth;	 /* frames per entry */
 	uint32_t nslots; /* ids are below this */
-	struct cached_stack **slots;
+	/*
+	 * id + 1 -> its stack's index in held: the stacks a drain looked up,
+	 * not an array of every id (the walked stacks' ids span four slots
+	 * per entry, and a drain runs whenever enough processes have exited).
+	 */
+	struct fl_u32map by_id;
+	struct cached_stack **held;
+	size_t nr_held, cap_held;
 	uint64_t *buf;
 	struct stack_cache *user; /* the cache of user stack ids (itself without kernel-dwarf) */
 };
@@ -797,12 +803,21 @@ struct stack_cache {
 static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
 {
 	struct cached_stack *cs;
-	uint32_t nr = 0;
+	uint32_t nr = 0, at;
 
 	if (id < 0 || (uint32_t)id >= c->nslots)
 		return NULL;
-	if (c->slots[id])
-		return c->slots[id];
+	if (fl_u32map__get(&c->by_id, (uint32_t)id + 1, &at))
+		return c->held[at];
+	if (c->nr_held == c->cap_held) {
+		size_t ncap = c->cap_held ? c->cap_held * 2 : 256;
+		struct cached_stack **nh = realloc(c->held, ncap * sizeof(*nh));
+
+		if (!nh)
+			return NULL;
+		c->held = nh;
+		c->cap_held = ncap;
+	}
 	memset(c->buf, 0, c->depth * sizeof(uint64_t));
 	if (bpf_map_lookup_elem(c->fd, &id, c->buf))
 		return NULL;
@@ -813,7 +828,11 @@ static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
 		return NULL;
 	cs->nr = nr;
 	memcpy(cs->ips, c->buf, nr * sizeof(uint64_t));
-	c->slots[id] = cs;
+	if (fl_u32map__put(&c->by_id, (uint32_t)id + 1, (uint32_t)c->nr_held)) {
+		free(cs);
+		return NULL;
+	}
+	c->held[c->nr_held++] = cs;
 	return cs;
 }
 
@@ -988,26 +1007,21 @@ static int drain_counts(int fd, bool del, struct stack_cache *c, struct take *tk
 	return err;
 }
 
-/*
- * The keys of one set of maps (those of tk's pids, with tk; with del all of
- * them, deleted), then the overflow path's.
- */
 static int cache_init(struct stack_cache *c, struct fl_sampler_bpf *s, int fd, uint32_t depth,
 		      uint32_t nslots)
 {
 	*c = (struct stack_cache){.s = s, .fd = fd, .depth = depth, .nslots = nslots};
 	c->user = c;
-	c->slots = calloc(c->nslots, sizeof(*c->slots));
 	c->buf = malloc(depth * sizeof(uint64_t));
-	return c->slots && c->buf ? 0 : -ENOMEM;
+	return c->buf ? 0 : -ENOMEM;
 }
 
 static void cache_fini(struct stack_cache *c)
 {
-	if (c->slots)
-		for (uint32_t i = 0; i < c->nslots; i++)
-			free(c->slots[i]);
-	free(c->slots);
+	for (size_t i = 0; i < c->nr_held; i++)
+		free(c->held[i]);
+	free(c->held);
+	fl_u32map__fini(&c->by_id);
 	free(c->buf);
 }
 
@@ -1016,6 +1030,10 @@ static int ustacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
 	return bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks);
 }
 
+/*
+ * The keys of one set of maps (those of tk's pids, with tk; with del all of
+ * them, deleted), then the overflow path's.
+ */
 static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct take *tk,
 		      fl_raw_stack_fn fn, void *ctx)
 {

@@ -1349,7 +1349,6 @@ static int index_section(struct fl_cfitable_src *s, Elf_Data *data, uint64_t sh_
 	return 0;
 }
 
-/* The index of every FDE by start, made once. */
 /* Sorts s->fdes by lo, then seq (their index now: they are in the order read). */
 static int sort_fdes(struct fl_cfitable_src *s)
 {
@@ -1372,6 +1371,7 @@ static int sort_fdes(struct fl_cfitable_src *s)
 	return 0;
 }
 
+/* The index of every FDE by start, made once. */
 static int src_index(struct fl_cfitable_src *s)
 {
 	Dwarf_CFI *dbg;

@@ -378,9 +378,9 @@ static __always_inline const struct fl_uw_row *find_row(__u64 loc, __u64 off)
 /*
  * Rows found lately, per CPU (a perf_event program does not nest on one
  * CPU): most frames of a sample were frames of the samples before it (the
- * same callers, the same loops), and a hit costs
- * one cache line where the two searches cost some sixteen (a miss each,
- * mostly: 445 ns per frame on a busy build). Keyed by table location and
+ * same callers, the same loops), and a hit costs one cache line where the
+ * two searches cost some sixteen (a miss each, mostly: 445 ns per frame on
+ * a busy build). Keyed by table location and
  * offset, so shared by every process mapping the file. A location names
  * other rows once its chunk is freed and the chunk's number used again:
  * user space then bumps uw_epoch (after the chunk left the array of maps,
@@ -416,7 +416,8 @@ __u32 uw_epoch = 0;
 __noinline int uw_find_row(__u64 loc, __u64 off, struct fl_uw_row *out)
 {
 	__u64 h = (loc ^ (off << 20) ^ off) * 0x9e3779b97f4a7c15ULL;
-	__u32 slot = bpf_get_smp_processor_id() * FL_UW_ROW_CACHE + (__u32)(h >> 52);
+	__u32 slot = bpf_get_smp_processor_id() * FL_UW_ROW_CACHE +
+		     (__u32)(h >> (64 - FL_UW_ROW_CACHE_BITS));
 	__u32 epoch = *(volatile __u32 *)&uw_epoch;
 	struct uw_row_ent *e = bpf_map_lookup_elem(&uw_rows, &slot);
 	const struct fl_uw_row *r;

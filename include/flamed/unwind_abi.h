@@ -59,8 +59,9 @@ struct fl_uw_row {
 	__s32 rbp_off;
 };
 
-/* Entries of the walker's per-CPU cache of rows (bpf/unwind.bpf.h): its slot is 12 bits of a hash. */
-#define FL_UW_ROW_CACHE 4096
+/* Entries of the walker's per-CPU cache of rows (bpf/unwind.bpf.h): slots named by bits of a hash. */
+#define FL_UW_ROW_CACHE_BITS 12
+#define FL_UW_ROW_CACHE (1u << FL_UW_ROW_CACHE_BITS)
 
 /* Rows of one compiled table, at most (see FL_UW_TABLE_MAX_ROWS for a loaded one). */
 #define FL_UW_MAX_ROWS (1u << 23)

@@ -32,7 +32,7 @@ static const char collapse_usage[] =
 	"      --tid                root frame COMM-PID/TID\n"
 	"      --kernel             annotate kernel frames _[k]\n"
 	"      --jit                annotate JIT frames (from /tmp/perf-PID.map) _[j]\n"
-	"      --all                all annotations: _[k], _[j] and inlined frames _[i]\n"
+	"      --all                both annotations: --kernel --jit\n"
 	"      --addrs              unknown symbols keep their address: [module <addr>]\n"
 	"      --event-filter=EVENT keep samples of EVENT (default: the first event seen)\n"
 	"      --inline             add the functions inlined at each address, from the\n"
@@ -42,7 +42,8 @@ static const char collapse_usage[] =
 #define READ_CHUNK (4u << 20)
 
 struct collapse {
-	bool pid, tid, kernel, jit, inl_annot, addrs, dwarf_inline;
+	bool pid, tid, kernel, jit, addrs, dwarf_inline;
+	bool java; /* the sample being added is a "java" one */
 	const char *event_filter;
 	char *first_event;
 	uint64_t other_events;
@@ -61,6 +62,13 @@ static bool str_eq(struct fl_ps_str s, const char *lit)
 	return s.len == n && !memcmp(s.s, lit, n);
 }
 
+static bool starts_with(struct fl_ps_str s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return s.len >= n && !memcmp(s.s, lit, n);
+}
+
 static bool ends_with(struct fl_ps_str s, const char *lit)
 {
 	size_t n = strlen(lit);
@@ -68,41 +76,37 @@ static bool ends_with(struct fl_ps_str s, const char *lit)
 	return s.len >= n && !memcmp(s.s + s.len - n, lit, n);
 }
 
-static bool contains(struct fl_ps_str s, const char *lit)
+static const char *find(const char *s, size_t len, const char *lit)
 {
 	size_t n = strlen(lit);
 
-	for (size_t i = 0; i + n <= s.len; i++)
-		if (!memcmp(s.s + i, lit, n))
-			return true;
-	return false;
+	for (size_t i = 0; i + n <= len; i++)
+		if (s[i] == lit[0] && !memcmp(s + i, lit, n))
+			return s + i;
+	return NULL;
 }
 
-static bool module_known(struct fl_ps_str mod)
-{
-	return mod.len && !str_eq(mod, "unknown") && !str_eq(mod, "[unknown]") &&
-	       !str_eq(mod, "inlined");
-}
-
+/* A kernel module or image: "[kernel.kallsyms]", "[ext4]", ".../vmlinux". */
 static bool module_kernel(struct fl_ps_str mod)
 {
-	return (mod.len && (mod.s[0] == '[' || ends_with(mod, "vmlinux"))) &&
-	       !contains(mod, "unknown");
+	return (starts_with(mod, "[") || ends_with(mod, "vmlinux")) && !find(mod.s, mod.len, "unknown");
 }
 
-/* ".../perf-DIGITS.map" (a perf map file, in /tmp or a container's /tmp). */
+/* A perf map: the module holds "/tmp/perf-DIGITS.map" (a container's /tmp too). */
 static bool module_jit(struct fl_ps_str mod)
 {
-	size_t b = mod.len, d;
+	const char *at = mod.s, *end = mod.s + mod.len;
 
-	if (!ends_with(mod, ".map"))
-		return false;
-	b -= 4;
-	for (d = b; d > 0 && mod.s[d - 1] >= '0' && mod.s[d - 1] <= '9'; d--)
-		;
-	if (d == b || d < 5 || memcmp(mod.s + d - 5, "perf-", 5))
-		return false;
-	return d > 5 && mod.s[d - 6] == '/';
+	while ((at = find(at, (size_t)(end - at), "/tmp/perf-"))) {
+		const char *d = at + 10;
+
+		while (d < end && *d >= '0' && *d <= '9')
+			d++;
+		if (d > at + 10 && end - d >= 4 && !memcmp(d, ".map", 4))
+			return true;
+		at++;
+	}
+	return false;
 }
 
 static int reserve(struct collapse *c, size_t n)
@@ -138,69 +142,60 @@ static int push_id(struct collapse *c, size_t *n, uint32_t id)
 }
 
 /*
- * In one pass: ';' becomes ':' (a name can never split a folded line), and
- * the name is cut at its first '(' (an argument list, a Java signature),
- * but not at "(anonymous namespace)", and not at all in a Go method such
- * as "main.(*T).Run". Returns the new length.
+ * stackcollapse-perf.pl's tidying, in place: the name is cut at its first
+ * '(' (an argument list, a Java signature), but not at one that opens
+ * "(anonymous namespace)", and not at all in a Go method (".(" and later
+ * ")."); blanks before the cut stay. Then '"' and '\'' are deleted. (';'
+ * becomes ':' when the profile interns the name.) Returns the new length.
  */
 static size_t tidy(char *s, size_t len)
 {
 	static const char anon[] = "(anonymous namespace)";
 	const size_t anon_len = sizeof(anon) - 1;
-	size_t cut = len;
-	bool go = false;
+	const char *go = find(s, len, ".(");
+	size_t n = 0;
 
-	for (size_t i = 0; i < len; i++) {
-		char ch = s[i];
-
-		if (ch == ';') {
-			s[i] = ':';
-		} else if (ch == '(') {
-			if (i && s[i - 1] == '.')
-				go = true;
-			if (cut == len && !(len - i >= anon_len && !memcmp(s + i, anon, anon_len)))
-				cut = i;
-		} else if (ch == ')' && go && i + 1 < len && s[i + 1] == '.') {
-			/* ".(...)." : a Go method, kept whole (';' still replaced). */
-			for (size_t j = i; j < len; j++)
-				if (s[j] == ';')
-					s[j] = ':';
-			return len;
-		}
-	}
-	return cut;
+	if (!go || !find(go + 2, len - (size_t)(go + 2 - s), ")."))
+		for (size_t i = 0; i < len; i++)
+			if (s[i] == '(' && !(len - i >= anon_len && !memcmp(s + i, anon, anon_len))) {
+				len = i;
+				break;
+			}
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != '"' && s[i] != '\'')
+			s[n++] = s[i];
+	return n;
 }
 
-/* One frame name, tidied and annotated, interned. */
-static int frame_id(struct collapse *c, const struct fl_ps_sample *s, const struct fl_ps_frame *f,
-		    struct fl_ps_str part, bool inlined, uint32_t *id)
+/* One frame name, tidied and annotated, interned: part k of the line's "a->b->c". */
+static int frame_id(struct collapse *c, const struct fl_ps_frame *f, struct fl_ps_str part,
+		    bool inlined, uint32_t *id)
 {
-	size_t n = 0, base_len;
-	const char *base;
+	size_t n = 0;
 	const char *suffix = NULL;
-	bool unknown = !part.len || str_eq(part, "[unknown]");
 
 	if (reserve(c, part.len + f->mod.len + f->addr.len + 16))
 		return -ENOMEM;
-	if (unknown) {
-		if (module_known(f->mod)) {
+	if (str_eq(part, "[unknown]")) {
+		/* Named by the module's file, "[libc.so.6]", when there is one. */
+		struct fl_ps_str base = {"unknown", 7};
+
+		if (f->has_mod && !str_eq(f->mod, "[unknown]")) {
 			static const char deleted[] = " (deleted)";
 			struct fl_ps_str mod = f->mod;
 
 			/* A library deleted since it was mapped: named as it was. */
 			if (ends_with(mod, deleted) && mod.len > sizeof(deleted) - 1)
 				mod.len -= sizeof(deleted) - 1;
-			base = mod.s + mod.len;
-			while (base > mod.s && base[-1] != '/')
-				base--;
-			base_len = (size_t)(mod.s + mod.len - base);
-		} else {
-			base = "unknown";
-			base_len = 7;
+			base.s = mod.s + mod.len;
+			while (base.s > mod.s && base.s[-1] != '/')
+				base.s--;
+			base.len = (size_t)(mod.s + mod.len - base.s);
 		}
 		c->buf[n++] = '[';
-		memcpy(c->buf + n, base, base_len);
-		n += base_len;
+		if (base.len)
+			memcpy(c->buf + n, base.s, base.len);
+		n += base.len;
 		if (c->addrs) {
 			memcpy(c->buf + n, " <", 2);
 			n += 2;
@@ -209,31 +204,23 @@ static int frame_id(struct collapse *c, const struct fl_ps_sample *s, const stru
 			c->buf[n++] = '>';
 		}
 		c->buf[n++] = ']';
-	} else {
+	} else if (part.len) {
 		memcpy(c->buf, part.s, part.len);
 		n = part.len;
 	}
-	/* "[module]" is built, not printed by perf: only ';' needs care (the profile's). */
-	if (!unknown) {
-		n = tidy(c->buf, n);
-		while (n && (c->buf[n - 1] == ' ' || c->buf[n - 1] == '\t'))
-			n--;
-	}
-	if (str_eq(s->comm, "java") && n > 1 && c->buf[0] == 'L' && memchr(c->buf, '/', n)) {
+	n = tidy(c->buf, n);
+	if (c->java && n && c->buf[0] == 'L' && memchr(c->buf, '/', n)) {
 		memmove(c->buf, c->buf + 1, n - 1);
 		n--;
 	}
-	if (!n) {
-		memcpy(c->buf, "[unknown]", 9);
-		n = 9;
-	}
 	if (inlined) {
-		if (c->inl_annot)
+		if (!find(c->buf, n, "_[i]"))
 			suffix = "_[i]";
 	} else if (c->kernel && module_kernel(f->mod)) {
 		suffix = "_[k]";
 	} else if (c->jit && module_jit(f->mod)) {
-		suffix = "_[j]";
+		if (!find(c->buf, n, "_[j]"))
+			suffix = "_[j]";
 	}
 	if (suffix) {
 		memcpy(c->buf + n, suffix, 4);
@@ -242,7 +229,10 @@ static int frame_id(struct collapse *c, const struct fl_ps_sample *s, const stru
 	return fl_profile__intern(c->p, c->buf, n, id);
 }
 
-/* The frames of one stack line: "a->b->c" is a frame and two inlined into it. */
+/*
+ * The frames of one stack line: "a->b->c" is a frame and two inlined into
+ * it, split as Perl's split does (empty parts at the end dropped).
+ */
 static int add_line(struct collapse *c, const struct fl_ps_sample *s, size_t at, size_t *n)
 {
 	const struct fl_ps_frame *f = &s->frames[at];
@@ -252,41 +242,39 @@ static int add_line(struct collapse *c, const struct fl_ps_sample *s, size_t at,
 			       !memcmp(s->frames[at - 1].addr.s, f->addr.s, f->addr.len);
 	bool perf_inlined = str_eq(f->mod, "inlined");
 	struct fl_ps_str rest = f->sym;
-	bool first = true;
+	size_t k = 0;
 	uint32_t id;
 	int err;
 
-	for (;;) {
+	/* The script skips every function that starts with '('; C++'s anonymous namespaces stay. */
+	if (starts_with(rest, "(") && !starts_with(rest, "(anonymous namespace)"))
+		return 0;
+	while (rest.len >= 2 && rest.s[rest.len - 2] == '-' && rest.s[rest.len - 1] == '>')
+		rest.len -= 2;
+	while (rest.len) {
 		struct fl_ps_str part = rest;
-		const char *arrow = NULL;
+		const char *arrow = find(rest.s, rest.len, "->");
 
-		for (size_t i = 0; i + 1 < rest.len; i++)
-			if (rest.s[i] == '-' && rest.s[i + 1] == '>') {
-				arrow = rest.s + i;
-				break;
-			}
 		if (arrow)
 			part.len = (size_t)(arrow - rest.s);
-		err = frame_id(c, s, f, part, perf_inlined || !first, &id);
+		err = frame_id(c, f, part, k++ > 0, &id);
 		if (!err)
 			err = push_id(c, n, id);
 		if (err)
 			return err;
-		first = false;
 		if (!arrow)
 			break;
 		rest.len -= part.len + 2;
 		rest.s = arrow + 2;
 	}
-	if (c->il && !perf_inlined && !perf_did_inline && module_known(f->mod) &&
-	    f->mod.s[0] == '/') {
+	if (c->il && !perf_inlined && !perf_did_inline && f->mod.len && f->mod.s[0] == '/') {
 		const char *names[INLINE_LOOKUP_MAX];
 		size_t nn = inline_lookup__find(c->il, f, names, INLINE_LOOKUP_MAX);
 
 		for (size_t i = 0; i < nn; i++) {
 			struct fl_ps_str part = {names[i], strlen(names[i])};
 
-			err = frame_id(c, s, f, part, true, &id);
+			err = frame_id(c, f, part, true, &id);
 			if (!err)
 				err = push_id(c, n, id);
 			if (err)
@@ -315,12 +303,12 @@ static int on_sample(const struct fl_ps_sample *s, void *ctx)
 			return 0;
 		}
 	}
-	/* The root: the process name, blanks made '_', with -PID or -PID/TID. */
+	/* The root: the process name, spaces made '_', with -PID or -PID/TID. */
 	len = s->comm.len;
 	if (reserve(c, len + s->pid.len + s->tid.len + 8))
 		return -ENOMEM;
 	for (size_t i = 0; i < len; i++)
-		c->buf[i] = s->comm.s[i] == ' ' || s->comm.s[i] == '\t' ? '_' : s->comm.s[i];
+		c->buf[i] = s->comm.s[i] == ' ' ? '_' : s->comm.s[i];
 	if (c->pid || c->tid) {
 		c->buf[len++] = '-';
 		if (s->pid.len) {
@@ -335,6 +323,8 @@ static int on_sample(const struct fl_ps_sample *s, void *ctx)
 			len += s->tid.len;
 		}
 	}
+	/* Java signatures are tidied in a record whose root is "java" (not "java-PID"). */
+	c->java = len == 4 && !memcmp(c->buf, "java", 4);
 	err = fl_profile__intern(c->p, c->buf, len, &id);
 	if (!err)
 		err = push_id(c, &n, id);
@@ -407,7 +397,7 @@ int cmd_collapse(int argc, char **argv)
 			c.jit = true;
 			break;
 		case OPT_ALL:
-			c.kernel = c.jit = c.inl_annot = true;
+			c.kernel = c.jit = true;
 			break;
 		case OPT_ADDRS:
 			c.addrs = true;
@@ -416,7 +406,7 @@ int cmd_collapse(int argc, char **argv)
 			c.event_filter = optarg;
 			break;
 		case OPT_INLINE:
-			c.dwarf_inline = c.inl_annot = true;
+			c.dwarf_inline = true;
 			break;
 		case 'h':
 			fputs(collapse_usage, stdout);

@@ -47,7 +47,7 @@ for input in "$DATA"/*.txt; do
 	done
 	inputs=$((inputs + 1))
 done
-[[ $inputs -ge 11 ]] || fail "only $inputs inputs in $DATA"
+[[ $inputs -ge 14 ]] || fail "only $inputs inputs in $DATA"
 
 # --event-filter, both spellings; the event kept by default, asked for by name,
 # gives the default output without the note.

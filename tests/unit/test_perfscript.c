@@ -55,8 +55,9 @@ static void test_headers(void **state)
 	header("perf 77 12.345678:", &s);
 	assert_int_equal(s.event.len, 0);
 	assert_int_equal(s.period, 0);
-	/* -F comm,pid,tid only. */
-	header("kworker/0:1 12/12", &s);
+	/* A pid/tid must be followed by a blank, as the script's pattern wants. */
+	assert_false(fl_perfscript__parse_header("kworker/0:1 12/12", 17, &s));
+	header("kworker/0:1 12/12 ", &s);
 	assert_str(s.comm, "kworker/0:1");
 	assert_str(s.pid, "12");
 	/* A name that holds digits after a space: the first pid-shaped field wins. */
@@ -70,46 +71,105 @@ static void test_headers(void **state)
 	assert_str(s.tid, "1001001");
 	assert_str(s.event, "cpu-clock:pppH");
 	assert_int_equal(s.period, 1001001);
+	/* swapper under -F +pid: a tid of 0 leaves the pid unknown, as in the script. */
+	header("swapper     0/0     [001] 2.0:     100000 cpu-clock: ", &s);
+	assert_str(s.comm, "swapper");
+	assert_str(s.tid, "0");
+	assert_int_equal(s.pid.len, 0);
+	/* '/'s without a tid; the tid's digits after several '/'s. */
+	header("p 5/ [0] 1.0: 1 e:", &s);
+	assert_str(s.tid, "5");
+	assert_int_equal(s.pid.len, 0);
+	header("p 5//6 [0] 1.0: 1 e:", &s);
+	assert_str(s.pid, "5");
+	assert_str(s.tid, "6");
+	/* A one-byte comm, and a blank run right after it. */
+	header("a 1/1 [000] 1.0: 1 cpu-clock:", &s);
+	assert_str(s.comm, "a");
+	header("a  7 [000] 1.0: 1 cpu-clock:", &s);
+	assert_str(s.comm, "a");
+	assert_str(s.tid, "7");
+	/* The event: the run before the last ':', after blanks, a period, blanks, a ':'. */
+	header("p 1 1.0:3 ev: ", &s);
+	assert_str(s.event, "ev");
+	assert_int_equal(s.period, 3);
+	header("p 1 1.0 3 ev:", &s);
+	assert_int_equal(s.event.len, 0);
+	header("p 1 [0] 1.0: 1 cpu-clock:  4005d0 main (/x)", &s);
+	assert_int_equal(s.event.len, 0);
 	/* No pid: not a header. */
 	assert_false(fl_perfscript__parse_header("garbage line", 12, &s));
 	assert_false(fl_perfscript__parse_header("x", 1, &s));
+	assert_false(fl_perfscript__parse_header(" a 1 ", 5, &s));
 }
 
-static void test_frames(void **state)
+static void frame(const char *l, const char *addr, const char *sym, const char *mod)
+{
+	struct fl_ps_frame f;
+
+	assert_true(fl_perfscript__parse_frame(l, strlen(l), &f));
+	assert_str(f.addr, addr);
+	assert_str(f.sym, sym);
+	if (mod) {
+		assert_true(f.has_mod);
+		assert_str(f.mod, mod);
+	} else {
+		assert_false(f.has_mod);
+	}
+}
+
+/* Where stackcollapse-perf.pl's backtracking pattern puts the address, symbol and module. */
+static void test_frames_as_the_script(void **state)
+{
+	(void)state;
+	frame("\t    4005d0 main+0x1f (/usr/bin/x)", "4005d0", "main", "/usr/bin/x");
+	/* Not indented. */
+	frame("4005d0 main (/usr/bin/x)", "4005d0", "main", "/usr/bin/x");
+	/* perf's empty symbol: two blanks, the symbol is the second. */
+	frame("\t7f1e2215d058  (/lib/libc-2.15.so)", "7f1e2215d058", " ", "/lib/libc-2.15.so");
+	/* The last " (" whose non-blanks hold a ')'; the module ends at the last ')' there. */
+	frame("  1 f (a) g (m)", "1", "f (a) g", "m");
+	frame("  1 f (m) trailing words", "1", "f", "m");
+	frame("  1 f (m)x)", "1", "f", "m)x");
+	frame("  1 f ()", "1", "f", "");
+	/* Two blanks before the module: the symbol keeps one. */
+	frame("  1 f  (m)", "1", "f ", "m");
+	/* Any word is an address; the symbol starts after blanks. */
+	frame("  beef_stew chunky (m)", "beef_stew", "chunky", "m");
+	frame("  not-hex frame (m)", "not", "-hex frame", "m");
+	/* Only lower-case hex digits make an offset. */
+	frame("  1 upper+0x1F (m)", "1", "upper+0x1F", "m");
+	frame("  1 a+0x (m)", "1", "a+0x", "m");
+	frame("  1 f+0x1+0x2 (m)", "1", "f+0x1", "m");
+}
+
+/* Where flamed reads more than the script's pattern does (flamed(1) lists them). */
+static void test_frames_beyond_the_script(void **state)
 {
 	struct fl_ps_frame f;
 	const char *l;
 
 	(void)state;
-	l = "\t    7f12ab34 inline_outer+0x2f (/usr/bin/my prog)";
+	/* A module with blanks (the script drops the line). */
+	frame("\t    7f12ab34 inline_outer+0x2f (/usr/bin/my prog)", "7f12ab34", "inline_outer",
+	      "/usr/bin/my prog");
+	/* A deleted library (the script: symbol "foo (/tmp/a.out", module "deleted)"). */
+	frame("  400123 foo (/tmp/a.out (deleted))", "400123", "foo", "/tmp/a.out (deleted)");
+	frame("  400123 foo+0x10 (/tmp/a b.so (deleted))", "400123", "foo", "/tmp/a b.so (deleted)");
+	/* -F ip,sym: no module (the script drops the line); C++ parameters stay the symbol's. */
+	frame("  400123 ns::f(int)", "400123", "ns::f(int)", NULL);
+	frame("\t    7f00000f0000", "7f00000f0000", "[unknown]", NULL);
+	/* -F ip,dso: an address, one blank, the module (the script: address "15c", symbol "7"). */
+	frame("\t    15c7 (/usr/bin/x)", "15c7", "[unknown]", "/usr/bin/x");
+	l = "  1 a+0x2f (m)";
 	assert_true(fl_perfscript__parse_frame(l, strlen(l), &f));
-	assert_str(f.addr, "7f12ab34");
-	assert_str(f.sym, "inline_outer");
-	assert_str(f.mod, "/usr/bin/my prog");
 	assert_true(f.has_offset);
 	assert_int_equal(f.offset, 0x2f);
-	/* A module that ends in "(deleted)": the balanced parenthesis. */
-	l = "  400123 foo (/tmp/a.out (deleted))";
-	assert_true(fl_perfscript__parse_frame(l, strlen(l), &f));
-	assert_str(f.sym, "foo");
-	assert_str(f.mod, "/tmp/a.out (deleted)");
-	assert_false(f.has_offset);
-	/* C++ parameters are the symbol's, not a module. */
-	l = "  400123 ns::f(int)";
-	assert_true(fl_perfscript__parse_frame(l, strlen(l), &f));
-	assert_str(f.sym, "ns::f(int)");
-	assert_int_equal(f.mod.len, 0);
-	l = "  0 [unknown] ([unknown])";
-	assert_true(fl_perfscript__parse_frame(l, strlen(l), &f));
-	assert_str(f.sym, "[unknown]");
-	assert_str(f.mod, "[unknown]");
-	/* "+0x" without hex digits stays. */
-	l = "  1 a+0x (m)";
-	assert_true(fl_perfscript__parse_frame(l, strlen(l), &f));
-	assert_str(f.sym, "a+0x");
-	/* No address. */
+	/* Not a stack line: no address, nothing in parentheses, blanks only. */
 	l = "    some source line: 12";
 	assert_false(fl_perfscript__parse_frame(l, strlen(l), &f));
+	assert_false(fl_perfscript__parse_frame(" \t ", 3, &f));
+	assert_false(fl_perfscript__parse_frame("", 0, &f));
 }
 
 struct seen {
@@ -230,7 +290,9 @@ static void test_callback_stops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_headers),	       cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_headers),
+		cmocka_unit_test(test_frames_as_the_script),
+		cmocka_unit_test(test_frames_beyond_the_script),
 		cmocka_unit_test(test_chunks),	       cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_callback_stops),
 	};

@@ -8,12 +8,16 @@
 #include <stdint.h>
 
 /*
- * The text is fed in chunks cut anywhere. A sample is a header line (one
- * starting with a non-blank), then stack lines (starting with a blank; perf
- * prints the leaf first), up to a blank line, the next header or the end.
- * '#' lines are comments. "\r\n" line ends work. Lines longer than
- * FL_PS_MAX_LINE bytes, headers without a pid, and stack lines without an
- * address or outside a sample are skipped and counted, never fatal.
+ * The text is fed in chunks cut anywhere. Lines are told apart as
+ * stackcollapse-perf.pl tells them (see flamed(1), "Differences from
+ * stackcollapse-perf.pl", for where this parser does better): '#' lines are
+ * comments; an empty line ends a sample; a header is "COMM PID[/TID] ..."
+ * (fl_perfscript__parse_header()); other lines are stack lines when they
+ * have the shape "ADDRESS SYMBOL (MODULE)", indented or not, perf printing
+ * the leaf first (fl_perfscript__parse_frame()). A header also ends the
+ * sample before it, as does the end of the text. "\r\n" line ends work.
+ * Lines longer than FL_PS_MAX_LINE bytes, lines that are neither, and
+ * stack lines outside a sample are skipped and counted, never fatal.
  */
 #define FL_PS_MAX_LINE (1u << 20)
 
@@ -26,17 +30,18 @@ struct fl_ps_str {
 struct fl_ps_frame {
 	struct fl_ps_str addr; /* hex, as printed */
 	struct fl_ps_str sym;  /* the symbol, "+0x..." offset removed; may be empty */
-	struct fl_ps_str mod;  /* the text in the final "(...)"; empty when there is none */
+	struct fl_ps_str mod;  /* the module, in "(...)"; empty when there is none */
+	bool has_mod;	       /* false: the line had no "(...)" (perf script -F ip,sym) */
 	uint64_t offset;       /* the removed "+0x..." offset, 0 when there was none */
 	bool has_offset;
 };
 
 struct fl_ps_sample {
 	struct fl_ps_str comm;
-	struct fl_ps_str pid;		  /* digits; empty when the header gives the tid alone */
+	struct fl_ps_str pid;		  /* digits; empty when the header gives the tid alone (or a tid 0) */
 	struct fl_ps_str tid;		  /* digits */
 	struct fl_ps_str event;		  /* empty when the header has none */
-	uint64_t period;		  /* 0 when the header has none */
+	uint64_t period;		  /* 0 when the header has none (or 0) */
 	const struct fl_ps_frame *frames; /* leaf first */
 	size_t nr_frames;
 };
@@ -66,9 +71,9 @@ int fl_perfscript__feed(struct fl_perfscript *p, const char *buf, size_t len);
 int fl_perfscript__finish(struct fl_perfscript *p);
 void fl_perfscript__stats(const struct fl_perfscript *p, struct fl_ps_stats *st);
 
-/* Parses one header line (no line end). Returns false when it has no pid/tid. For tests. */
+/* Parses one header line (no line end). Returns false when it is not one. For tests. */
 bool fl_perfscript__parse_header(const char *line, size_t len, struct fl_ps_sample *out);
-/* Parses one stack line (no line end). Returns false when it has no address. For tests. */
+/* Parses one stack line (no line end). Returns false when it is not one. For tests. */
 bool fl_perfscript__parse_frame(const char *line, size_t len, struct fl_ps_frame *out);
 
 #endif

@@ -152,16 +152,21 @@ static size_t tidy(char *s, size_t len)
 {
 	static const char anon[] = "(anonymous namespace)";
 	const size_t anon_len = sizeof(anon) - 1;
-	const char *go = find(s, len, ".(");
+	const char *go;
 	size_t n = 0;
 
+	while (n < len && s[n] != '(' && s[n] != '"' && s[n] != '\'')
+		n++;
+	if (n == len)
+		return len; /* most names: nothing to do */
+	go = find(s, len, ".(");
 	if (!go || !find(go + 2, len - (size_t)(go + 2 - s), ")."))
 		for (size_t i = 0; i < len; i++)
 			if (s[i] == '(' && !(len - i >= anon_len && !memcmp(s + i, anon, anon_len))) {
 				len = i;
 				break;
 			}
-	for (size_t i = 0; i < len; i++)
+	for (size_t i = n; i < len; i++)
 		if (s[i] != '"' && s[i] != '\'')
 			s[n++] = s[i];
 	return n;

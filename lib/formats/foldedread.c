@@ -130,8 +130,11 @@ static int parse_line(const char *p, size_t len, fl_folded_line_fn fn, void *ctx
 		note_bad(st, (enum fl_folded_bad)kind);
 		return 0;
 	}
-	while (e > p && is_blank(e[-1]))
-		e--;
+	/*
+	 * One blank separates the count from the stack, as flamegraph.pl reads
+	 * it: the stack keeps any other blank at its end ("p;u  3" is "p;u ").
+	 */
+	e--;
 	l.count[0] = c1;
 	l.nr_counts = 1;
 	/* A second number before it: a differential line, "stack before after". */
@@ -144,8 +147,7 @@ static int parse_line(const char *p, size_t len, fl_folded_line_fn fn, void *ctx
 			return 0;
 		}
 		if (!kind) {
-			while (e2 > p && is_blank(e2[-1]))
-				e2--;
+			e2--;
 			if (e2 > p) {
 				l.count[0] = c2;
 				l.count[1] = c1;

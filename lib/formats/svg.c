@@ -263,20 +263,23 @@ static void put_num(struct out *o, double v)
 	}
 }
 
-/* A count for people: 1,234,567, or 12.35 for a fraction. */
+/*
+ * A count for people as flamegraph.pl writes it: rounded to an integer
+ * ("%.0f", so 2.5 is 2), thousands separated by commas, of any size.
+ */
 static void put_count(struct out *o, double v)
 {
-	char b[32], r[48];
+	char b[400], r[540];
 	size_t n, k = 0;
 
-	if (!is_integral(v)) {
-		put_fmt(o, fabs(v) < 1e15 ? "%.2f" : "%.6g", v);
-		return;
-	}
-	n = (size_t)snprintf(b, sizeof(b), "%lld", (long long)fabs(v));
-	if (v < 0)
+	if (!isfinite(v))
+		v = 0;
+	n = (size_t)snprintf(b, sizeof(b), "%.0f", fabs(v));
+	if (n >= sizeof(b))
+		n = sizeof(b) - 1;
+	if (v < 0 && strcmp(b, "0"))
 		r[k++] = '-';
-	for (size_t i = 0; i < n && i < sizeof(b) - 1; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i && (n - i) % 3 == 0)
 			r[k++] = ',';
 		r[k++] = b[i];
@@ -334,18 +337,21 @@ static double frame_y(const struct geom *g, uint32_t depth)
 	return g->H - g->ypad2 - (depth + 1) * g->fh;
 }
 
-/* The label of a frame w pixels wide: how many characters of the name, and whether cut. */
+/*
+ * The label of a frame w pixels wide, as flamegraph.pl fits it: as many
+ * characters as whole character widths fit, none below 3; a name longer
+ * than that is cut to 2 fewer and "..". Returns how many characters of the
+ * name, and whether cut.
+ */
 static size_t label_fit(const struct geom *g, double w, size_t chars, bool *cut)
 {
-	double fit = g->charw > 0 ? floor((w - 6) / g->charw) : 0;
+	double fit = g->charw > 0 ? floor(w / g->charw) : 0;
 
 	*cut = false;
-	if (!(fit >= 0))
+	if (!(fit >= 3))
 		return 0;
 	if (fit >= (double)chars)
 		return chars;
-	if (fit < 3)
-		return 0;
 	*cut = true;
 	return (size_t)fit - 2;
 }
@@ -407,6 +413,7 @@ static void put_header(struct out *o, const struct geom *g, const struct fl_svg_
 	put_rgb(o, bottom);
 	put(o, "\" offset=\"95%\"/></linearGradient></defs>\n<style type=\"text/css\">\n"
 	       "#title { text-anchor: middle; }\n"
+	       "#matched { text-anchor: end; }\n"
 	       "#subtitle { text-anchor: middle; fill: rgb(110,110,110); }\n"
 	       "#unzoom, #search, #ignorecase { cursor: pointer; }\n"
 	       "#search, #ignorecase { opacity: 0.4; }\n"
@@ -449,8 +456,9 @@ static void put_header(struct out *o, const struct geom *g, const struct fl_svg_
 	put(o, ">Search</text>\n<text id=\"ignorecase\"");
 	put_attr_px(o, "x", g->W - XPAD - 16);
 	put_attr_px(o, "y", g->fs * 2);
+	/* Right-aligned to the margin: "Matched: ... of zoomed" stays inside at any width. */
 	put(o, ">ic</text>\n<text id=\"matched\"");
-	put_attr_px(o, "x", g->W - XPAD - 100);
+	put_attr_px(o, "x", g->W - XPAD);
 	put_attr_px(o, "y", g->H - g->fs * 0.7);
 	put(o, "> </text>\n<text id=\"details\"");
 	put_attr_px(o, "x", XPAD);
@@ -474,7 +482,8 @@ static void put_title(struct out *o, const struct fl_svg_opts *op, const struct 
 	put_ch(o, ' ');
 	put_str_text(o, op->countname);
 	put(o, ", ");
-	put_pct(o, d->count, g->total);
+	/* flamegraph.pl's percentage is of the rounded count it shows. */
+	put_pct(o, nearbyint(d->count), g->total);
 	if (op->diff && !d->merged) {
 		double delta = d->count - d->before;
 
@@ -667,7 +676,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 		size_t len;
 		const char *name;
 
-		if (d->merged || d->count * g.scale < 3 * g.charw + 6)
+		if (d->merged || d->count * g.scale < 3 * g.charw)
 			continue;
 		name = fl_flametree__name(t, d->node, &len);
 		put_label(&o, &g, XPAD + d->start * g.scale, frame_y(&g, d->depth),

@@ -270,31 +270,16 @@
 		zoomG.appendChild(c);
 	})();
 
-	// One average character width for the labels, measured with the labels' own style the
-	// first time labels are drawn (after load, when the layout is there: measuring while
-	// loading would force the layout of the whole document early).
+	// The labels' character width, as flamegraph.pl fits its labels: font size x font width,
+	// so that the labels hold the characters flamegraph.pl's do, zoomed or not.
 	let CHARW = 0;
-	let LABEL_MIN_PX = 0; // three characters and the 3 px margins
+	let LABEL_MIN_PX = 0; // three characters
 	const LABEL_DY = FH / 2 + FONTSIZE * 0.35; // baseline below the rect's top, as the writer's
 
 	function measureText() {
 		if (CHARW) return;
-		const sample = 'abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789';
-		let w = 0;
-		if (labelsG) {
-			const proto = labelsG.firstElementChild;
-			const t = proto ? proto.cloneNode(false) : document.createElementNS(NS, 'text');
-			t.textContent = sample;
-			labelsG.appendChild(t);
-			try {
-				w = t.getComputedTextLength() / sample.length;
-			} catch (e) {
-				w = 0;
-			}
-			labelsG.removeChild(t);
-		}
-		CHARW = w > 0 ? w : FONTWIDTH * FONTSIZE;
-		LABEL_MIN_PX = 3 * CHARW + 6;
+		CHARW = FONTWIDTH * FONTSIZE > 0 ? FONTWIDTH * FONTSIZE : 7.08;
+		LABEL_MIN_PX = 3 * CHARW;
 	}
 
 	// ---- the zoomed view ----
@@ -459,10 +444,10 @@
 	// The label for frame i at pixel x with width w, when it is wide enough for one.
 	function fitLabel(i, x, w, j) {
 		const name = nameOf(i);
-		const fit = Math.floor((w - 6) / CHARW);
+		const fit = Math.floor(w / CHARW); // as flamegraph.pl: whole characters, 3 at least
+		if (fit < 3) return j;
 		let text = name;
 		if (name.length > fit) {
-			if (fit < 3) return j;
 			let cut = fit - 2;
 			const c = name.charCodeAt(cut - 1);
 			if (c >= 0xd800 && c <= 0xdbff) cut--; // never half a surrogate pair
@@ -609,7 +594,10 @@
 			matches.push(i);
 		}
 		matchedSum = sumMatches(0, n);
-		if (searchEl) searchEl.classList.add('show');
+		if (searchEl) {
+			searchEl.classList.add('show');
+			searchEl.textContent = 'Reset Search';
+		}
 		if (zoomed >= 0) renderZoom();
 		showMatched();
 		saveUrl();
@@ -619,7 +607,10 @@
 	function resetSearch() {
 		clearMatches();
 		searchRe = null;
-		if (searchEl) searchEl.classList.remove('show');
+		if (searchEl) {
+			searchEl.classList.remove('show');
+			searchEl.textContent = 'Search';
+		}
 		if (zoomed >= 0) renderZoom();
 		showMatched();
 		saveUrl();

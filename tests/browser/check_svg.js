@@ -301,6 +301,12 @@ async function checkSearch(pg, s, zoomed, what, ignoreCase) {
 		fail(`${what}: "% of zoomed" shown while not zoomed`);
 	}
 	await checkMatches(pg, s.re, ignoreCase, what);
+	// As flamegraph.pl: the button offers to reset the search; the line stays inside the image.
+	const btn = await pg.eval('__chk.text("search")');
+	if (btn !== 'Reset Search') fail(`${what}: the search button reads ${JSON.stringify(btn)}, not "Reset Search"`);
+	const mb = await pg.box('document.getElementById("matched")');
+	const svgW = await pg.eval('document.documentElement.getBoundingClientRect().right');
+	if (!mb || mb.x < 0 || mb.x + mb.w > svgW + 0.5) fail(`${what}: #matched spans ${mb && mb.x}..${mb && mb.x + mb.w}, outside the image (0..${svgW})`);
 	ok(`${what}: /${s.re}/ matched ${m.pct}%${zoomed ? `, ${m.zoomedPct}% of zoomed` : ''}`);
 }
 
@@ -402,6 +408,8 @@ async function run(b, args) {
 	await pg.click(sb.cx, sb.cy);
 	const cleared = await pg.eval('({ m: __chk.text("matched"), n: document.querySelectorAll("#frames .match").length })');
 	if (cleared.m.trim() !== '' || cleared.n) fail(`clicking Search during a search: #matched ${JSON.stringify(cleared.m)}, ${cleared.n} frames still marked`);
+	const btn = await pg.eval('__chk.text("search")');
+	if (btn !== 'Search') fail(`clicking Reset Search: the button reads ${JSON.stringify(btn)}, not "Search"`);
 	ok('clicking Search during a search clears it');
 
 	// Search through the prompt: clicking #search, Ctrl-F, F3.

@@ -29,6 +29,27 @@ title_of() {
 
 printf 'app;main;a;b 50\napp;main;a;c 30\napp;main;d 20\n' >"$T/basic.folded"
 
+# Labels hold as many characters as flamegraph.pl's: whole character widths
+# (12 x 0.59 px) of the frame's width, 3 at least, cut to 2 fewer and "..".
+# 1180 counts over 1180 px: a count is a pixel.
+printf 'mix64 36\nabcd 21.3\nabcdefgh 40\nxy 14\nother 1068.7\n' >"$T/labels.folded"
+run_flamed labels svg "$T/labels.folded" -o "$T/labels.svg"
+expect_rc 0
+labels=$(xmllint --xpath '//*[local-name()="g"][@id="labels"]/*' "$T/labels.svg" | sed 's/<[^>]*>/|/g')
+for want in '|mix64|' '|a..|' '|abc..|'; do
+	[[ $labels == *"$want"* ]] || fail "labels: no ${want//|/} among $labels"
+done
+[[ $labels != *'|xy|'* ]] || fail "labels: a 2-character frame (14 px) has a label: $labels"
+
+# Names are kept byte for byte, a blank at the end of the last one too:
+# "p;u  3" is p, "u " (one blank before the count), as in "p;u ;x 5".
+printf 'p;u ;x 5\np;u  3\n' >"$T/trail.folded"
+run_flamed trail svg "$T/trail.folded" -o "$T/trail.svg"
+expect_rc 0
+[[ $(title_of "$T/trail.svg" 'u ') == "u  (8 samples, 100.00%)" ]] ||
+	fail "a trailing blank: not one frame 'u ' of 8: $(xmllint --xpath '//*[local-name()="title"]' "$T/trail.svg")"
+[[ -z $(title_of "$T/trail.svg" u) ]] || fail "a trailing blank: a frame 'u' beside 'u '"
+
 # A file argument, -o, and the same graph from stdin to stdout.
 run_flamed file svg "$T/basic.folded" -o "$T/basic.svg"
 expect_rc 0
@@ -58,7 +79,8 @@ well_formed "$T/bad.svg"
 grep -q "skipped 4 malformed lines of 6: lines 2 (blank), 3 (no count), 4 (CRLF line ending), ..." "$T/bad.err" ||
 	fail "malformed report: $(cat "$T/bad.err")"
 grep -q "dos2unix" "$T/bad.err" || fail "CRLF hint missing: $(cat "$T/bad.err")"
-[[ $(title_of "$T/bad.svg" d) == "d (1.50 samples, 23.08%)" ]] || fail "fractional count: $(title_of "$T/bad.svg" d)"
+# As flamegraph.pl shows a fraction: rounded ("%.0f"), the percentage of the rounded count.
+[[ $(title_of "$T/bad.svg" d) == "d (2 samples, 30.77%)" ]] || fail "fractional count: $(title_of "$T/bad.svg" d)"
 
 # Empty and wholly malformed inputs are errors, and write nothing.
 : >"$T/empty.folded"

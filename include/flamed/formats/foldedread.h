@@ -7,11 +7,14 @@
 #include <stdint.h>
 
 /*
- * A line is a stack (frames separated by ';', root first), one or more
- * spaces, a count, and optionally a second count (flamegraph.pl's
- * differential input: count before, count after). Counts are decimal
- * numbers, possibly fractional ("12", "0.5", "3."). Everything else is a
- * malformed line: skipped and counted by kind, never fatal.
+ * A line is a stack (frames separated by ';', root first), a blank, a
+ * count, and optionally a second count after another blank (flamegraph.pl's
+ * differential input: count before, count after). The stack is everything
+ * before that one blank, blanks at its end included, as flamegraph.pl reads
+ * it. Counts are decimal numbers, possibly fractional ("12", "0.5", "3.");
+ * blanks after the last are allowed (flamegraph.pl skips such a line).
+ * Everything else is a malformed line: skipped and counted by kind, never
+ * fatal.
  */
 enum fl_folded_bad {
 	FL_FOLDED_BLANK,    /* empty or only white space */
@@ -21,15 +24,15 @@ enum fl_folded_bad {
 	FL_FOLDED_NO_STACK, /* a count and no stack */
 	FL_FOLDED_NUL,	    /* a NUL byte in the line */
 	FL_FOLDED_TOO_LONG, /* longer than FL_FOLDED_MAX_LINE */
-	FL_FOLDED_HUGE,	    /* a count above FL_FOLDED_MAX_COUNT */
+	FL_FOLDED_HUGE,	    /* a count above FL_FOLDED_MAX_COUNT (not a finite double) */
 	FL_FOLDED_BAD__MAX,
 };
 
 /* Lines longer than this are skipped (and counted), whatever their content. */
 #define FL_FOLDED_MAX_LINE (16u << 20)
 
-/* Counts above this (2^53: doubles stop counting in ones) are malformed. */
-#define FL_FOLDED_MAX_COUNT 9007199254740992.0
+/* Counts above this (the largest double) are malformed; larger ones are drawn, as flamegraph.pl does. */
+#define FL_FOLDED_MAX_COUNT 1.7976931348623157e308
 
 /* A short English name of a kind ("no count"), static storage. */
 const char *fl_folded__bad_name(enum fl_folded_bad kind);

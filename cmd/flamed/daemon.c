@@ -766,6 +766,7 @@ static void snapshot(struct daemon *d, const char *why)
 	struct fl_tracker_stats ts;
 	struct fl_profile *p = NULL;
 	char name[64], caveats[512], files[32], dirwhy[PATH_MAX + 160];
+	char n1[THOUSANDS_LEN], n2[THOUSANDS_LEN], n3[THOUSANDS_LEN];
 	double t0 = now_s();
 	time_t next_start = time(NULL); /* the next interval starts with this drain */
 	uint64_t lost;
@@ -782,18 +783,17 @@ static void snapshot(struct daemon *d, const char *why)
 		ss = d->last;
 	lost = (ss.lost - d->last.lost) + (ss.lost_records - d->last.lost_records);
 	snprintf(caveats, sizeof(caveats),
-		 "%llu samples in %.0f s at %u Hz (%s); stacks lost: %llu; idle samples "
-		 "dropped: %llu",
-		 (unsigned long long)fl_profile__total(d->ses.profile), t0 - d->interval_mono,
-		 d->cfg.frequency, why, (unsigned long long)lost,
-		 (unsigned long long)(ss.idle - d->last.idle));
+		 "%s samples in %.0f s at %u Hz (%s); stacks lost: %s; idle samples "
+		 "dropped: %s",
+		 thousands(fl_profile__total(d->ses.profile), n1), t0 - d->interval_mono,
+		 d->cfg.frequency, why, thousands(lost, n2), thousands(ss.idle - d->last.idle, n3));
 	if (ss.hotplug.dead_ns > d->last.hotplug.dead_ns)
 		append(caveats, sizeof(caveats), "; CPUs offline, not sampled: %.1f CPU-s",
 		       (double)(ss.hotplug.dead_ns - d->last.hotplug.dead_ns) / 1e9);
 	if (ss.other_ns > d->last.other_ns)
 		append(caveats, sizeof(caveats),
-		       "; samples outside flamed's pid namespace left out: %llu",
-		       (unsigned long long)(ss.other_ns - d->last.other_ns));
+		       "; samples outside flamed's pid namespace left out: %s",
+		       thousands(ss.other_ns - d->last.other_ns, n1));
 	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name), dirwhy,
 			     sizeof(dirwhy));
 	if (err) {

@@ -177,6 +177,10 @@ enum {
 /* The help text of those options. */
 extern const char svg_options_help[];
 
+/* v with thousands separated by commas ("1,234,567") in buf; returns buf. For SVG subtitles. */
+#define THOUSANDS_LEN 32
+const char *thousands(uint64_t v, char buf[THOUSANDS_LEN]);
+
 void svg_args_init(struct svg_args *a);
 /*
  * Handles option c (one of SVG_OPT_*) with its argument. Returns 0, or

@@ -1017,20 +1017,21 @@ static int write_svg(const struct recording *r, const struct fl_profile *p,
 	if (ss->hotplug.cpus)
 		snprintf(offline, sizeof(offline), "; CPUs offline, not sampled: %.1f CPU-s",
 			 (double)ss->hotplug.dead_ns / 1e9);
+	char n1[THOUSANDS_LEN], n2[THOUSANDS_LEN], n3[THOUSANDS_LEN], n4[THOUSANDS_LEN];
+
 	if (ss->other_ns)
 		snprintf(outside, sizeof(outside),
-			 "; samples outside flamed's pid namespace left out: %llu",
-			 (unsigned long long)ss->other_ns);
+			 "; samples outside flamed's pid namespace left out: %s",
+			 thousands(ss->other_ns, n1));
 	if (asprintf(&caveats,
-		     "%llu samples in %.1f s at %llu Hz, call graph %s; stacks lost: %llu, cut at "
-		     "the depth limit: %llu; "
-		     "unsymbolized frames: %.1f%%; idle samples dropped: %llu%s%s",
-		     (unsigned long long)fl_profile__total(p), elapsed, (unsigned long long)a->freq,
-		     call_graph_name(&r->ses),
-		     (unsigned long long)(ss->lost + ss->lost_records + ts->lost),
-		     (unsigned long long)ss->truncated,
+		     "%s samples in %.1f s at %llu Hz, call graph %s; stacks lost: %s, cut at "
+		     "the depth limit: %s; "
+		     "unsymbolized frames: %.1f%%; idle samples dropped: %s%s%s",
+		     thousands(fl_profile__total(p), n1), elapsed, (unsigned long long)a->freq,
+		     call_graph_name(&r->ses), thousands(ss->lost + ss->lost_records + ts->lost, n2),
+		     thousands(ss->truncated, n3),
 		     fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
-		     (unsigned long long)ss->idle, offline, outside) < 0) {
+		     thousands(ss->idle, n4), offline, outside) < 0) {
 		caveats = NULL;
 		return -ENOMEM;
 	}

@@ -274,3 +274,18 @@ int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 		svg_args_close_map(a);
 	return err;
 }
+
+const char *thousands(uint64_t v, char buf[THOUSANDS_LEN])
+{
+	char d[24];
+	int n = snprintf(d, sizeof(d), "%llu", (unsigned long long)v);
+	size_t k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = d[i];
+	}
+	buf[k] = '\0';
+	return buf;
+}

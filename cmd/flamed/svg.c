@@ -64,6 +64,7 @@ struct input {
 	char *buf; /* strip-hex scratch */
 	size_t cap;
 	size_t nr_diff_lines, nr_too_deep;
+	size_t nr_skipped; /* malformed lines, over every input */
 	int err;
 };
 
@@ -150,6 +151,7 @@ static int read_input(struct input *in, const char *path)
 		msg("cannot read %s: %s", in->name, strerror(-err));
 		return err;
 	}
+	in->nr_skipped += st.nr_bad;
 	if (st.nr_bad) {
 		char lines[160] = "";
 		size_t n = 0;
@@ -255,11 +257,40 @@ int cmd_svg(int argc, char **argv)
 		for (int i = optind; i < argc && !err; i++)
 			err = read_input(&in, argv[i]);
 	}
-	if (err)
+	if (err && err != -EINVAL)
 		return 1;
-	if (!(fl_flametree__total(t) > 0)) {
+	if (!err && !(fl_flametree__total(t) > 0)) {
 		msg("nothing to draw: every count is zero");
+		err = -EINVAL;
+	}
+	if (err) {
+		/*
+		 * As flamegraph.pl, a graph that says so, for tools that always
+		 * expect one; the exit status still tells the failure.
+		 */
+		fl_flametree__free(t);
+		t = NULL;
+		if (fl_flametree__new(&(struct fl_flametree_opts){.sz = sizeof(struct fl_flametree_opts)},
+				      &t))
+			return 1;
+		sa.svg.subtitle = "No samples: the input held no folded stacks with a count above 0";
+		write_output(output, &sa, t, svg_render);
 		return 1;
+	}
+	/* What was skipped is said in the graph too: it travels without the terminal. */
+	char skipped[96];
+	_cleanup_free_ char *notes = NULL;
+
+	if (in.nr_skipped) {
+		snprintf(skipped, sizeof(skipped), "%zu malformed input line%s skipped",
+			 in.nr_skipped, in.nr_skipped == 1 ? "" : "s");
+		if (!sa.svg.subtitle)
+			sa.svg.subtitle = skipped;
+		if (asprintf(&notes, "%s%s%s", sa.svg.notes ? sa.svg.notes : "",
+			     sa.svg.notes ? "\n" : "", skipped) < 0)
+			notes = NULL;
+		else
+			sa.svg.notes = notes;
 	}
 	sa.svg.diff = in.nr_diff_lines > 0;
 	return write_output(output, &sa, t, svg_render) ? 1 : 0;

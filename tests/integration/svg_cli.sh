@@ -82,16 +82,33 @@ grep -q "dos2unix" "$T/bad.err" || fail "CRLF hint missing: $(cat "$T/bad.err")"
 # As flamegraph.pl shows a fraction: rounded ("%.0f"), the percentage of the rounded count.
 [[ $(title_of "$T/bad.svg" d) == "d (2 samples, 30.77%)" ]] || fail "fractional count: $(title_of "$T/bad.svg" d)"
 
-# Empty and wholly malformed inputs are errors, and write nothing.
+# Empty, wholly malformed and all-zero inputs are errors (exit 1, one line on
+# stderr) that still write a graph saying there were no samples, as
+# flamegraph.pl does for the tools that always expect one.
+no_samples() { # NAME: the run wrote a well-formed SVG that says so, and nothing else went wrong
+	expect_rc 1
+	well_formed "$T/$1.svg"
+	[[ $(xmllint --xpath 'string(//*[local-name()="text"][@id="subtitle"])' "$T/$1.svg") == "No samples:"* ]] ||
+		fail "$1: the SVG does not say there were no samples"
+	[[ $(xmllint --xpath 'count(//*[local-name()="g"][@class="f"])' "$T/$1.svg") == 0 ]] || fail "$1: frames drawn"
+}
 : >"$T/empty.folded"
 run_flamed empty svg "$T/empty.folded" -o "$T/empty.svg"
-expect_rc 1
-[[ ! -e $T/empty.svg ]] || fail "an empty input left $T/empty.svg"
+no_samples empty
 grep -q "no folded stacks in it" "$T/empty.err" || fail "empty input: $(cat "$T/empty.err")"
 printf 'garbage\nmore garbage\n' >"$T/garbage.folded"
 run_flamed garbage svg "$T/garbage.folded" -o "$T/garbage.svg"
-expect_rc 1
-[[ ! -e $T/garbage.svg ]] || fail "a malformed input left $T/garbage.svg"
+no_samples garbage
+printf 'a;b 0\nc 0\n' >"$T/zero.folded"
+run_flamed zero svg "$T/zero.folded" -o "$T/zero.svg"
+no_samples zero
+grep -q "every count is zero" "$T/zero.err" || fail "all-zero input: $(cat "$T/zero.err")"
+[[ $(wc -l <"$T/zero.err") == 1 ]] || fail "all-zero input: not one line on stderr: $(cat "$T/zero.err")"
+# Skipped lines are counted in the graph too: its subtitle and notes.
+[[ $(xmllint --xpath 'string(//*[local-name()="text"][@id="subtitle"])' "$T/bad.svg") == "4 malformed input lines skipped" ]] ||
+	fail "skipped lines: the SVG's subtitle does not count them"
+xmllint --xpath 'string(//*[local-name()="desc"][@id="notes"])' "$T/bad.svg" | grep -q '^4 malformed input lines skipped$' ||
+	fail "skipped lines: the SVG's notes do not count them"
 run_flamed missing svg "$T/nonexistent.folded"
 expect_rc 1
 grep -q "cannot read .*nonexistent.folded: No such file" "$T/missing.err" || fail "missing file: $(cat "$T/missing.err")"

@@ -27,7 +27,7 @@ const char svg_options_help[] =
 	"      --colors PALETTE     hot (default), mem, io, wakeup, chain, java, js, perl,\n"
 	"                           red, green, blue, aqua, yellow, purple, orange\n"
 	"      --bgcolors COLOR     yellow (default), blue, green, grey, or #rrggbb\n"
-	"      --hash               colour from the name: the same in every graph\n"
+	"      --hash               colour from the name, as flamegraph.pl --hash\n"
 	"      --cp[=FILE]          keep colours in FILE between runs (default palette.map)\n"
 	"      --reverse            reverse each stack (leaves become roots)\n"
 	"      --inverted           icicle graph: roots at the top\n"

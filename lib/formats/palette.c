@@ -183,30 +183,6 @@ void fl_palette__free(struct fl_palette *p)
 	free(p);
 }
 
-/*
- * The --hash variation. FNV-1a reads the name byte by byte, so the result
- * does not depend on the machine's endianness or word size; its low bits
- * are weak (bit 0 is the parity of the bytes' bit 0), hence the final
- * avalanche. This function is part of the output format: changing it
- * changes the colours of every --hash graph.
- */
-static uint64_t pal_name_hash(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
 /* splitmix64: one add and a mix per colour, and every seed gives a full-period sequence. */
 static uint64_t pal_next_random(struct fl_palette *p)
 {
@@ -320,6 +296,30 @@ static bool pal_is_java_method(const char *s, size_t len)
 		n++; /* the dot */
 	}
 	return idents >= 3;
+}
+
+/* flamegraph.pl's Java package test: "java/", "Ljavax/", ... at the start. */
+static bool pal_is_java_pkg(const char *s, size_t len)
+{
+	static const char *const pkgs[] = {"java/", "javax/", "jdk/", "net/", "org/",
+					   "com/",  "io/",    "sun/"};
+
+	if (len && s[0] == 'L') {
+		s++;
+		len--;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(pkgs); i++)
+		if (pal_starts_with(s, len, pkgs[i]))
+			return true;
+	return false;
+}
+
+/* flamegraph.pl's JavaScript test: a '/' and, after it, ".js". */
+static bool pal_has_js_path(const char *s, size_t len)
+{
+	const char *slash = memchr(s, '/', len);
+
+	return slash && pal_has(slash, len - (size_t)(slash - s), ".js");
 }
 
 /* C++ (or Rust): demangled, with "::", or still Itanium-mangled, as flamed's own symbols are. */
@@ -531,6 +531,160 @@ static const char *pal_map_key(struct fl_palette *p, const char *name, size_t le
 	return p->scratch;
 }
 
+/*
+ * --hash colours are flamegraph.pl's, so that graphs made by both tools
+ * compare: the variation is its "name hash" (the first three bytes,
+ * weighted 1, 0.7, 0.49, each byte's value mod 10, 11, 12 over 9, 10, 11,
+ * after everything up to a '`' (a module prefix) is dropped), of the name
+ * for v1 and of the name reversed for v2 and v3; the family and the
+ * formulas are its own too (hot: r 205 + 50 v3, g 230 v1, b 55 v2), with
+ * annotations honoured only by the language palettes, as there.
+ */
+static double fg_namehash(const char *s, size_t len, bool reversed)
+{
+	double vector = 0, weight = 1, max = 1;
+	int mod = 10;
+	size_t from = 0;
+
+	if (!len)
+		return 1;
+	if (!reversed) {
+		/* The first "X...`", lazily: a module prefix ("libc.so.6`malloc"). */
+		const char *tick = len > 1 ? memchr(s + 1, '`', len - 1) : NULL;
+
+		if (tick)
+			from = (size_t)(tick - s) + 1;
+	} else {
+		/* The same on the reversed name: its first '`' after its first byte. */
+		for (size_t i = len - 1; i-- > 0;)
+			if (s[i] == '`') {
+				len = i;
+				break;
+			}
+	}
+	for (size_t k = 0; k < 3 && from + k < len; k++) {
+		unsigned char c = (unsigned char)(reversed ? s[len - 1 - k] : s[from + k]);
+		int i = c % mod;
+
+		vector += ((double)i / (double)(mod++ - 1)) * weight;
+		max += 1 * weight;
+		weight *= 0.70;
+	}
+	return 1 - vector / max;
+}
+
+static bool fg_ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && !memcmp(s + len - n, suffix, n);
+}
+
+static struct fl_rgb fg_rgb(int r, int g, int b)
+{
+	return (struct fl_rgb){(uint8_t)r, (uint8_t)g, (uint8_t)b};
+}
+
+static struct fl_rgb fg_hash_color(enum fl_palette_kind kind, const char *s, size_t len,
+				   bool woken)
+{
+	double v1 = fg_namehash(s, len, false), v2 = fg_namehash(s, len, true), v3 = v2;
+	enum fl_palette_kind k = kind;
+
+	switch (kind) {
+	case FL_PALETTE_HOT:
+		return fg_rgb(205 + (int)(50 * v3), (int)(230 * v1), (int)(55 * v2));
+	case FL_PALETTE_MEM:
+		return fg_rgb(0, 190 + (int)(50 * v2), (int)(210 * v1));
+	case FL_PALETTE_IO: {
+		int r = 80 + (int)(60 * v1);
+
+		return fg_rgb(r, r, 190 + (int)(55 * v2));
+	}
+	case FL_PALETTE_JAVA:
+		if (fg_ends_with(s, len, "_[j]"))
+			k = FL_PALETTE_GREEN;
+		else if (fg_ends_with(s, len, "_[i]"))
+			k = FL_PALETTE_AQUA;
+		else if (pal_is_java_pkg(s, len) || pal_has(s, len, ":::"))
+			k = FL_PALETTE_GREEN;
+		else if (pal_has(s, len, "::"))
+			k = FL_PALETTE_YELLOW;
+		else if (fg_ends_with(s, len, "_[k]"))
+			k = FL_PALETTE_ORANGE;
+		else
+			k = FL_PALETTE_RED;
+		break;
+	case FL_PALETTE_JS:
+		if (fg_ends_with(s, len, "_[j]"))
+			k = memchr(s, '/', len) ? FL_PALETTE_GREEN : FL_PALETTE_AQUA;
+		else if (pal_has(s, len, "::"))
+			k = FL_PALETTE_YELLOW;
+		else if (pal_has_js_path(s, len))
+			k = FL_PALETTE_GREEN;
+		else if (memchr(s, ':', len))
+			k = FL_PALETTE_AQUA;
+		else if (len == 1 && s[0] == ' ')
+			k = FL_PALETTE_GREEN;
+		else if (pal_has(s, len, "_[k]"))
+			k = FL_PALETTE_ORANGE;
+		else
+			k = FL_PALETTE_RED;
+		break;
+	case FL_PALETTE_PERL:
+		if (pal_has(s, len, "::"))
+			k = FL_PALETTE_YELLOW;
+		else if (pal_has(s, len, "Perl") || pal_has(s, len, ".pl"))
+			k = FL_PALETTE_GREEN;
+		else if (fg_ends_with(s, len, "_[k]"))
+			k = FL_PALETTE_ORANGE;
+		else
+			k = FL_PALETTE_RED;
+		break;
+	case FL_PALETTE_WAKEUP:
+		k = FL_PALETTE_AQUA;
+		break;
+	case FL_PALETTE_CHAIN:
+		k = woken || fg_ends_with(s, len, "_[w]") ? FL_PALETTE_AQUA : FL_PALETTE_BLUE;
+		break;
+	default:
+		break;
+	}
+	switch (k) {
+	case FL_PALETTE_RED: {
+		int x = 50 + (int)(80 * v1);
+
+		return fg_rgb(200 + (int)(55 * v1), x, x);
+	}
+	case FL_PALETTE_GREEN: {
+		int x = 50 + (int)(60 * v1);
+
+		return fg_rgb(x, 200 + (int)(55 * v1), x);
+	}
+	case FL_PALETTE_BLUE: {
+		int x = 80 + (int)(60 * v1);
+
+		return fg_rgb(x, x, 205 + (int)(50 * v1));
+	}
+	case FL_PALETTE_YELLOW: {
+		int x = 175 + (int)(55 * v1);
+
+		return fg_rgb(x, x, 50 + (int)(20 * v1));
+	}
+	case FL_PALETTE_PURPLE: {
+		int x = 190 + (int)(65 * v1);
+
+		return fg_rgb(x, 80 + (int)(60 * v1), x);
+	}
+	case FL_PALETTE_AQUA:
+		return fg_rgb(50 + (int)(60 * v1), 165 + (int)(55 * v1), 165 + (int)(55 * v1));
+	case FL_PALETTE_ORANGE:
+		return fg_rgb(190 + (int)(65 * v1), 90 + (int)(65 * v1), 0);
+	default:
+		return fg_rgb(0, 0, 0);
+	}
+}
+
 struct fl_rgb fl_palette__color(struct fl_palette *p, const char *name, size_t len, unsigned flags)
 {
 	const char *key = NULL;
@@ -560,8 +714,11 @@ struct fl_rgb fl_palette__color(struct fl_palette *p, const char *name, size_t l
 		if (key && !err && id < p->cap_colors && p->colors[id].set)
 			return p->colors[id].rgb;
 	}
-	rgb = pal_family_color(pal_family_of(p->kind, name, stem_len, annot),
-			       p->hash ? pal_name_hash(name, stem_len) : pal_next_random(p));
+	if (p->hash)
+		rgb = fg_hash_color(p->kind, name, len, woken);
+	else
+		rgb = pal_family_color(pal_family_of(p->kind, name, stem_len, annot),
+				       pal_next_random(p));
 	/* A name whose line would not load again is coloured, not remembered. */
 	if (!key || key_len > PAL_MAP_MAX_NAME)
 		return rgb;

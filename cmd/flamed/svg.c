@@ -33,8 +33,8 @@ static const char diff_usage[] =
 	"A differential flame graph of AFTER against BEFORE: widths from AFTER, red where a\n"
 	"frame grew, blue where it shrank (deeper for bigger changes), gold where it is new.\n"
 	"\n"
-	"  -n, --normalize          scale BEFORE to AFTER's total first\n"
-	"  -s, --strip-hex          drop hexadecimal addresses (0x...) from frame names\n"
+	"  -n, --normalize          scale BEFORE to AFTER's total first (whole numbers)\n"
+	"  -s, --strip-hex          hexadecimal addresses in frame names become 0x...\n"
 	"      --folded             write \"stack BEFORE AFTER\" lines instead of an SVG\n"
 	"  -o, --output FILE        write here instead of standard output\n"
 	"  -h, --help               this text\n";
@@ -68,16 +68,15 @@ struct input {
 	int err;
 };
 
-/* Drops every "0x" + hex digits (and a '+' just before it): addresses differ between runs. */
+/* difffolded.pl's -s: every "0x" + hex digits becomes "0x...": addresses differ between runs. */
 static size_t strip_hex(const char *s, size_t len, char *out)
 {
 	size_t j = 0;
 
 	for (size_t i = 0; i < len;) {
-		if (i + 2 < len && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X') &&
-		    isxdigit((unsigned char)s[i + 2])) {
-			if (j && out[j - 1] == '+')
-				j--;
+		if (i + 2 < len && s[i] == '0' && s[i + 1] == 'x' && isxdigit((unsigned char)s[i + 2])) {
+			memcpy(out + j, "0x...", 5);
+			j += 5;
 			i += 2;
 			while (i < len && isxdigit((unsigned char)s[i]))
 				i++;
@@ -109,18 +108,17 @@ static int add_line(const struct fl_folded_line *l, void *ctx)
 		after = 0;
 	}
 	if (in->strip_hex) {
-		if (len > in->cap) {
-			char *nb = realloc(in->buf, len);
+		/* "0x1" (3 bytes) becomes "0x..." (5): at most 5/3 as long. */
+		if (len / 3 * 5 + 5 > in->cap) {
+			char *nb = realloc(in->buf, len / 3 * 5 + 5);
 
 			if (!nb)
 				return -ENOMEM;
 			in->buf = nb;
-			in->cap = len;
+			in->cap = len / 3 * 5 + 5;
 		}
 		len = strip_hex(stack, len, in->buf);
 		stack = in->buf;
-		if (!len)
-			return 0;
 	}
 	err = fl_flametree__add(in->tree, stack, len, before, after);
 	if (err == -E2BIG) {
@@ -168,8 +166,11 @@ static int read_input(struct input *in, const char *path)
 	if (in->nr_too_deep)
 		msg("%s: skipped %zu stacks deeper than %d frames", in->name, in->nr_too_deep,
 		    FL_FLAMETREE_MAX_DEPTH);
-	if (!st.good && !(in->side < 0 && !st.lines)) {
-		/* An empty BEFORE of a diff is fine: everything in AFTER is new. */
+	if (!st.good && !(in->side && !st.lines)) {
+		/*
+		 * An empty BEFORE or AFTER of a diff is fine, as for difffolded.pl:
+		 * everything is new, or gone.
+		 */
 		msg("%s: no folded stacks in it (%zu lines): expected \"frame;frame;... COUNT\" "
 		    "lines",
 		    in->name, st.lines);
@@ -198,6 +199,22 @@ static int write_output(const char *path, struct svg_args *sa, struct fl_flametr
 	output_remove_on_signal(NULL);
 	output_abort(&out);
 	return err;
+}
+
+/*
+ * As flamegraph.pl does when it has nothing to draw: a graph that says so,
+ * for the tools that always expect one. The exit status still tells the
+ * failure.
+ */
+static void write_no_samples(const char *output, struct svg_args *sa, const char *why)
+{
+	struct fl_flametree_opts to = {.sz = sizeof(to)};
+	_cleanup_(fl_flametree__freep) struct fl_flametree *empty = NULL;
+
+	if (fl_flametree__new(&to, &empty))
+		return;
+	sa->svg.subtitle = why;
+	write_output(output, sa, empty, svg_render);
 }
 
 int cmd_svg(int argc, char **argv)
@@ -264,17 +281,7 @@ int cmd_svg(int argc, char **argv)
 		err = -EINVAL;
 	}
 	if (err) {
-		/*
-		 * As flamegraph.pl, a graph that says so, for tools that always
-		 * expect one; the exit status still tells the failure.
-		 */
-		fl_flametree__free(t);
-		t = NULL;
-		if (fl_flametree__new(&(struct fl_flametree_opts){.sz = sizeof(struct fl_flametree_opts)},
-				      &t))
-			return 1;
-		sa.svg.subtitle = "No samples: the input held no folded stacks with a count above 0";
-		write_output(output, &sa, t, svg_render);
+		write_no_samples(output, &sa, "No samples: the input held no folded stacks with a count above 0");
 		return 1;
 	}
 	/* What was skipped is said in the graph too: it travels without the terminal. */
@@ -308,7 +315,12 @@ static int cmp_diff_line(const void *a, const void *b)
 	return strcmp(((const struct diff_line *)a)->stack, ((const struct diff_line *)b)->stack);
 }
 
-/* A count as flamed svg (and flamegraph.pl) read it back: digits and a point, no exponent. */
+/*
+ * A count as difffolded.pl prints one (Perl's numbers): a whole number in
+ * full, a fraction with 15 significant digits. Where that would take an
+ * exponent, which neither flamegraph.pl nor flamed svg reads back, digits
+ * and a point instead.
+ */
 static void put_count(FILE *f, double v)
 {
 	char b[400];
@@ -318,7 +330,12 @@ static void put_count(FILE *f, double v)
 		fprintf(f, " %.0f", v);
 		return;
 	}
-	n = snprintf(b, sizeof(b), "%.9f", v);
+	snprintf(b, sizeof(b), "%.15g", v);
+	if (!strchr(b, 'e')) {
+		fprintf(f, " %s", b);
+		return;
+	}
+	n = snprintf(b, sizeof(b), "%.17f", v);
 	while (n > 1 && b[n - 1] == '0')
 		b[--n] = '\0';
 	fprintf(f, " %s", b);
@@ -460,13 +477,20 @@ int cmd_diff(int argc, char **argv)
 	free(in.buf);
 	if (err)
 		return 1;
-	if (!(fl_flametree__total(t) > 0)) {
-		msg("%s: every count is zero: nothing to draw", argv[optind + 1]);
+	if (!(fl_flametree__total(t) > 0) && !(fl_flametree__total_before(t) > 0)) {
+		msg("%s and %s: every count is zero: nothing to compare", argv[optind],
+		    argv[optind + 1]);
 		return 1;
 	}
-	if (normalize && fl_flametree__total_before(t) > 0)
-		fl_flametree__scale_before(t,
-					   fl_flametree__total(t) / fl_flametree__total_before(t));
+	if (!(fl_flametree__total(t) > 0) && !folded) {
+		/* Every frame is gone: the lines say so (--folded), a graph of AFTER has no width. */
+		msg("%s: no samples: nothing to draw (--folded writes what was there before)",
+		    argv[optind + 1]);
+		write_no_samples(output, &sa, "No samples after: every frame of the profile before is gone");
+		return 1;
+	}
+	if (normalize)
+		fl_flametree__normalize_before(t);
 	sa.svg.diff = true;
 	if (!sa.svg.title)
 		sa.svg.title = "Differential Flame Graph";

@@ -315,11 +315,17 @@ size_t fl_flametree__nr_frames(const struct fl_flametree *t)
 	return t->nr_nodes - 1;
 }
 
-void fl_flametree__scale_before(struct fl_flametree *t, double factor)
+void fl_flametree__normalize_before(struct fl_flametree *t)
 {
-	for (size_t i = 0; i < t->nr_nodes; i++)
-		t->nodes[i].self_before *= factor;
-	t->total_before *= factor;
+	double to = t->total, from = t->total_before, sum = 0;
+
+	if (!(from > 0))
+		return;
+	for (size_t i = 0; i < t->nr_nodes; i++) {
+		t->nodes[i].self_before = trunc(t->nodes[i].self_before * to / from);
+		sum += t->nodes[i].self_before;
+	}
+	t->total_before = sum;
 }
 
 const char *fl_flametree__name(const struct fl_flametree *t, uint32_t node, size_t *len)

@@ -221,8 +221,9 @@ well_formed "$T/diff.svg"
 grep -q ">Differential Flame Graph<" "$T/diff.svg" || fail "diff: default title"
 run_flamed diff_folded diff --folded --strip-hex "$T/a.folded" "$T/b.folded"
 expect_rc 0
+# As difffolded.pl -s: each address becomes "0x...".
 cat >"$T/want.folded" <<'WANT'
-app;f 5 5
+app;f+0x... 5 5
 app;main;gone 10 0
 app;main;grow 10 40
 app;main;new 0 10
@@ -232,6 +233,24 @@ diff -u "$T/want.folded" "$T/diff_folded.out" || fail "diff --folded --strip-hex
 run_flamed diff_norm diff --folded --normalize "$T/a.folded" <(printf 'app;main;grow 110\n')
 expect_rc 0
 grep -qx 'app;main;grow 20 110' "$T/diff_norm.out" || fail "--normalize: $(cat "$T/diff_norm.out")"
+# As difffolded.pl -n: each stack's count before is int(count x 5 / 3), a whole number.
+run_flamed diff_int diff --folded --normalize <(printf 'x 1\ny 2\n') <(printf 'x 5\n')
+expect_rc 0
+printf 'x 1 5\ny 3 0\n' | diff -u - "$T/diff_int.out" || fail "--normalize: not difffolded.pl's whole numbers"
+# Fractions as Perl prints them: 15 significant digits.
+run_flamed diff_frac diff --folded <(printf 'a 0.1\n') <(printf 'a 0.2\nb 0.30000000000000004\n')
+expect_rc 0
+printf 'a 0.1 0.2\nb 0 0.3\n' | diff -u - "$T/diff_frac.out" || fail "diff --folded: fractions"
+# An empty AFTER, like an empty BEFORE, is accepted: --folded writes what is
+# gone; the graph of AFTER has nothing to draw (a "No samples" graph, exit 1).
+: >"$T/nothing.folded"
+run_flamed to_nothing diff --folded "$T/a.folded" "$T/nothing.folded"
+expect_rc 0
+grep -qx 'app;main;grow 10 0' "$T/to_nothing.out" || fail "diff --folded to an empty AFTER: $(cat "$T/to_nothing.out")"
+run_flamed to_nothing_svg diff "$T/a.folded" "$T/nothing.folded" -o "$T/to_nothing.svg"
+expect_rc 1
+well_formed "$T/to_nothing.svg"
+grep -q '>No samples after' "$T/to_nothing.svg" || fail "diff to an empty AFTER: the graph does not say so"
 run_flamed diff_args diff "$T/a.folded"
 expect_rc 2
 

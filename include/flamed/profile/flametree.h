@@ -57,8 +57,12 @@ double fl_flametree__total_before(const struct fl_flametree *t);
 /* Frames (distinct paths) in the tree. */
 size_t fl_flametree__nr_frames(const struct fl_flametree *t);
 
-/* Multiplies every count before by factor (> 0): --normalize. */
-void fl_flametree__scale_before(struct fl_flametree *t, double factor);
+/*
+ * --normalize, as difffolded.pl does it: every stack's count before becomes
+ * int(before * total after / total before), a whole number. Nothing
+ * happens when the total before is 0.
+ */
+void fl_flametree__normalize_before(struct fl_flametree *t);
 
 enum fl_flametree_sort {
 	FL_SORT_NAME,  /* siblings by name, bytewise: towers stay put between graphs */

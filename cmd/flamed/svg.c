@@ -300,6 +300,7 @@ int cmd_svg(int argc, char **argv)
 			sa.svg.notes = notes;
 	}
 	sa.svg.diff = in.nr_diff_lines > 0;
+	sa.svg.diff_self = sa.svg.diff; /* two-count input: coloured as flamegraph.pl colours it */
 	return write_output(output, &sa, t, svg_render) ? 1 : 0;
 }
 

@@ -36,7 +36,7 @@ const char svg_options_help[] =
 	"      --notes TEXT         notes stored in the SVG\n"
 	"      --total N            percentages and widths of this total, if larger than the sum\n"
 	"      --factor F           multiply the counts by F\n"
-	"      --sort name|count    sibling order: by name (default, stable) or widest first\n";
+	"      --sort name|count    sibling order: by name, as flamegraph.pl (default), or widest first\n";
 
 void svg_args_init(struct svg_args *a)
 {
@@ -47,6 +47,7 @@ void svg_args_init(struct svg_args *a)
 	a->svg.fontsize = 12;
 	a->svg.fontwidth = 0.59;
 	a->svg.minwidth = 0.1;
+	a->svg.sort = FL_SORT_LINES; /* flamegraph.pl's order and frames */
 	a->colors = FL_PALETTE_HOT;
 	a->factor = 1;
 }
@@ -166,7 +167,7 @@ int svg_args_parse(struct svg_args *a, int c, const char *arg)
 		return 0;
 	case SVG_OPT_SORT:
 		if (!strcmp(arg, "name"))
-			o->sort = FL_SORT_NAME;
+			o->sort = FL_SORT_LINES; /* by name, as flamegraph.pl orders its lines */
 		else if (!strcmp(arg, "count"))
 			o->sort = FL_SORT_COUNT;
 		else

@@ -936,6 +936,25 @@ struct fl_rgb fl_palette__diff_color(double before, double after, double max_abs
 	return (struct fl_rgb){fade, fade, 255};
 }
 
+struct fl_rgb fl_palette__fg_diff_color(double delta, double max_abs_delta, bool negate)
+{
+	uint8_t r = 255, g = 255, b = 255;
+
+	if (negate)
+		delta = -delta;
+	if (!(max_abs_delta > 0) || !isfinite(delta))
+		return (struct fl_rgb){r, g, b};
+	if (delta > max_abs_delta)
+		delta = max_abs_delta;
+	if (delta < -max_abs_delta)
+		delta = -max_abs_delta;
+	if (delta > 0)
+		g = b = (uint8_t)(int)(210 * (max_abs_delta - delta) / max_abs_delta);
+	else if (delta < 0)
+		r = g = (uint8_t)(int)(210 * (max_abs_delta + delta) / max_abs_delta);
+	return (struct fl_rgb){r, g, b};
+}
+
 struct fl_rgb fl_palette__new_color(void)
 {
 	return pal_new;

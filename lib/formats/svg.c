@@ -324,7 +324,7 @@ static size_t display_len(const char *s, size_t len)
 }
 
 struct geom {
-	double W, H, fh, fs, charw, scale, total, minwidth;
+	double W, H, fh, fs, charw, scale, total, minwidth, max_delta;
 	double ypad1, ypad2;
 	uint32_t rows;
 	bool inverted;
@@ -466,8 +466,15 @@ static void put_header(struct out *o, const struct geom *g, const struct fl_svg_
 	put(o, "> </text>\n");
 }
 
+/* The change of a frame's own samples (after - before of the stacks that end at it). */
+static double self_delta(const struct fl_flametree *t, const struct fl_drawn *d)
+{
+	(void)t;
+	return d->merged ? 0 : d->own - d->own_before;
+}
+
 static void put_title(struct out *o, const struct fl_svg_opts *op, const struct geom *g,
-		      const struct fl_drawn *d, const char *name, size_t len)
+		      const struct fl_drawn *d, const char *name, size_t len, double own_delta)
 {
 	put(o, "<title>");
 	if (d->merged) {
@@ -484,7 +491,14 @@ static void put_title(struct out *o, const struct fl_svg_opts *op, const struct 
 	put(o, ", ");
 	/* flamegraph.pl's percentage is of the rounded count it shows. */
 	put_pct(o, nearbyint(d->count), g->total);
-	if (op->diff && !d->merged) {
+	if (op->diff_self && !d->merged) {
+		/* flamegraph.pl's: the frame's own change, in % of the whole, signed. */
+		double v = op->negate ? -own_delta : own_delta;
+		double pct = g->total > 0 ? 100.0 * v / g->total : 0;
+
+		put(o, pct > 0 ? "; +" : "; ");
+		put_fmt(o, fabs(pct) < 1e9 ? "%.2f%%" : "%.3g%%", pct);
+	} else if (op->diff && !d->merged) {
 		double delta = d->count - d->before;
 
 		put(o, "; before: ");
@@ -556,6 +570,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 		op.flamechart = in.flamechart;
 		op.diff = in.diff;
 		op.negate = in.negate;
+		op.diff_self = in.diff && in.diff_self;
 		op.palette = in.palette;
 		if (in.bg_top.r || in.bg_top.g || in.bg_top.b || in.bg_bottom.r || in.bg_bottom.g ||
 		    in.bg_bottom.b) {
@@ -590,11 +605,16 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 	if (err)
 		return err;
 	for (size_t i = 0; i < nr; i++) {
+		double delta = dr[i].count - dr[i].before;
+
 		if (dr[i].depth + 1 > g.rows)
 			g.rows = dr[i].depth + 1;
-		if (!dr[i].merged && fabs(dr[i].count - dr[i].before) > max_delta)
-			max_delta = fabs(dr[i].count - dr[i].before);
+		if (op.diff_self)
+			delta = self_delta(t, &dr[i]);
+		if (!dr[i].merged && fabs(delta) > max_delta)
+			max_delta = fabs(delta);
 	}
+	g.max_delta = max_delta;
 	g.ypad1 = g.fs * 3 + (op.subtitle ? g.fs * 2 : 0);
 	g.ypad2 = g.fs * 2 + 10;
 	g.H = g.ypad1 + g.rows * g.fh + g.ypad2;
@@ -630,6 +650,8 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 			name = fl_flametree__name(t, d->node, &len);
 			if (len == 1 && name[0] == '-')
 				c = fl_palette__grey();
+			else if (op.diff_self)
+				c = fl_palette__fg_diff_color(self_delta(t, d), max_delta, op.negate);
 			else if (op.diff)
 				c = fl_palette__diff_color(d->before, d->count, max_delta,
 							   op.negate);
@@ -652,7 +674,8 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 		if (d->depth >= NEST_MAX)
 			put_fmt(&o, "\" data-depth=\"%u", d->depth);
 		put(&o, "\">");
-		put_title(&o, &op, &g, d, name, len ? display_len(name, len) : 0);
+		put_title(&o, &op, &g, d, name, len ? display_len(name, len) : 0,
+			  op.diff_self && !d->merged ? self_delta(t, d) : 0);
 		put(&o, "<rect");
 		put_attr_px(&o, "x", x);
 		put_attr_px(&o, "y", frame_y(&g, d->depth));

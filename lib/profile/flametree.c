@@ -368,6 +368,37 @@ static int cmp_name(const void *a, const void *b, void *ctx)
 	return la < lb ? -1 : la > lb;
 }
 
+/*
+ * An item of flamegraph.pl's order: a child's own samples (the folded lines
+ * "...;NAME COUNT") or its callees' ("...;NAME;..."). Lines sort bytewise,
+ * so an item sorts by NAME followed by ' ' or ';', a prefix first.
+ */
+#define FT_ITEM_KIDS 0x80000000u
+
+static int cmp_item(const void *a, const void *b, void *ctx)
+{
+	const struct fl_flametree *t = ctx;
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	uint32_t na = t->nodes[ia & ~FT_ITEM_KIDS].name, nb = t->nodes[ib & ~FT_ITEM_KIDS].name;
+	size_t la = fl_strpool__len(t->names, na), lb = fl_strpool__len(t->names, nb);
+	const char *sa = fl_strpool__str(t->names, na), *sb = fl_strpool__str(t->names, nb);
+	size_t m = la < lb ? la : lb;
+	int c = memcmp(sa, sb, m);
+	unsigned char ca, cb;
+
+	if (c)
+		return c;
+	/* The byte after the shorter name: the separator of one, a byte of the other's name. */
+	ca = m < la ? (unsigned char)sa[m] : (ia & FT_ITEM_KIDS ? ';' : ' ');
+	cb = m < lb ? (unsigned char)sb[m] : (ib & FT_ITEM_KIDS ? ';' : ' ');
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
+	if (la == lb)
+		return 0; /* the same child: its own samples (' ') sorted first above */
+	/* One name plus its separator is a prefix of the other name: the shorter line first. */
+	return la < lb ? -1 : 1;
+}
+
 static int cmp_count(const void *a, const void *b, void *ctx)
 {
 	const struct fl_flametree *t = ctx;
@@ -404,6 +435,8 @@ static struct fl_drawn *draw_node(struct fl_flametree *t, uint32_t id, double st
 	d->start = start;
 	d->count = t->nodes[id].count;
 	d->before = t->nodes[id].before;
+	d->own = t->nodes[id].self;
+	d->own_before = t->nodes[id].self_before;
 	return d;
 }
 
@@ -439,6 +472,135 @@ struct ft_frame {
 	uint32_t nar_n;
 	uint64_t nar_below;
 };
+
+/*
+ * The flame graph in flamegraph.pl's order (FL_SORT_LINES): each node's
+ * items (its children's own samples and callees, see cmp_item()) sorted,
+ * and walked in that order; a child's two items make one frame when they
+ * are next to each other, two frames when a sibling's sorts between them.
+ * Narrow frames are merged in place, each run of them one box, so that the
+ * others are where flamegraph.pl draws them. Needs t->child_off and t->kids.
+ */
+struct ft_lframe {
+	uint32_t drawn, next, end, depth;
+	double cursor;
+	double nar_count, nar_before, nar_start;
+	uint32_t nar_n;
+	uint64_t nar_below;
+};
+
+static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout_opts *o)
+{
+	size_t n = t->nr_nodes, nr_items = 0;
+	uint32_t *item_off = calloc(n + 1, sizeof(*item_off));
+	uint32_t *items = malloc((2 * n + 1) * sizeof(*items));
+	struct ft_lframe *stack = malloc((FL_FLAMETREE_MAX_DEPTH + 2) * sizeof(*stack));
+	size_t sp = 0;
+	int err = -ENOMEM;
+
+	if (!item_off || !items || !stack)
+		goto out;
+	for (size_t p = 0; p < n; p++) {
+		uint32_t first = (uint32_t)nr_items;
+
+		item_off[p] = first;
+		for (uint32_t k = t->child_off[p]; k < t->child_off[p + 1]; k++) {
+			uint32_t c = t->kids[k];
+			const struct ft_node *nd = &t->nodes[c];
+			bool kids = t->child_off[c + 1] > t->child_off[c];
+
+			if (nd->self > 0 || nd->self_before > 0 || !kids)
+				items[nr_items++] = c;
+			if (kids)
+				items[nr_items++] = c | FT_ITEM_KIDS;
+		}
+		if (nr_items - first > 1)
+			qsort_r(items + first, nr_items - first, sizeof(*items), cmp_item, t);
+	}
+	item_off[n] = (uint32_t)nr_items;
+
+	t->nr_drawn = 0;
+	stack[sp++] = (struct ft_lframe){
+		.drawn = FL_FLAMETREE_NONE, .next = item_off[0], .end = item_off[1]};
+	while (sp) {
+		struct ft_lframe *fr = &stack[sp - 1];
+
+		if (fr->next < fr->end) {
+			uint32_t it = items[fr->next++], id = it & ~FT_ITEM_KIDS;
+			const struct ft_node *c = &t->nodes[id];
+			bool own = !(it & FT_ITEM_KIDS), kids = !own;
+			double count, before;
+			struct fl_drawn *d;
+
+			if (own && fr->next < fr->end && items[fr->next] == (id | FT_ITEM_KIDS)) {
+				kids = true;
+				fr->next++;
+			}
+			count = (own ? c->self : 0) + (kids ? c->count - c->self : 0);
+			before = (own ? c->self_before : 0) + (kids ? c->before - c->self_before : 0);
+			if (count < o->min_count || count <= 0) {
+				if (count <= 0 && before <= 0)
+					continue;
+				if (!fr->nar_n)
+					fr->nar_start = fr->cursor;
+				fr->nar_n++;
+				fr->nar_count += count;
+				fr->nar_before += before;
+				fr->nar_below += kids ? c->below : 0;
+				fr->cursor += count;
+				continue;
+			}
+			if (fr->nar_n) {
+				err = draw_box(t, fr->nar_start, fr->depth, fr->nar_count,
+					       fr->nar_before, fr->nar_n, fr->nar_below, o->min_count);
+				if (err)
+					goto out;
+				fr->nar_n = 0;
+				fr->nar_count = fr->nar_before = 0;
+				fr->nar_below = 0;
+			}
+			d = push_drawn(t);
+			if (!d || sp > FL_FLAMETREE_MAX_DEPTH) {
+				err = -ENOMEM;
+				goto out;
+			}
+			d->node = id;
+			d->depth = fr->depth;
+			d->start = fr->cursor;
+			d->count = count;
+			d->before = before;
+			d->own = own ? c->self : 0;
+			d->own_before = own ? c->self_before : 0;
+			d->end = (uint32_t)t->nr_drawn;
+			fr->cursor += count;
+			if (kids) {
+				uint32_t depth = fr->depth + 1;
+				/* Its own samples' line sorts before its callees': they come first. */
+				double start = d->start + (own ? c->self : 0);
+
+				stack[sp++] = (struct ft_lframe){.drawn = (uint32_t)(t->nr_drawn - 1),
+								 .next = item_off[id],
+								 .end = item_off[id + 1],
+								 .depth = depth,
+								 .cursor = start};
+			}
+			continue;
+		}
+		err = draw_box(t, fr->nar_start, fr->depth, fr->nar_count, fr->nar_before,
+			       fr->nar_n, fr->nar_below, o->min_count);
+		if (err)
+			goto out;
+		if (fr->drawn != FL_FLAMETREE_NONE)
+			t->drawn[fr->drawn].end = (uint32_t)t->nr_drawn;
+		sp--;
+	}
+	err = 0;
+out:
+	free(item_off);
+	free(items);
+	free(stack);
+	return err;
+}
 
 int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layout_opts *opts,
 			 const struct fl_drawn **drawn, size_t *nr_drawn)
@@ -487,6 +649,14 @@ int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layou
 		for (size_t i = 1; i < n; i++)
 			t->kids[fill[t->nodes[i].parent]++] = (uint32_t)i;
 		free(fill);
+	}
+	if (!chart && o.sort == FL_SORT_LINES) {
+		err = layout_lines(t, &o);
+		if (!err) {
+			*drawn = t->drawn;
+			*nr_drawn = t->nr_drawn;
+		}
+		return err;
 	}
 	if (!chart)
 		for (size_t i = 0; i < n; i++) {

@@ -41,6 +41,16 @@ for want in '|mix64|' '|a..|' '|abc..|'; do
 done
 [[ $labels != *'|xy|'* ]] || fail "labels: a 2-character frame (14 px) has a label: $labels"
 
+# Frames in flamegraph.pl's order: its folded lines sorted bytewise, so cc1
+# ("p;cc1 4") comes between cc's own samples ("p;cc 5") and its callees
+# ("p;cc;x 3"), and cc is two frames, as flamegraph.pl draws it.
+printf 'p;cc;x 3\np;cc1 4\np;cc 5\n' >"$T/order.folded"
+run_flamed order svg "$T/order.folded" -o "$T/order.svg"
+expect_rc 0
+got=$(xmllint --xpath '//*[local-name()="g"][@class="f"]/@data-x | //*[local-name()="g"][@class="f"]/*[local-name()="title"]' "$T/order.svg" |
+	sed -e 's/<title>\([^ ]*\) (\([0-9]*\) samples[^<]*<\/title>/\1:\2 /g' -e 's/ data-x="\([0-9]*\)"/@\1 /g' | tr -s ' \n' ' ')
+[[ $got == "@0 p:12 @0 cc:5 @5 cc1:4 @9 cc:3 @9 x:3 " ]] || fail "sibling order or frames not flamegraph.pl's: $got"
+
 # Names are kept byte for byte, a blank at the end of the last one too:
 # "p;u  3" is p, "u " (one blank before the count), as in "p;u ;x 5".
 printf 'p;u ;x 5\np;u  3\n' >"$T/trail.folded"
@@ -205,8 +215,21 @@ printf 'a;b 10 30\na;c 20 5\n' >"$T/two_col.folded"
 run_flamed two_col svg "$T/two_col.folded" -o "$T/two_col.svg"
 expect_rc 0
 grep -q 'data-diff="1"' "$T/two_col.svg" || fail "two count columns did not make a differential graph"
-[[ $(title_of "$T/two_col.svg" b) == "b (30 samples, 85.71%; before: 10, +20, +200.00%)" ]] ||
+# As flamegraph.pl: each frame coloured by the change of its own samples
+# (max 20: b +20 full red, c -15 blue 210 x 5 / 20 = 52, a none: white), its
+# tooltip the change in % of the whole.
+printf 'a;b 10 30\na;c 20 5\n' >"$T/two_col.folded"
+run_flamed two_col svg "$T/two_col.folded" -o "$T/two_col.svg"
+[[ $(title_of "$T/two_col.svg" b) == "b (30 samples, 85.71%; +57.14%)" ]] ||
 	fail "two-column title: $(title_of "$T/two_col.svg" b)"
+[[ $(title_of "$T/two_col.svg" c) == "c (5 samples, 14.29%; -42.86%)" ]] ||
+	fail "two-column title: $(title_of "$T/two_col.svg" c)"
+[[ $(title_of "$T/two_col.svg" a) == "a (35 samples, 100.00%; 0.00%)" ]] ||
+	fail "two-column title: $(title_of "$T/two_col.svg" a)"
+for f in a:255,255,255 b:255,0,0 c:52,52,255; do
+	[[ $(fill_of "$T/two_col.svg" "${f%%:*}") == "rgb(${f#*:})" ]] ||
+		fail "two-column colour of ${f%%:*}: $(fill_of "$T/two_col.svg" "${f%%:*}"), want rgb(${f#*:})"
+done
 
 # flamed diff: widths from B, deltas, --normalize, --strip-hex, --folded.
 printf 'app;main;grow 10\napp;main;shrink 30\napp;main;gone 10\napp;f+0x1a 5\n' >"$T/a.folded"

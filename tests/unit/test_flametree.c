@@ -56,6 +56,58 @@ static char *describe(struct fl_flametree *t, const struct fl_drawn *d, size_t n
 	return buf;
 }
 
+/*
+ * FL_SORT_LINES: flamegraph.pl's frames. Its sorted folded lines here are
+ * "p;cc 5" < "p;cc1 4" < "p;cc;x 3" < "p;u 1" < "p;u x 2" < "p;u;y 6":
+ * cc is two frames around cc1; u's own samples and callees are split by
+ * "u x" (a name with a blank: "p;u " is a prefix of "p;u x ").
+ */
+static void test_line_order(void **state)
+{
+	struct fl_flametree *t = new_tree(false, false);
+	const struct fl_drawn *d;
+	size_t n;
+
+	(void)state;
+	add(t, "p;u;y", 0, 6);
+	add(t, "p;cc;x", 0, 3);
+	add(t, "p;u x", 0, 2);
+	add(t, "p;cc1", 0, 4);
+	add(t, "p;cc", 0, 5);
+	add(t, "p;u", 0, 1);
+	d = layout(t, FL_SORT_LINES, 0, &n);
+	assert_string_equal(describe(t, d, n), "p@0:0+21 cc@1:0+5 cc1@1:5+4 cc@1:9+3 x@2:9+3 "
+					      "u@1:12+1 u x@1:13+2 u@1:15+6 y@2:15+6");
+	/* The frames' own samples: the first cc has 5, the second none. */
+	assert_true(d[1].own == 5 && d[3].own == 0 && d[5].own == 1 && d[7].own == 0);
+	/* Subtrees: the second cc holds x. */
+	assert_int_equal(d[3].end, 5);
+	/* A frame with both, and no sibling between: one frame, its own samples left of its callees. */
+	add(t, "q", 0, 1);
+	add(t, "q;r", 0, 1);
+	d = layout(t, FL_SORT_LINES, 0, &n);
+	assert_non_null(strstr(describe(t, d, n), "q@0:21+2 r@1:22+1"));
+	fl_flametree__free(t);
+}
+
+/* FL_SORT_LINES: narrow frames merge in place, the wide ones stay where flamegraph.pl puts them. */
+static void test_line_order_narrow(void **state)
+{
+	struct fl_flametree *t = new_tree(false, false);
+	const struct fl_drawn *d;
+	size_t n;
+
+	(void)state;
+	add(t, "r;a", 0, 1);
+	add(t, "r;b", 0, 1);
+	add(t, "r;c", 0, 10);
+	add(t, "r;d", 0, 1);
+	add(t, "r;e", 0, 10);
+	d = layout(t, FL_SORT_LINES, 2, &n);
+	assert_string_equal(describe(t, d, n), "r@0:0+23 #@1:0+2[2,0] c@1:2+10 e@1:13+10");
+	fl_flametree__free(t);
+}
+
 static void test_merge_and_order(void **state)
 {
 	struct fl_flametree *t = new_tree(false, false);
@@ -294,6 +346,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_and_order),
+		cmocka_unit_test(test_line_order),
+		cmocka_unit_test(test_line_order_narrow),
 		cmocka_unit_test(test_sort_count),
 		cmocka_unit_test(test_name_order_bytewise),
 		cmocka_unit_test(test_narrow_merged),

@@ -92,6 +92,12 @@ int fl_palette__save_map(const struct fl_palette *p, FILE *f);
  * colour, fl_palette__new_color().
  */
 struct fl_rgb fl_palette__diff_color(double before, double after, double max_abs_delta, bool negate);
+/*
+ * flamegraph.pl's colour of a frame of a two-count graph, from the change
+ * of its own samples: white for none, red where it grew (green and blue
+ * 210 x (max - delta) / max), blue where it shrank; negate swaps them.
+ */
+struct fl_rgb fl_palette__fg_diff_color(double delta, double max_abs_delta, bool negate);
 struct fl_rgb fl_palette__new_color(void);
 /* The grey of "-" separators and of merged narrow frames. */
 struct fl_rgb fl_palette__grey(void);

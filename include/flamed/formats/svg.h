@@ -34,6 +34,13 @@ struct fl_svg_opts {
 	bool flamechart;	    /* the tree is a flame chart (title, data-flamechart) */
 	bool diff;		    /* colour by before/after (counts before are in the tree) */
 	bool negate;		    /* diff: swap red and blue */
+	/*
+	 * diff as flamegraph.pl colours two-count input: by the change of the
+	 * frame's own samples (the stacks that end at it), white when none,
+	 * and its tooltip "NAME (N samples, P%; +D%)"; else by the change of
+	 * the frame's inclusive count, gold when new (flamed diff).
+	 */
+	bool diff_self;
 	struct fl_palette *palette; /* colours of a normal graph; required unless diff */
 	struct fl_rgb bg_top, bg_bottom; /* all zero: the default yellow gradient */
 };

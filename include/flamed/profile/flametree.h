@@ -67,6 +67,17 @@ void fl_flametree__normalize_before(struct fl_flametree *t);
 enum fl_flametree_sort {
 	FL_SORT_NAME,  /* siblings by name, bytewise: towers stay put between graphs */
 	FL_SORT_COUNT, /* siblings widest first (ties by name) */
+	/*
+	 * flamegraph.pl's order and frames: as its folded lines sorted
+	 * bytewise ("a 5" < "a1 3" < "a;b 2", so a frame's place depends on
+	 * what follows its name), each frame merged only with the same frame
+	 * of the line before: a function with samples of its own and callees
+	 * is two frames when a sibling whose name extends its name with a
+	 * byte between ' ' and ';' ("cc", "cc1") sorts between them. Lines are
+	 * taken to have a blank before their count, whose digits are not
+	 * compared. Narrow frames are merged in place.
+	 */
+	FL_SORT_LINES,
 };
 
 struct fl_flametree_layout_opts {
@@ -91,6 +102,7 @@ struct fl_drawn {
 	uint64_t nr_below;    /* merged box: frames below them */
 	double start;	      /* in counts from the left edge */
 	double count, before; /* inclusive */
+	double own, own_before; /* the samples of stacks that end at this frame */
 };
 
 /*

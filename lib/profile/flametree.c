@@ -2,6 +2,7 @@
 /* The flame tree: merges stacks by common prefix and lays the frames out for drawing. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,6 +291,9 @@ int fl_flametree__add(struct fl_flametree *t, const char *stack, size_t len, dou
 			break;
 		p = semi + 1;
 	}
+	/* As Perl's split in flamegraph.pl: empty frames at the end are dropped ("a;b;"). */
+	while (n > 1 && !fr[n - 1].len)
+		n--;
 	if (t->opts.reverse)
 		for (size_t k = 0; k < n / 2; k++) {
 			struct fl_str tmp = fr[k];
@@ -371,9 +375,26 @@ static int cmp_name(const void *a, const void *b, void *ctx)
 /*
  * An item of flamegraph.pl's order: a child's own samples (the folded lines
  * "...;NAME COUNT") or its callees' ("...;NAME;..."). Lines sort bytewise,
- * so an item sorts by NAME followed by ' ' or ';', a prefix first.
+ * so an item sorts by NAME, then ' ' and its count as a line writes it
+ * ("%.0f", or 15 digits for a fraction), or ';' (what follows ';' never
+ * decides: no name holds one). The count matters when a sibling's name
+ * extends this one with a blank: "f 10" sorts after "f /x.js 10".
  */
 #define FT_ITEM_KIDS 0x80000000u
+
+/* The bytes of an item's key after its name: the separator, and for own samples the count. */
+static size_t item_tail(const struct fl_flametree *t, uint32_t item, char *buf, size_t cap)
+{
+	const struct ft_node *nd = &t->nodes[item & ~FT_ITEM_KIDS];
+	int n;
+
+	if (item & FT_ITEM_KIDS) {
+		buf[0] = ';';
+		return 1;
+	}
+	n = snprintf(buf, cap, nd->self == floor(nd->self) ? " %.0f" : " %.15g", nd->self);
+	return n > 0 && (size_t)n < cap ? (size_t)n : 1;
+}
 
 static int cmp_item(const void *a, const void *b, void *ctx)
 {
@@ -382,21 +403,34 @@ static int cmp_item(const void *a, const void *b, void *ctx)
 	uint32_t na = t->nodes[ia & ~FT_ITEM_KIDS].name, nb = t->nodes[ib & ~FT_ITEM_KIDS].name;
 	size_t la = fl_strpool__len(t->names, na), lb = fl_strpool__len(t->names, nb);
 	const char *sa = fl_strpool__str(t->names, na), *sb = fl_strpool__str(t->names, nb);
-	size_t m = la < lb ? la : lb;
+	size_t m = la < lb ? la : lb, ta, tb, i;
+	char bufa[400], bufb[400];
 	int c = memcmp(sa, sb, m);
-	unsigned char ca, cb;
 
 	if (c)
 		return c;
-	/* The byte after the shorter name: the separator of one, a byte of the other's name. */
-	ca = m < la ? (unsigned char)sa[m] : (ia & FT_ITEM_KIDS ? ';' : ' ');
-	cb = m < lb ? (unsigned char)sb[m] : (ib & FT_ITEM_KIDS ? ';' : ' ');
-	if (ca != cb)
-		return ca < cb ? -1 : 1;
-	if (la == lb)
-		return 0; /* the same child: its own samples (' ') sorted first above */
-	/* One name plus its separator is a prefix of the other name: the shorter line first. */
-	return la < lb ? -1 : 1;
+	if (la == lb) /* the same child: its own samples, ' ', before its callees, ';' */
+		return (ia & FT_ITEM_KIDS) ? 1 : -1;
+	/* One name is a prefix of the other: its separator decides, but against a blank. */
+	{
+		unsigned char sep = (la < lb ? ia : ib) & FT_ITEM_KIDS ? ';' : ' ';
+		unsigned char next = (unsigned char)(la < lb ? sb[m] : sa[m]);
+
+		if (sep != next)
+			return (sep < next) == (la < lb) ? -1 : 1;
+	}
+	ta = item_tail(t, ia, bufa, sizeof(bufa));
+	tb = item_tail(t, ib, bufb, sizeof(bufb));
+	for (i = m; i < la + ta && i < lb + tb; i++) {
+		unsigned char ca = (unsigned char)(i < la ? sa[i] : bufa[i - la]);
+		unsigned char cb = (unsigned char)(i < lb ? sb[i] : bufb[i - lb]);
+
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+	}
+	if (la + ta != lb + tb)
+		return la + ta < lb + tb ? -1 : 1;
+	return 0;
 }
 
 static int cmp_count(const void *a, const void *b, void *ctx)

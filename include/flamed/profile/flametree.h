@@ -38,7 +38,8 @@ void fl_flametree__free(struct fl_flametree *t);
 
 /*
  * Adds a stack given as text, frames separated by ';' (an empty frame
- * between two ';' stays an empty name), with its counts before and after
+ * between two ';' stays an empty name; empty ones at the end are dropped,
+ * as flamegraph.pl's split drops them, but the first), with its counts before and after
  * (either may be 0; neither negative). Names are copied. Returns 0,
  * -EINVAL (len 0, a count < 0 or not finite), -E2BIG (more than
  * FL_FLAMETREE_MAX_DEPTH frames) or -ENOMEM.

@@ -122,6 +122,8 @@ struct svg_args {
 	struct output *map;  /* cp_path, opened by svg_args_open_map(); shared by copies */
 	bool reverse, flamechart;
 	double factor; /* counts are multiplied by this */
+	const char *nameattr_path; /* --nameattr FILE */
+	struct fl_nameattr *nameattr; /* loaded from it, for one svg_render() */
 };
 
 enum {
@@ -147,6 +149,7 @@ enum {
 	SVG_OPT_TOTAL,
 	SVG_OPT_FACTOR,
 	SVG_OPT_SORT,
+	SVG_OPT_NAMEATTR,
 };
 
 /* The getopt_long entries of the SVG options, to put in each subcommand's table. */
@@ -172,7 +175,8 @@ enum {
 	{ "notes", required_argument, NULL, SVG_OPT_NOTES },                    \
 	{ "total", required_argument, NULL, SVG_OPT_TOTAL },                    \
 	{ "factor", required_argument, NULL, SVG_OPT_FACTOR },                  \
-	{ "sort", required_argument, NULL, SVG_OPT_SORT }
+	{ "sort", required_argument, NULL, SVG_OPT_SORT },                      \
+	{ "nameattr", required_argument, NULL, SVG_OPT_NAMEATTR }
 
 /* The help text of those options. */
 extern const char svg_options_help[];
@@ -182,6 +186,8 @@ extern const char svg_options_help[];
 const char *thousands(uint64_t v, char buf[THOUSANDS_LEN]);
 
 void svg_args_init(struct svg_args *a);
+/* Frees what a render loaded (--nameattr). */
+void svg_args_fini(struct svg_args *a);
 /*
  * Handles option c (one of SVG_OPT_*) with its argument. Returns 0, or
  * -EINVAL after printing what is wrong with the value (a usage error).

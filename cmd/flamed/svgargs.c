@@ -8,9 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flamed/formats/nameattr.h"
+#include <sys/stat.h>
 #include "flamed.h"
 #include "flamed/common/cleanup.h"
 #include "flamed/files/regfile.h"
+#include "flamed/formats/nameattr.h"
 
 const char svg_options_help[] =
 	"flame graph options (as flamegraph.pl's):\n"
@@ -36,7 +39,8 @@ const char svg_options_help[] =
 	"      --notes TEXT         notes stored in the SVG\n"
 	"      --total N            percentages and widths of this total, if larger than the sum\n"
 	"      --factor F           multiply the counts by F\n"
-	"      --sort name|count    sibling order: by name, as flamegraph.pl (default), or widest first\n";
+	"      --sort name|count    sibling order: by name, as flamegraph.pl (default), or widest first\n"
+	"      --nameattr FILE      frame attributes by function: NAME<TAB>title=...<TAB>href=...\n";
 
 void svg_args_init(struct svg_args *a)
 {
@@ -165,6 +169,9 @@ int svg_args_parse(struct svg_args *a, int c, const char *arg)
 		if (parse_num(arg, 0, 1e12, &a->factor))
 			return bad("--factor", arg, "give a positive number, e.g. 0.001");
 		return 0;
+	case SVG_OPT_NAMEATTR:
+		a->nameattr_path = arg;
+		return 0;
 	case SVG_OPT_SORT:
 		if (!strcmp(arg, "name"))
 			o->sort = FL_SORT_LINES; /* by name, as flamegraph.pl orders its lines */
@@ -230,12 +237,78 @@ void svg_args_close_map(struct svg_args *a)
 	a->map = NULL;
 }
 
+#define NAMEATTR_MAX_BYTES (64u << 20)
+
+/* --nameattr FILE, read once (a regular file, at most 64 MiB). Returns 0 or -errno, said. */
+static int load_nameattr(struct svg_args *a)
+{
+	struct fl_nameattr_stats st;
+	struct stat sb;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, bad_line;
+	const char *why;
+	int fd, err;
+
+	if (!a->nameattr_path || a->nameattr)
+		return 0;
+	fd = fl_regfile__open(AT_FDCWD, a->nameattr_path, 0, &sb);
+	if (fd < 0) {
+		msg("cannot read --nameattr %s: %s", a->nameattr_path,
+		    fd == -EINVAL ? "not a regular file" : strerror(-fd));
+		return fd;
+	}
+	if ((uint64_t)sb.st_size > NAMEATTR_MAX_BYTES) {
+		close(fd);
+		msg("--nameattr %s: larger than %u MiB", a->nameattr_path, NAMEATTR_MAX_BYTES >> 20);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	while (buf && len <= (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + len, (size_t)sb.st_size + 1 - len);
+
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!buf) {
+		msg("out of memory");
+		return -ENOMEM;
+	}
+	err = fl_nameattr__parse(buf, len, &a->nameattr, &st, &bad_line, &why);
+	if (err == -EINVAL) {
+		msg("--nameattr %s line %zu: %s", a->nameattr_path, bad_line, why);
+		return err;
+	}
+	if (err) {
+		msg("--nameattr %s: %s", a->nameattr_path, strerror(-err));
+		return err;
+	}
+	if (st.raw_markup)
+		msg("--nameattr %s: %zu g_extra/a_extra attributes ignored: flamed writes no raw "
+		    "SVG markup from a file",
+		    a->nameattr_path, st.raw_markup);
+	return 0;
+}
+
+void svg_args_fini(struct svg_args *a)
+{
+	fl_nameattr__free(a->nameattr);
+	a->nameattr = NULL;
+}
+
 static int render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 {
 	struct fl_palette_opts po = {.kind = a->colors, .hash = a->hash};
 	_cleanup_(fl_palette__freep) struct fl_palette *p = NULL;
 	int err;
 
+	err = load_nameattr(a);
+	if (err)
+		return err;
+	a->svg.nameattr = a->nameattr;
 	err = fl_palette__new(&po, &p);
 	if (err) {
 		msg("cannot set up colours: %s", strerror(-err));
@@ -266,6 +339,7 @@ static int render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 {
 	bool opened_here = a->cp_path && !a->map;
+	bool loaded_here = a->nameattr_path && !a->nameattr;
 	int err;
 
 	err = svg_args_open_map(a);
@@ -273,6 +347,9 @@ int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 		err = render(a, t, f);
 	if (opened_here)
 		svg_args_close_map(a);
+	if (loaded_here)
+		svg_args_fini(a);
+	a->svg.nameattr = a->nameattr;
 	return err;
 }
 

@@ -226,6 +226,19 @@ int fl_strpool__intern(struct fl_strpool *p, const char *s, size_t len, uint32_t
 	return 0;
 }
 
+int fl_strpool__find(const struct fl_strpool *p, const char *s, size_t len, uint32_t *id)
+{
+	const struct sp_slot *slot;
+
+	if (!p || !id || (!s && len) || !p->nr_slots || len >= UINT32_MAX)
+		return -ENOENT;
+	slot = sp_find_slot(p, s, len, (uint32_t)fl_hash_bytes(s, len));
+	if (!slot->id1)
+		return -ENOENT;
+	*id = slot->id1 - 1;
+	return 0;
+}
+
 const char *fl_strpool__str(const struct fl_strpool *p, uint32_t id)
 {
 	if (!p || id >= p->nr_entries)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flamed/formats/nameattr.h"
 #include "flamed/formats/svg.h"
 #include "svg_script.h"
 
@@ -466,6 +467,30 @@ static void put_header(struct out *o, const struct geom *g, const struct fl_svg_
 	put(o, "> </text>\n");
 }
 
+/*
+ * --nameattr's attributes of a frame, after its data-x...: an id, the link
+ * the page opens on a click (data-href, data-target), and its name
+ * (data-n) when a title of the file's replaces the tooltip it comes from.
+ */
+static void put_nameattr(struct out *o, const struct fl_nameattr_entry *na, const char *name,
+			 size_t len)
+{
+	if (na->id) {
+		put(o, "\" id=\"");
+		put_str_text(o, na->id);
+	}
+	if (na->href) {
+		put(o, "\" data-href=\"");
+		put_str_text(o, na->href);
+		put(o, "\" data-target=\"");
+		put_str_text(o, na->target ? na->target : "_top");
+	}
+	if (na->title) {
+		put(o, "\" data-n=\"");
+		put_text_n(o, name, display_len(name, len), SIZE_MAX, false);
+	}
+}
+
 /* The change of a frame's own samples (after - before of the stacks that end at it). */
 static double self_delta(const struct fl_flametree *t, const struct fl_drawn *d)
 {
@@ -571,6 +596,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 		op.diff = in.diff;
 		op.negate = in.negate;
 		op.diff_self = in.diff && in.diff_self;
+		op.nameattr = in.nameattr;
 		op.palette = in.palette;
 		if (in.bg_top.r || in.bg_top.g || in.bg_top.b || in.bg_bottom.r || in.bg_bottom.g ||
 		    in.bg_bottom.b) {
@@ -638,6 +664,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 		const char *name = NULL;
 		size_t len = 0;
 		struct fl_rgb c;
+		const struct fl_nameattr_entry *na;
 		double x = XPAD + d->start * g.scale, w = d->count * g.scale;
 
 		while (nr_open && open_ends[nr_open - 1] <= i) {
@@ -660,7 +687,14 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 						      waker[d->depth] ? FL_COLOR_WAKER : 0);
 			waker[d->depth + 1] = waker[d->depth] || (len == 1 && name[0] == '-');
 		}
-		put(&o, d->merged ? "<g class=\"f m\" data-x=\"" : "<g class=\"f\" data-x=\"");
+		na = !d->merged && op.nameattr ? fl_nameattr__find(op.nameattr, name, len) : NULL;
+		if (na && na->class_) {
+			put(&o, "<g class=\"f ");
+			put_str_text(&o, na->class_);
+			put(&o, "\" data-x=\"");
+		} else {
+			put(&o, d->merged ? "<g class=\"f m\" data-x=\"" : "<g class=\"f\" data-x=\"");
+		}
 		put_num(&o, d->start);
 		put(&o, "\" data-c=\"");
 		put_num(&o, d->count);
@@ -673,9 +707,17 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 				(unsigned long long)d->nr_below);
 		if (d->depth >= NEST_MAX)
 			put_fmt(&o, "\" data-depth=\"%u", d->depth);
+		if (na)
+			put_nameattr(&o, na, name, len);
 		put(&o, "\">");
-		put_title(&o, &op, &g, d, name, len ? display_len(name, len) : 0,
-			  op.diff_self && !d->merged ? self_delta(t, d) : 0);
+		if (na && na->title) {
+			put(&o, "<title>");
+			put_str_text(&o, na->title);
+			put(&o, "</title>");
+		} else {
+			put_title(&o, &op, &g, d, name, len ? display_len(name, len) : 0,
+				  op.diff_self && !d->merged ? self_delta(t, d) : 0);
+		}
 		put(&o, "<rect");
 		put_attr_px(&o, "x", x);
 		put_attr_px(&o, "y", frame_y(&g, d->depth));

@@ -169,25 +169,23 @@
 	function nameOf(i) {
 		let s = names[i];
 		if (s === undefined) {
+			// data-n: the name, when --nameattr gave the frame a tooltip of its own
+			const dn = nodes[i].getAttribute('data-n');
 			const t = childOf(nodes[i], 'title');
 			const text = t ? t.textContent : '';
 			const cut = text.lastIndexOf(' (');
-			s = cut >= 0 ? text.slice(0, cut) : text;
+			s = dn !== null ? dn : cut >= 0 ? text.slice(0, cut) : text;
 			names[i] = s;
 		}
 		return s;
 	}
 
-	// As the writer's titles: 1,234,567 samples, or 12.50 when fractional.
+	// As the writer's titles (and flamegraph.pl's): rounded half to even, 1,234,567.
 	function fmtCount(v) {
-		if (!Number.isInteger(v)) return v.toFixed(2);
-		const digits = String(Math.abs(v));
-		let out = v < 0 ? '-' : '';
-		for (let i = 0; i < digits.length; i++) {
-			if (i && (digits.length - i) % 3 === 0) out += ',';
-			out += digits[i];
-		}
-		return out;
+		let r = Math.round(v);
+		if (Math.abs(v - Math.trunc(v)) === 0.5) r = 2 * Math.round(v / 2);
+		if (Object.is(r, -0)) r = 0;
+		return r.toLocaleString('en-US', { maximumFractionDigits: 0 });
 	}
 
 	function pct(part, whole) {
@@ -759,6 +757,12 @@
 	});
 	svg.addEventListener('click', (e) => {
 		let h = hit(e.target);
+		// --nameattr's link: a click follows it, as in flamegraph.pl; Ctrl-click zooms.
+		const href = h >= 0 ? nodes[h].getAttribute('data-href') : null;
+		if (href && !e.ctrlKey && !e.metaKey) {
+			window.open(href, nodes[h].getAttribute('data-target') || '_top');
+			return;
+		}
 		if (h <= -2) {
 			// a merged run: one frame zooms to it, several to their parent
 			const q = -2 - h;

@@ -88,4 +88,15 @@ TIMEOUT=120 run_cmd deep_browser node "$SRCDIR/tests/browser/check_deep.js" "$T/
 cat "$T/deep_browser.out"
 [[ $RC -eq 0 ]] || fail "deep stacks in chromium: $(tail -n 1 "$LAST_ERR")"
 
-pass "svg in chromium: hover, click-zoom, search (nested matches once), ignore case, URL state, deep stacks"
+# --nameattr: a linked frame opens its link on a click (Ctrl-click zooms); a
+# tooltip from the file leaves the frame its name.
+printf 'app;main;parse 6\napp;main;lex 4\n' >"$T/links.folded"
+printf 'parse\ttitle=Parser, see the docs\thref=https://example.com/parse?x=1&y=2\ttarget=_blank\n' >"$T/links.attr"
+run_flamed links svg --nameattr "$T/links.attr" "$T/links.folded" -o "$T/links.svg"
+expect_rc 0
+TIMEOUT=120 run_cmd links_browser node "$SRCDIR/tests/browser/check_links.js" "$T/links.svg" parse \
+	'https://example.com/parse?x=1&y=2' _blank 'Parser, see the docs'
+cat "$T/links_browser.out"
+[[ $RC -eq 0 ]] || fail "--nameattr links in chromium: $(tail -n 1 "$LAST_ERR")"
+
+pass "svg in chromium: hover, click-zoom, search (nested matches once), ignore case, URL state, deep stacks, --nameattr links"

@@ -51,6 +51,28 @@ got=$(xmllint --xpath '//*[local-name()="g"][@class="f"]/@data-x | //*[local-nam
 	sed -e 's/<title>\([^ ]*\) (\([0-9]*\) samples[^<]*<\/title>/\1:\2 /g' -e 's/ data-x="\([0-9]*\)"/@\1 /g' | tr -s ' \n' ' ')
 [[ $got == "@0 p:12 @0 cc:5 @5 cc1:4 @9 cc:3 @9 x:3 " ]] || fail "sibling order or frames not flamegraph.pl's: $got"
 
+# --nameattr FILE, as flamegraph.pl's: a frame's tooltip, link, id, class by
+# its name, escaped; raw markup (g_extra, a_extra) is not written; a bad line
+# is one error naming the file, the line and the fix.
+printf 'main 5\nmain;work 3\n' >"$T/na.folded"
+printf 'work\ttitle=Work <it> "now"\thref=https://example.com/w?a=1&b=2\tclass=hot\tid=w1\tg_extra=onclick="x()"\n' >"$T/na.attr"
+run_flamed na svg --nameattr "$T/na.attr" "$T/na.folded" -o "$T/na.svg"
+expect_rc 0
+well_formed "$T/na.svg"
+grep -q '<g class="f hot" data-x="[0-9.]*" data-c="3" id="w1" data-href="https://example.com/w?a=1&amp;b=2" data-target="_top" data-n="work"><title>Work &lt;it&gt; &quot;now&quot;</title>' "$T/na.svg" ||
+	fail "--nameattr: the frame's attributes: $(grep -o '<g class="f hot"[^>]*>' "$T/na.svg")"
+! grep -q 'onclick' "$T/na.svg" || fail "--nameattr: raw g_extra markup written"
+grep -q 'g_extra/a_extra attributes ignored' "$T/na.err" || fail "--nameattr: no note about g_extra: $(cat "$T/na.err")"
+printf 'work title=no tab\n' >"$T/na_bad.attr"
+run_flamed na_bad svg --nameattr "$T/na_bad.attr" "$T/na.folded" -o "$T/na_bad.svg"
+expect_rc 1
+[[ $(cat "$T/na_bad.err") == "flamed: --nameattr $T/na_bad.attr line 1: no tab after the function name: expected NAME<TAB>key=value<TAB>key=value..." ]] ||
+	fail "--nameattr, a bad line: $(cat "$T/na_bad.err")"
+[[ ! -e $T/na_bad.svg ]] || fail "--nameattr, a bad line: an SVG was left"
+run_flamed na_missing svg --nameattr "$T/nope.attr" "$T/na.folded"
+expect_rc 1
+grep -q "cannot read --nameattr $T/nope.attr: No such file" "$T/na_missing.err" || fail "--nameattr, missing: $(cat "$T/na_missing.err")"
+
 # Names are kept byte for byte, a blank at the end of the last one too:
 # "p;u  3" is p, "u " (one blank before the count), as in "p;u ;x 5".
 printf 'p;u ;x 5\np;u  3\n' >"$T/trail.folded"

@@ -19,6 +19,9 @@ void fl_strpool__free(struct fl_strpool *p);
  */
 int fl_strpool__intern(struct fl_strpool *p, const char *s, size_t len, uint32_t *id);
 
+/* The id of the len bytes at s if they were interned: 0, or -ENOENT. Adds nothing. */
+int fl_strpool__find(const struct fl_strpool *p, const char *s, size_t len, uint32_t *id);
+
 /*
  * The NUL-terminated string of an id, or NULL for an id never returned.
  * The pointer lives until fl_strpool__free(); interning more strings

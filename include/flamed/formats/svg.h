@@ -10,6 +10,8 @@
 #include "flamed/profile/flametree.h"
 #include "flamed/formats/palette.h"
 
+struct fl_nameattr;
+
 struct fl_svg_opts {
 	size_t sz; /* sizeof(struct fl_svg_opts) */
 	/* Texts, any bytes (escaped, invalid UTF-8 replaced); NULL for the defaults. */
@@ -42,6 +44,8 @@ struct fl_svg_opts {
 	 */
 	bool diff_self;
 	struct fl_palette *palette; /* colours of a normal graph; required unless diff */
+	/* --nameattr: a frame's tooltip, link, id, class by its name (NULL: none). */
+	const struct fl_nameattr *nameattr;
 	struct fl_rgb bg_top, bg_bottom; /* all zero: the default yellow gradient */
 };
 

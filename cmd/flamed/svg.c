@@ -348,18 +348,26 @@ static int write_folded_diff(struct svg_args *sa, struct fl_flametree *t, FILE *
 	size_t nr = fl_flametree__nr_frames(t), n = 0;
 	_cleanup_free_ struct diff_line *lines = calloc(nr ? nr : 1, sizeof(*lines));
 	_cleanup_free_ uint32_t *path = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*path));
+	_cleanup_free_ bool *parent = calloc(nr + 1, sizeof(*parent));
 	int err = 0;
 
 	(void)sa;
-	if (!lines || !path)
+	if (!lines || !path || !parent)
 		return -ENOMEM;
+	for (uint32_t id = 1; id <= nr; id++) {
+		uint32_t p = fl_flametree__parent(t, id);
+
+		if (p != FL_FLAMETREE_NONE)
+			parent[p] = true;
+	}
 	for (uint32_t id = 1; id <= nr; id++) {
 		double before, after;
 		size_t depth = 0, len = 0, off = 0;
 		char *s;
 
+		/* Every stack, as difffolded.pl prints every one: "0 0" after a --normalize to nothing. */
 		fl_flametree__self(t, id, &before, &after);
-		if (!(before > 0) && !(after > 0))
+		if (!(before > 0) && !(after > 0) && parent[id])
 			continue;
 		for (uint32_t p = id; p != FL_FLAMETREE_NONE; p = fl_flametree__parent(t, p)) {
 			size_t l;

@@ -7,7 +7,8 @@
 # narrow frames, which flamegraph.pl leaves out) are those of
 # expected/NAME.frames, written by model.py, a model of flamegraph.pl's
 # layout (its sorted lines, frames merged only with the line before, the
-# widths of a 1200-pixel graph), to 0.1 pixel.
+# widths of a 1200-pixel graph), to 0.1 pixel. And flamed diff --folded
+# writes what difffolded_model.py, a model of difffolded.pl, writes.
 FX=$(readlink -f "$(dirname "${BASH_SOURCE[0]}")/../fixtures")
 AWK=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/svg_frames.awk
 # shellcheck source-path=SCRIPTDIR
@@ -45,6 +46,26 @@ done
 for f in "$FX"/perfscript/expected/*.folded; do
 	check "perfscript.$(basename "$f" .folded)" "$f"
 done
-[[ $files -ge 100 ]] || fail "only $files inputs"
-[[ $bad -eq 0 ]] || fail "$bad of $files graphs differ from flamegraph.pl's frames (above)"
-pass "flamed svg: the frames flamegraph.pl draws, $frames frames in $files graphs"
+# flamed diff --folded writes what difffolded.pl writes (difffolded_model.py),
+# byte for byte, sorted: each pair of DIFF_PAIRS with no option, -n, -s, both.
+diffs=0 diff_lines=0
+while read -r name a b; do
+	for o in "" n s ns; do
+		args=()
+		[[ $o != *n* ]] || args+=(--normalize)
+		[[ $o != *s* ]] || args+=(--strip-hex)
+		want=$FX/svgframes/expected/$name${o:+.$o}.diff
+		(cd "$FX/svgframes" && "$FLAMED" diff --folded "${args[@]}" "$a" "$b") >"$T/d.out" 2>"$T/d.err" ||
+			fail "flamed diff --folded ${args[*]} $a $b: $(cat "$T/d.err")"
+		if ! cmp -s "$want" "$T/d.out"; then
+			echo "MISMATCH: diff $name ${args[*]}" >&2
+			diff "$want" "$T/d.out" | head -n 4 >&2
+			bad=$((bad + 1))
+		fi
+		diffs=$((diffs + 1))
+		diff_lines=$((diff_lines + $(wc -l <"$want")))
+	done
+done <"$FX/svgframes/DIFF_PAIRS"
+[[ $files -ge 100 && $diffs -ge 32 ]] || fail "only $files graphs and $diffs diffs"
+[[ $bad -eq 0 ]] || fail "$bad of $files graphs and $diffs diffs differ from flamegraph.pl's and difffolded.pl's (above)"
+pass "flamed svg: the frames flamegraph.pl draws, $frames frames in $files graphs; flamed diff --folded: difffolded.pl's $diff_lines lines in $diffs diffs"

@@ -496,9 +496,11 @@ static int draw_box(struct fl_flametree *t, double start, uint32_t depth, double
 	return 0;
 }
 
+
 struct ft_frame {
 	uint32_t node, drawn; /* drawn: index of its fl_drawn, or NONE for the virtual root */
-	uint32_t next;	      /* next child to visit, an index into kids */
+	uint32_t next;	      /* next child to visit, an index into kids (lines: into items) */
+	uint32_t end;	      /* lines: the end of its items */
 	uint32_t depth;	      /* of its children */
 	double cursor;	      /* where the next wide child starts (flame graph) */
 	/* narrow children seen so far (flame graph: all; flame chart: the current run) */
@@ -506,6 +508,18 @@ struct ft_frame {
 	uint32_t nar_n;
 	uint64_t nar_below;
 };
+
+/* Draws the run of narrow frames fr has seen (at start) as one box, and starts a new run. */
+static int flush_run(struct fl_flametree *t, struct ft_frame *fr, double start, double min_count)
+{
+	int err = draw_box(t, start, fr->depth, fr->nar_count, fr->nar_before, fr->nar_n,
+			   fr->nar_below, min_count);
+
+	fr->nar_n = 0;
+	fr->nar_count = fr->nar_before = 0;
+	fr->nar_below = 0;
+	return err;
+}
 
 /*
  * The flame graph in flamegraph.pl's order (FL_SORT_LINES): each node's
@@ -515,20 +529,12 @@ struct ft_frame {
  * Narrow frames are merged in place, each run of them one box, so that the
  * others are where flamegraph.pl draws them. Needs t->child_off and t->kids.
  */
-struct ft_lframe {
-	uint32_t drawn, next, end, depth;
-	double cursor;
-	double nar_count, nar_before, nar_start;
-	uint32_t nar_n;
-	uint64_t nar_below;
-};
-
 static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout_opts *o)
 {
 	size_t n = t->nr_nodes, nr_items = 0;
 	uint32_t *item_off = calloc(n + 1, sizeof(*item_off));
 	uint32_t *items = malloc((2 * n + 1) * sizeof(*items));
-	struct ft_lframe *stack = malloc((FL_FLAMETREE_MAX_DEPTH + 2) * sizeof(*stack));
+	struct ft_frame *stack = malloc((FL_FLAMETREE_MAX_DEPTH + 2) * sizeof(*stack));
 	size_t sp = 0;
 	int err = -ENOMEM;
 
@@ -554,10 +560,10 @@ static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout
 	item_off[n] = (uint32_t)nr_items;
 
 	t->nr_drawn = 0;
-	stack[sp++] = (struct ft_lframe){
+	stack[sp++] = (struct ft_frame){
 		.drawn = FL_FLAMETREE_NONE, .next = item_off[0], .end = item_off[1]};
 	while (sp) {
-		struct ft_lframe *fr = &stack[sp - 1];
+		struct ft_frame *fr = &stack[sp - 1];
 
 		if (fr->next < fr->end) {
 			uint32_t it = items[fr->next++], id = it & ~FT_ITEM_KIDS;
@@ -585,13 +591,9 @@ static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout
 				continue;
 			}
 			if (fr->nar_n) {
-				err = draw_box(t, fr->nar_start, fr->depth, fr->nar_count,
-					       fr->nar_before, fr->nar_n, fr->nar_below, o->min_count);
+				err = flush_run(t, fr, fr->nar_start, o->min_count);
 				if (err)
 					goto out;
-				fr->nar_n = 0;
-				fr->nar_count = fr->nar_before = 0;
-				fr->nar_below = 0;
 			}
 			d = push_drawn(t);
 			if (!d || sp > FL_FLAMETREE_MAX_DEPTH) {
@@ -612,7 +614,7 @@ static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout
 				/* Its own samples' line sorts before its callees': they come first. */
 				double start = d->start + (own ? c->self : 0);
 
-				stack[sp++] = (struct ft_lframe){.drawn = (uint32_t)(t->nr_drawn - 1),
+				stack[sp++] = (struct ft_frame){.drawn = (uint32_t)(t->nr_drawn - 1),
 								 .next = item_off[id],
 								 .end = item_off[id + 1],
 								 .depth = depth,
@@ -620,8 +622,7 @@ static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout
 			}
 			continue;
 		}
-		err = draw_box(t, fr->nar_start, fr->depth, fr->nar_count, fr->nar_before,
-			       fr->nar_n, fr->nar_below, o->min_count);
+		err = flush_run(t, fr, fr->nar_start, o->min_count);
 		if (err)
 			goto out;
 		if (fr->drawn != FL_FLAMETREE_NONE)
@@ -734,14 +735,9 @@ int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layou
 			}
 			if (chart && fr->nar_n) {
 				/* A wide frame ends the run of narrow ones before it. */
-				err = draw_box(t, fr->nar_start, fr->depth, fr->nar_count,
-					       fr->nar_before, fr->nar_n, fr->nar_below,
-					       o.min_count);
+				err = flush_run(t, fr, fr->nar_start, o.min_count);
 				if (err)
 					goto out;
-				fr->nar_n = 0;
-				fr->nar_count = fr->nar_before = 0;
-				fr->nar_below = 0;
 			}
 			start = chart ? c->start : fr->cursor;
 			fr->cursor += c->count;
@@ -758,8 +754,7 @@ int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layou
 			continue;
 		}
 		/* All children seen: the narrow ones go after the wide ones (or in place). */
-		err = draw_box(t, chart ? fr->nar_start : fr->cursor, fr->depth, fr->nar_count,
-			       fr->nar_before, fr->nar_n, fr->nar_below, o.min_count);
+		err = flush_run(t, fr, chart ? fr->nar_start : fr->cursor, o.min_count);
 		if (err)
 			goto out;
 		if (fr->drawn != FL_FLAMETREE_NONE)

@@ -521,6 +521,16 @@ static int flush_run(struct fl_flametree *t, struct ft_frame *fr, double start, 
 	return err;
 }
 
+/* All of fr's children seen: its last run of narrow ones drawn (at start), its subtree closed. */
+static int close_frame(struct fl_flametree *t, struct ft_frame *fr, double start, double min_count)
+{
+	int err = flush_run(t, fr, start, min_count);
+
+	if (!err && fr->drawn != FL_FLAMETREE_NONE)
+		t->drawn[fr->drawn].end = (uint32_t)t->nr_drawn;
+	return err;
+}
+
 /*
  * The flame graph in flamegraph.pl's order (FL_SORT_LINES): each node's
  * items (its children's own samples and callees, see cmp_item()) sorted,
@@ -622,11 +632,9 @@ static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout
 			}
 			continue;
 		}
-		err = flush_run(t, fr, fr->nar_start, o->min_count);
+		err = close_frame(t, fr, fr->nar_start, o->min_count);
 		if (err)
 			goto out;
-		if (fr->drawn != FL_FLAMETREE_NONE)
-			t->drawn[fr->drawn].end = (uint32_t)t->nr_drawn;
 		sp--;
 	}
 	err = 0;
@@ -754,11 +762,9 @@ int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layou
 			continue;
 		}
 		/* All children seen: the narrow ones go after the wide ones (or in place). */
-		err = flush_run(t, fr, chart ? fr->nar_start : fr->cursor, o.min_count);
+		err = close_frame(t, fr, chart ? fr->nar_start : fr->cursor, o.min_count);
 		if (err)
 			goto out;
-		if (fr->drawn != FL_FLAMETREE_NONE)
-			t->drawn[fr->drawn].end = (uint32_t)t->nr_drawn;
 		sp--;
 	}
 	err = 0;

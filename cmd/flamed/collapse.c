@@ -5,6 +5,9 @@
  * root first, offsets dropped, [module] for unknown symbols, _[k] _[j] _[i]
  * annotations, counts weighted by the period, lines sorted).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -76,14 +79,10 @@ static bool ends_with(struct fl_ps_str s, const char *lit)
 	return s.len >= n && !memcmp(s.s + s.len - n, lit, n);
 }
 
+/* The first lit in the len bytes at s, or NULL. */
 static const char *find(const char *s, size_t len, const char *lit)
 {
-	size_t n = strlen(lit);
-
-	for (size_t i = 0; i + n <= len; i++)
-		if (s[i] == lit[0] && !memcmp(s + i, lit, n))
-			return s + i;
-	return NULL;
+	return memmem(s, len, lit, strlen(lit));
 }
 
 /* A kernel module or image: "[kernel.kallsyms]", "[ext4]", ".../vmlinux". */

@@ -181,8 +181,8 @@ enum {
 /* The help text of those options. */
 extern const char svg_options_help[];
 
-/* v with thousands separated by commas ("1,234,567") in buf; returns buf. For SVG subtitles. */
-#define THOUSANDS_LEN 32
+/* v as the graph writes counts ("1,234,567", fl_svg__count_text()) in buf; returns buf. For SVG subtitles. */
+#define THOUSANDS_LEN FL_SVG_COUNT_TEXT
 const char *thousands(uint64_t v, char buf[THOUSANDS_LEN]);
 
 void svg_args_init(struct svg_args *a);

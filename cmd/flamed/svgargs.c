@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "flamed/formats/nameattr.h"
-#include <sys/stat.h>
 #include "flamed.h"
 #include "flamed/common/cleanup.h"
 #include "flamed/files/regfile.h"
@@ -243,39 +242,28 @@ void svg_args_close_map(struct svg_args *a)
 static int load_nameattr(struct svg_args *a)
 {
 	struct fl_nameattr_stats st;
-	struct stat sb;
+	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, bad_line;
+	size_t len, bad_line;
 	const char *why;
-	int fd, err;
+	int err;
 
 	if (!a->nameattr_path || a->nameattr)
 		return 0;
-	fd = fl_regfile__open(AT_FDCWD, a->nameattr_path, 0, &sb);
+	fd = fl_regfile__open(AT_FDCWD, a->nameattr_path, 0, NULL);
 	if (fd < 0) {
 		msg("cannot read --nameattr %s: %s", a->nameattr_path,
 		    fd == -EINVAL ? "not a regular file" : strerror(-fd));
 		return fd;
 	}
-	if ((uint64_t)sb.st_size > NAMEATTR_MAX_BYTES) {
-		close(fd);
+	err = fl_regfile__read_all(fd, NAMEATTR_MAX_BYTES, &buf, &len);
+	if (err == -EFBIG) {
 		msg("--nameattr %s: larger than %u MiB", a->nameattr_path, NAMEATTR_MAX_BYTES >> 20);
-		return -EFBIG;
+		return err;
 	}
-	buf = malloc((size_t)sb.st_size + 1);
-	while (buf && len <= (size_t)sb.st_size) {
-		ssize_t n = read(fd, buf + len, (size_t)sb.st_size + 1 - len);
-
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (!buf) {
-		msg("out of memory");
-		return -ENOMEM;
+	if (err) {
+		msg("cannot read --nameattr %s: %s", a->nameattr_path, strerror(-err));
+		return err;
 	}
 	err = fl_nameattr__parse(buf, len, &a->nameattr, &st, &bad_line, &why);
 	if (err == -EINVAL) {
@@ -355,15 +343,6 @@ int svg_render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 
 const char *thousands(uint64_t v, char buf[THOUSANDS_LEN])
 {
-	char d[24];
-	int n = snprintf(d, sizeof(d), "%llu", (unsigned long long)v);
-	size_t k = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[k++] = ',';
-		buf[k++] = d[i];
-	}
-	buf[k] = '\0';
+	fl_svg__count_text((double)v, buf);
 	return buf;
 }

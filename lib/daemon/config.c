@@ -688,8 +688,7 @@ static int read_file(const char *path, char **ret, size_t *retlen, char *err, si
 	 * regular file is opened. The path is root's: /proc/self/fd/N will do.
 	 */
 	_cleanup_close_ int fd = fl_regfile__open(AT_FDCWD, path, FL_REGFILE_MAGICLINKS, NULL);
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
+	int r;
 
 	if (fd == -EINVAL) {
 		seterr(err, errlen, "%s is not a regular file (give a configuration file)", path);
@@ -699,35 +698,15 @@ static int read_file(const char *path, char **ret, size_t *retlen, char *err, si
 		seterr(err, errlen, "cannot open %s: %s", path, strerror(-fd));
 		return fd;
 	}
-	buf = malloc(FL_CONFIG_MAX_FILE + 2);
-	if (!buf) {
+	r = fl_regfile__read_all(fd, FL_CONFIG_MAX_FILE, ret, retlen);
+	if (r == -EFBIG)
+		seterr(err, errlen, "%s: larger than %u bytes, not a configuration file", path,
+		       FL_CONFIG_MAX_FILE);
+	else if (r == -ENOMEM)
 		seterr(err, errlen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, FL_CONFIG_MAX_FILE + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			seterr(err, errlen, "cannot read %s: %s", path, strerror(e));
-			return -e;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-		if (len > FL_CONFIG_MAX_FILE) {
-			seterr(err, errlen, "%s: larger than %u bytes, not a configuration file",
-			       path, FL_CONFIG_MAX_FILE);
-			return -EFBIG;
-		}
-	}
-	buf[len] = '\0';
-	*ret = TAKE_PTR(buf);
-	*retlen = len;
-	return 0;
+	else if (r)
+		seterr(err, errlen, "cannot read %s: %s", path, strerror(-r));
+	return r;
 }
 
 /* Where the comment starts in the n bytes at s ('#' first or after a blank), or n. */

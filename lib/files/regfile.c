@@ -5,6 +5,7 @@
 #include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -92,4 +93,34 @@ int fl_regfile__open(int dirfd, const char *path, unsigned int flags, struct sta
 	if (pfd < 0)
 		return pfd;
 	return fl_regfile__reopen(pfd, st);
+}
+
+int fl_regfile__read_all(int fd, size_t max, char **ret, size_t *len)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0;
+
+	*ret = NULL;
+	*len = 0;
+	buf = malloc(max + 2);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		/* One byte more than max: a file that holds more is refused, not cut. */
+		ssize_t r = read(fd, buf + n, max + 1 - n);
+
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0)
+			return -errno;
+		if (!r)
+			break;
+		n += (size_t)r;
+		if (n > max)
+			return -EFBIG;
+	}
+	buf[n] = '\0';
+	*ret = TAKE_PTR(buf);
+	*len = n;
+	return 0;
 }

@@ -573,20 +573,14 @@ static double fg_namehash(const char *s, size_t len, bool reversed)
 	return 1 - vector / max;
 }
 
-static bool fg_ends_with(const char *s, size_t len, const char *suffix)
-{
-	size_t n = strlen(suffix);
-
-	return len >= n && !memcmp(s + len - n, suffix, n);
-}
-
 static struct fl_rgb fg_rgb(int r, int g, int b)
 {
 	return (struct fl_rgb){(uint8_t)r, (uint8_t)g, (uint8_t)b};
 }
 
+/* annot: the frame's annotation (pal_split_annot()), PA_WAKER for a chain's waker frames. */
 static struct fl_rgb fg_hash_color(enum fl_palette_kind kind, const char *s, size_t len,
-				   bool woken)
+				   enum pal_annot annot)
 {
 	double v1 = fg_namehash(s, len, false), v2 = fg_namehash(s, len, true), v3 = v2;
 	enum fl_palette_kind k = kind;
@@ -602,21 +596,21 @@ static struct fl_rgb fg_hash_color(enum fl_palette_kind kind, const char *s, siz
 		return fg_rgb(r, r, 190 + (int)(55 * v2));
 	}
 	case FL_PALETTE_JAVA:
-		if (fg_ends_with(s, len, "_[j]"))
+		if (annot == PA_JIT)
 			k = FL_PALETTE_GREEN;
-		else if (fg_ends_with(s, len, "_[i]"))
+		else if (annot == PA_INLINE)
 			k = FL_PALETTE_AQUA;
 		else if (pal_is_java_pkg(s, len) || pal_has(s, len, ":::"))
 			k = FL_PALETTE_GREEN;
 		else if (pal_has(s, len, "::"))
 			k = FL_PALETTE_YELLOW;
-		else if (fg_ends_with(s, len, "_[k]"))
+		else if (annot == PA_KERNEL)
 			k = FL_PALETTE_ORANGE;
 		else
 			k = FL_PALETTE_RED;
 		break;
 	case FL_PALETTE_JS:
-		if (fg_ends_with(s, len, "_[j]"))
+		if (annot == PA_JIT)
 			k = memchr(s, '/', len) ? FL_PALETTE_GREEN : FL_PALETTE_AQUA;
 		else if (pal_has(s, len, "::"))
 			k = FL_PALETTE_YELLOW;
@@ -636,7 +630,7 @@ static struct fl_rgb fg_hash_color(enum fl_palette_kind kind, const char *s, siz
 			k = FL_PALETTE_YELLOW;
 		else if (pal_has(s, len, "Perl") || pal_has(s, len, ".pl"))
 			k = FL_PALETTE_GREEN;
-		else if (fg_ends_with(s, len, "_[k]"))
+		else if (annot == PA_KERNEL)
 			k = FL_PALETTE_ORANGE;
 		else
 			k = FL_PALETTE_RED;
@@ -645,7 +639,7 @@ static struct fl_rgb fg_hash_color(enum fl_palette_kind kind, const char *s, siz
 		k = FL_PALETTE_AQUA;
 		break;
 	case FL_PALETTE_CHAIN:
-		k = woken || fg_ends_with(s, len, "_[w]") ? FL_PALETTE_AQUA : FL_PALETTE_BLUE;
+		k = annot == PA_WAKER ? FL_PALETTE_AQUA : FL_PALETTE_BLUE;
 		break;
 	default:
 		break;
@@ -715,7 +709,7 @@ struct fl_rgb fl_palette__color(struct fl_palette *p, const char *name, size_t l
 			return p->colors[id].rgb;
 	}
 	if (p->hash)
-		rgb = fg_hash_color(p->kind, name, len, woken);
+		rgb = fg_hash_color(p->kind, name, len, annot);
 	else
 		rgb = pal_family_color(pal_family_of(p->kind, name, stem_len, annot),
 				       pal_next_random(p));

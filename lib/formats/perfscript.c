@@ -305,8 +305,12 @@ bool fl_perfscript__parse_frame(const char *l, size_t len, struct fl_ps_frame *o
 			q = o;
 		}
 	}
-	if (!found)
-		return parse_frame_loose(l, len, out) && (cut_offset(out), true);
+	if (!found) {
+		if (!parse_frame_loose(l, len, out))
+			return false;
+		cut_offset(out);
+		return true;
+	}
 	out->mod = (struct fl_ps_str){l + p + 2, mod_end - (p + 2)};
 	out->has_mod = true;
 	if (p >= s + 1) {

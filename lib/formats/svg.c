@@ -268,9 +268,9 @@ static void put_num(struct out *o, double v)
  * A count for people as flamegraph.pl writes it: rounded to an integer
  * ("%.0f", so 2.5 is 2), thousands separated by commas, of any size.
  */
-static void put_count(struct out *o, double v)
+size_t fl_svg__count_text(double v, char buf[FL_SVG_COUNT_TEXT])
 {
-	char b[400], r[540];
+	char b[400];
 	size_t n, k = 0;
 
 	if (!isfinite(v))
@@ -279,13 +279,21 @@ static void put_count(struct out *o, double v)
 	if (n >= sizeof(b))
 		n = sizeof(b) - 1;
 	if (v < 0 && strcmp(b, "0"))
-		r[k++] = '-';
+		buf[k++] = '-';
 	for (size_t i = 0; i < n; i++) {
 		if (i && (n - i) % 3 == 0)
-			r[k++] = ',';
-		r[k++] = b[i];
+			buf[k++] = ',';
+		buf[k++] = b[i];
 	}
-	put_mem(o, r, k);
+	buf[k] = '\0';
+	return k;
+}
+
+static void put_count(struct out *o, double v)
+{
+	char r[FL_SVG_COUNT_TEXT];
+
+	put_mem(o, r, fl_svg__count_text(v, r));
 }
 
 static void put_pct(struct out *o, double part, double whole)
@@ -325,7 +333,7 @@ static size_t display_len(const char *s, size_t len)
 }
 
 struct geom {
-	double W, H, fh, fs, charw, scale, total, minwidth, max_delta;
+	double W, H, fh, fs, charw, scale, total, minwidth;
 	double ypad1, ypad2;
 	uint32_t rows;
 	bool inverted;
@@ -492,9 +500,8 @@ static void put_nameattr(struct out *o, const struct fl_nameattr_entry *na, cons
 }
 
 /* The change of a frame's own samples (after - before of the stacks that end at it). */
-static double self_delta(const struct fl_flametree *t, const struct fl_drawn *d)
+static double self_delta(const struct fl_drawn *d)
 {
-	(void)t;
 	return d->merged ? 0 : d->own - d->own_before;
 }
 
@@ -636,11 +643,10 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 		if (dr[i].depth + 1 > g.rows)
 			g.rows = dr[i].depth + 1;
 		if (op.diff_self)
-			delta = self_delta(t, &dr[i]);
+			delta = self_delta(&dr[i]);
 		if (!dr[i].merged && fabs(delta) > max_delta)
 			max_delta = fabs(delta);
 	}
-	g.max_delta = max_delta;
 	g.ypad1 = g.fs * 3 + (op.subtitle ? g.fs * 2 : 0);
 	g.ypad2 = g.fs * 2 + 10;
 	g.H = g.ypad1 + g.rows * g.fh + g.ypad2;
@@ -678,7 +684,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 			if (len == 1 && name[0] == '-')
 				c = fl_palette__grey();
 			else if (op.diff_self)
-				c = fl_palette__fg_diff_color(self_delta(t, d), max_delta, op.negate);
+				c = fl_palette__fg_diff_color(self_delta(d), max_delta, op.negate);
 			else if (op.diff)
 				c = fl_palette__diff_color(d->before, d->count, max_delta,
 							   op.negate);
@@ -716,7 +722,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 			put(&o, "</title>");
 		} else {
 			put_title(&o, &op, &g, d, name, len ? display_len(name, len) : 0,
-				  op.diff_self && !d->merged ? self_delta(t, d) : 0);
+				  op.diff_self && !d->merged ? self_delta(d) : 0);
 		}
 		put(&o, "<rect");
 		put_attr_px(&o, "x", x);

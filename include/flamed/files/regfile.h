@@ -3,6 +3,7 @@
 #ifndef FLAMED_REGFILE_H
 #define FLAMED_REGFILE_H
 
+#include <stddef.h>
 #include <sys/stat.h>
 
 /*
@@ -62,5 +63,13 @@ int fl_regfile__reopen(int path_fd, const struct stat *st);
  * fd or -errno as above.
  */
 int fl_regfile__open(int dirfd, const char *path, unsigned int flags, struct stat *st);
+
+/*
+ * Reads an open file (fl_regfile__open()'s fd) whole into a NUL-terminated
+ * buffer (*ret, the caller frees; *len bytes). Returns 0, -EFBIG when it
+ * holds more than max bytes (however it grows while read), -ENOMEM, or
+ * read(2)'s -errno.
+ */
+int fl_regfile__read_all(int fd, size_t max, char **ret, size_t *len);
 
 #endif

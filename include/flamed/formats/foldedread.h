@@ -3,6 +3,7 @@
 #ifndef FLAMED_FOLDEDREAD_H
 #define FLAMED_FOLDEDREAD_H
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,7 +33,7 @@ enum fl_folded_bad {
 #define FL_FOLDED_MAX_LINE (16u << 20)
 
 /* Counts above this (the largest double) are malformed; larger ones are drawn, as flamegraph.pl does. */
-#define FL_FOLDED_MAX_COUNT 1.7976931348623157e308
+#define FL_FOLDED_MAX_COUNT DBL_MAX
 
 /* A short English name of a kind ("no count"), static storage. */
 const char *fl_folded__bad_name(enum fl_folded_bad kind);

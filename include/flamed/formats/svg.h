@@ -56,4 +56,12 @@ struct fl_svg_opts {
  */
 int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *f);
 
+/*
+ * A count as the graph shows it, as flamegraph.pl does: rounded to a whole
+ * number ("%.0f"), thousands separated by commas ("1,234,567"), of any
+ * size. Writes it NUL-terminated to buf; returns its length.
+ */
+#define FL_SVG_COUNT_TEXT 540
+size_t fl_svg__count_text(double v, char buf[FL_SVG_COUNT_TEXT]);
+
 #endif

@@ -49,6 +49,8 @@ async function run(b, args) {
 		const r = window.flamed.rectOf(${m.deepest}).getBoundingClientRect();
 		return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
 	})()`);
+	// Input before the page's first frame may be dropped: wait for two frames first.
+	await b.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))');
 	await b.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: box.x, y: box.y });
 	await b.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))');
 	const details = await b.evaluate('document.getElementById("details").textContent');

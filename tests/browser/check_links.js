@@ -12,6 +12,8 @@
 const path = require('path');
 const cdp = require('./cdp.js');
 
+const RAF2 = 'new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))';
+
 function fail(msg) {
 	throw new Error(msg);
 }
@@ -22,8 +24,15 @@ async function run(b, args) {
 	const errors = [];
 	b.on('Runtime.exceptionThrown', (p) => errors.push(p.exceptionDetails.text));
 	await b.navigate(`file://${path.resolve(file)}`);
-	// Where the page would go: window.open, recorded instead of followed.
-	await b.evaluate('window.__opened = []; window.open = (u, t) => { window.__opened.push([u, t]); return null; }; true');
+	// Where the page would go: window.open, recorded instead of followed; and every click the
+	// document sees, with what it landed on, for the message when no link opens.
+	await b.evaluate(`window.__opened = []; window.open = (u, t) => { window.__opened.push([u, t]); return null; };
+		window.__clicks = [];
+		document.addEventListener('click', (e) => window.__clicks.push(e.target.localName + (e.target.id ? '#' + e.target.id : '')), true);
+		true`);
+	// Input before the page's first frame may be dropped (Chromium routes it by what it has
+	// drawn): wait for two frames, as check_svg.js does.
+	await b.evaluate(RAF2);
 	const i = await b.evaluate(`(() => {
 		const f = window.flamed.frames();
 		for (let i = 0; i < f.length; i++) if (f.name(i) === ${JSON.stringify(name)}) return i;
@@ -37,14 +46,19 @@ async function run(b, args) {
 		return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
 	})()`);
 	const click = async (modifiers) => {
-		for (const type of ['mousePressed', 'mouseReleased'])
-			await b.send('Input.dispatchMouseEvent', { type, x: box.x, y: box.y, button: 'left', clickCount: 1, modifiers });
-		await b.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))');
+		await b.send('Input.dispatchMouseEvent', { type: 'mouseMoved', x: box.x, y: box.y, button: 'none', modifiers });
+		await b.send('Input.dispatchMouseEvent', { type: 'mousePressed', x: box.x, y: box.y, button: 'left', buttons: 1, clickCount: 1, modifiers });
+		await b.send('Input.dispatchMouseEvent', { type: 'mouseReleased', x: box.x, y: box.y, button: 'left', buttons: 0, clickCount: 1, modifiers });
+		await b.evaluate(RAF2);
 	};
 	await click(0);
 	const opened = await b.evaluate('window.__opened');
-	if (opened.length !== 1 || opened[0][0] !== href || opened[0][1] !== target)
-		fail(`a click opened ${JSON.stringify(opened)}, want [["${href}","${target}"]]`);
+	if (opened.length !== 1 || opened[0][0] !== href || opened[0][1] !== target) {
+		const clicks = await b.evaluate('window.__clicks');
+		const at = await b.evaluate(`(() => { const e = document.elementFromPoint(${box.x}, ${box.y}); return e ? e.localName : null; })()`);
+		fail(`a click at (${box.x.toFixed(1)}, ${box.y.toFixed(1)}) opened ${JSON.stringify(opened)}, want [["${href}","${target}"]]; ` +
+			`clicks seen: ${JSON.stringify(clicks)}; element there: ${at}`);
+	}
 	const zoomedAfterClick = await b.evaluate('!document.getElementById("unzoom").classList.contains("hide")');
 	if (zoomedAfterClick) fail('a click on a linked frame also zoomed');
 	console.log(`ok: a click opens ${href} in ${target}`);

@@ -66,7 +66,8 @@ case $family in
 debian | ubuntu)
 	# libcap2-bin: setcap, to let a user record without root (README, Privileges).
 	REQUIRED=(build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev libdw-dev
-		liblzma-dev libiberty-dev libcap2-bin)
+		liblzma-dev libiberty-dev libcap2-bin libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
+		libmicrohttpd-dev libcurl4-openssl-dev)
 	OPTIONAL=(time)
 	if [[ $family == debian ]]; then
 		REQUIRED+=(bpftool)
@@ -83,6 +84,11 @@ debian | ubuntu)
 		REQUIRED+=(strace dwz)
 		# unshare makes pid namespaces, pgrep finds processes in them (record_pidns.sh).
 		REQUIRED+=(util-linux procps)
+		# go tool pprof reads the pprof files flamed writes; go builds the Go
+		# program whose own CPU profile flamed reads (pprof.sh).
+		REQUIRED+=(golang-go)
+		# A real Prometheus scrapes the daemon's metrics endpoint (daemon_metrics.sh).
+		REQUIRED+=(prometheus)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
@@ -90,11 +96,12 @@ debian | ubuntu)
 	;;
 fedora)
 	REQUIRED=(gcc make cmake pkgconf-pkg-config clang llvm libbpf-devel elfutils-libelf-devel
-		elfutils-devel xz-devel binutils-devel bpftool libcap)
+		elfutils-devel xz-devel binutils-devel bpftool libcap protobuf-c-devel protobuf-c-compiler
+		zlib-devel libmicrohttpd-devel libcurl-devel)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
 		REQUIRED+=(libcmocka-devel libxml2 chromium rpm-build systemd-rpm-macros strace dwz
-			util-linux procps-ng)
+			util-linux procps-ng golang)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }
@@ -187,11 +194,12 @@ for tool in cmake cc clang pkg-config; do
 	command -v "$tool" >/dev/null || die "$tool not found in PATH"
 done
 BPFTOOL=$(find_bpftool) || die "no working bpftool (Debian: apt-get install bpftool; Ubuntu: linux-tools-\$(uname -r))"
-modules=(libbpf libelf libdw liblzma)
+modules=(libbpf libelf libdw liblzma libprotobuf-c zlib libmicrohttpd libcurl)
 [[ $want_tests -eq 1 ]] && modules+=(cmocka)
 for module in "${modules[@]}"; do
 	pkg-config --exists "$module" || die "pkg-config cannot find $module"
 done
+command -v protoc-c >/dev/null || die "no protoc-c (Debian: apt-get install protobuf-c-compiler)"
 
 # --- configure and build ----------------------------------------------------------
 werror=OFF

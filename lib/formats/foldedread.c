@@ -204,15 +204,25 @@ int fl_folded__parse(const char *buf, size_t len, fl_folded_line_fn fn, void *ct
 
 int fl_folded__parse_fd(int fd, fl_folded_line_fn fn, void *ctx, struct fl_folded_stats *st)
 {
-	size_t cap = CHUNK, len = 0, used;
+	return fl_folded__parse_fd_after(fd, NULL, 0, fn, ctx, st);
+}
+
+int fl_folded__parse_fd_after(int fd, const void *head, size_t head_len, fl_folded_line_fn fn,
+			      void *ctx, struct fl_folded_stats *st)
+{
+	size_t cap = CHUNK, len = head_len, used;
 	bool skipping = false; /* inside a line longer than the cap: drop it to its end */
 	char *buf;
 	int err = 0;
 
 	memset(st, 0, sizeof(*st));
+	if (head_len > CHUNK)
+		return -EINVAL;
 	buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
+	if (head_len)
+		memcpy(buf, head, head_len);
 	for (;;) {
 		ssize_t n;
 

@@ -254,6 +254,32 @@ static void test_fd_chunks(void **state)
 	assert_string_equal(g.stack[0], "proc;frame_0;leaf_0");
 }
 
+/* The first bytes already read (to tell the format): they start the first line. */
+static void test_fd_after_head(void **state)
+{
+	struct fl_folded_stats st;
+	struct got g;
+	int fd = temp_fd();
+	static const char rest[] = "b;c 5\nx 2";
+
+	(void)state;
+	assert_int_equal(write(fd, rest, sizeof(rest) - 1), (ssize_t)sizeof(rest) - 1);
+	lseek(fd, 0, SEEK_SET);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(fl_folded__parse_fd_after(fd, "a;", 2, collect, &g, &st), 0);
+	assert_int_equal(g.n, 2);
+	assert_string_equal(g.stack[0], "a;b;c");
+	assert_true(g.c0[0] == 5);
+	assert_string_equal(g.stack[1], "x");
+	assert_int_equal(st.lines, 2);
+	/* The whole input in the head: fd at its end already. */
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(fl_folded__parse_fd_after(fd, "q 1", 3, collect, &g, &st), 0);
+	assert_int_equal(g.n, 1);
+	assert_string_equal(g.stack[0], "q");
+	close(fd);
+}
+
 static void test_fd_too_long(void **state)
 {
 	struct fl_folded_stats st;
@@ -318,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_nul_and_negative_before),
 		cmocka_unit_test(test_callback_stops),
 		cmocka_unit_test(test_fd_chunks),
+		cmocka_unit_test(test_fd_after_head),
 		cmocka_unit_test(test_fd_too_long),
 		cmocka_unit_test(test_fd_long_name),
 	};

@@ -76,4 +76,12 @@ int fl_folded__parse(const char *buf, size_t len, fl_folded_line_fn fn, void *ct
  */
 int fl_folded__parse_fd(int fd, fl_folded_line_fn fn, void *ctx, struct fl_folded_stats *st);
 
+/*
+ * The same, when the first head_len bytes of the input were already read
+ * from fd (to tell its format): they are parsed first, then the rest of fd.
+ * head_len is at most 1 MiB (-EINVAL beyond).
+ */
+int fl_folded__parse_fd_after(int fd, const void *head, size_t head_len, fl_folded_line_fn fn,
+			      void *ctx, struct fl_folded_stats *st);
+
 #endif

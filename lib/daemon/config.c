@@ -21,6 +21,7 @@
 #define MAX_INTERVAL_S (7ull * 86400)
 #define MAX_KEEP_AGE_S (36500ull * 86400)
 #define MAX_KEEP_FILES 1000000000ull
+#define MAX_PUSH_TIMEOUT_S 3600ull
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -397,7 +398,7 @@ static int for_each_item(const char *v, int (*fn)(const char *item, size_t len, 
 #define ITEM_REFUSED 1 /* from an item callback: the item is not valid */
 
 struct formats {
-	bool folded, svg;
+	bool folded, svg, pprof;
 };
 
 static int add_format(const char *s, size_t n, void *ctx)
@@ -408,6 +409,8 @@ static int add_format(const char *s, size_t n, void *ctx)
 		f->folded = true;
 	else if (n == 3 && !strncasecmp(s, "svg", 3))
 		f->svg = true;
+	else if (n == 5 && !strncasecmp(s, "pprof", 5))
+		f->pprof = true;
 	else
 		return ITEM_REFUSED;
 	return 0;
@@ -419,12 +422,14 @@ static int set_formats(struct fl_config *c, const char *v, char *err, size_t err
 	int r = for_each_item(v, add_format, &f, err, errlen);
 
 	if (r == ITEM_REFUSED)
-		seterr(err, errlen, "%s is not a list of formats (folded, svg, \"folded, svg\")",
+		seterr(err, errlen,
+		       "%s is not a list of formats (folded, svg, pprof, \"folded, svg, pprof\")",
 		       Q(v));
 	if (r)
 		return -EINVAL;
 	c->fmt_folded = f.folded;
 	c->fmt_svg = f.svg;
+	c->fmt_pprof = f.pprof;
 	return 0;
 }
 
@@ -572,27 +577,418 @@ static int set_output_dir(struct fl_config *c, const char *v, char *err, size_t 
 	return 0;
 }
 
+/* --- the fleet: metrics endpoint, push to a profiling backend, cgroups ----------- */
+
+static int set_metrics_listen(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	struct fl_hostport hp;
+	const char *why;
+
+	if (!*v) {
+		c->metrics_listen[0] = '\0';
+		c->metrics_addr = (struct fl_hostport){0};
+		return 0;
+	}
+	if (strlen(v) >= FL_CONFIG_LISTEN_MAX) {
+		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_LISTEN_MAX - 1);
+		return -EINVAL;
+	}
+	if (fl_hostport__parse(v, &hp, &why)) {
+		seterr(err, errlen, "%s %s", Q(v), why);
+		return -EINVAL;
+	}
+	if (!hp.port) {
+		seterr(err, errlen, "%s: port 0 is not a port to scrape (1-65535, e.g. 9464)",
+		       Q(v));
+		return -EINVAL;
+	}
+	strcpy(c->metrics_listen, v);
+	c->metrics_addr = hp;
+	return 0;
+}
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/*
+ * The URL of a push backend: http:// or https://, a host, an optional port,
+ * an optional path; no blanks, no user:password@ (it would show wherever the
+ * URL is logged: that is push_auth_file's job).
+ */
+static int set_push_url(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	const char *auth, *end, *p;
+	size_t n = strlen(v);
+
+	if (!n) {
+		c->push_url[0] = '\0';
+		return 0;
+	}
+	if (n >= FL_CONFIG_URL_MAX) {
+		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_URL_MAX - 1);
+		return -EINVAL;
+	}
+	if (!strncasecmp(v, "http://", 7))
+		auth = v + 7;
+	else if (!strncasecmp(v, "https://", 8))
+		auth = v + 8;
+	else {
+		seterr(err, errlen,
+		       "%s is not an http:// or https:// URL (e.g. http://pyroscope:4040)", Q(v));
+		return -EINVAL;
+	}
+	for (p = v; *p; p++) {
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) {
+			seterr(err, errlen,
+			       "%s has a blank, a control or a non-ASCII character (percent-encode "
+			       "it)",
+			       Q(v));
+			return -EINVAL;
+		}
+	}
+	end = auth + strcspn(auth, "/?#");
+	if (memchr(auth, '@', (size_t)(end - auth))) {
+		seterr(err, errlen,
+		       "%s has a user or password in it: put them in push_auth_file (as "
+		       "user:password), which is not logged",
+		       Q(v));
+		return -EINVAL;
+	}
+	if (end == auth || *auth == ':') {
+		seterr(err, errlen, "%s has no host (e.g. http://pyroscope:4040)", Q(v));
+		return -EINVAL;
+	}
+	if (*auth == '[' && !memchr(auth, ']', (size_t)(end - auth))) {
+		seterr(err, errlen, "%s has an IPv6 address without its ']'", Q(v));
+		return -EINVAL;
+	}
+	/* A port, when the authority ends in ":digits" outside IPv6 brackets. */
+	p = end;
+	while (p > auth && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p > auth && p[-1] == ':') {
+		uint64_t port;
+		const char *q = p;
+
+		if (fl_parse_uint(&q, 10, 65535, &port) || q != end || !port) {
+			seterr(err, errlen, "%s has no valid port (1-65535)", Q(v));
+			return -EINVAL;
+		}
+	}
+	memcpy(c->push_url, v, n + 1);
+	return 0;
+}
+
+static int set_push_auth_file(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	size_t n = strlen(v);
+
+	if (n && v[0] != '/') {
+		seterr(err, errlen, "%s is not an absolute path (it must start with '/')", Q(v));
+		return -EINVAL;
+	}
+	if (n >= FL_CONFIG_PATH_MAX) {
+		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_PATH_MAX - 1);
+		return -EINVAL;
+	}
+	if (n && v[n - 1] == '/') {
+		seterr(err, errlen, "%s names a directory: name the file that holds the credential",
+		       Q(v));
+		return -EINVAL;
+	}
+	memcpy(c->push_auth_file, v, n + 1);
+	return 0;
+}
+
+static bool is_app_name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '_' || ch == '-' || ch == '.';
+}
+
+static int set_push_name(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	size_t n = strlen(v), i;
+
+	if (n > FL_CONFIG_APP_NAME_MAX) {
+		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_APP_NAME_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (!is_app_name_char(v[i])) {
+			seterr(err, errlen,
+			       "%s is not an application name (letters, digits, '_', '-' and '.', "
+			       "e.g. flamed or web-01.cpu)",
+			       Q(v));
+			return -EINVAL;
+		}
+	}
+	memcpy(c->push_name, v, n + 1);
+	return 0;
+}
+
+struct labels {
+	struct fl_config_label *l;
+	size_t n;
+	const char *why; /* why an item was refused */
+	char item[65];	 /* which one, cut */
+};
+
+static void labels_free(struct fl_config_label *l, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(l[i].key);
+	free(l);
+}
+
+static int refuse_label(struct labels *ls, const char *s, size_t n, const char *why)
+{
+	snprintf(ls->item, sizeof(ls->item), "%.*s", (int)(n < 64 ? n : 64), s);
+	ls->why = why;
+	return ITEM_REFUSED;
+}
+
+/* A label name by the Prometheus rules, [a-zA-Z_][a-zA-Z0-9_]*. */
+static bool is_label_name(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* A label value: what the backend's "app{key=value,...}" syntax can carry. */
+static bool is_label_value(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch < 0x20 || ch == 0x7f || strchr("{},=", ch))
+			return false;
+	}
+	return n > 0;
+}
+
+/* One "key = value" item of push_labels. */
+static int add_label(const char *s, size_t n, void *ctx)
+{
+	struct labels *ls = ctx;
+	const char *eq = memchr(s, '=', n), *k, *v;
+	struct fl_config_label *nl;
+	size_t kn, vn, i;
+	char *buf;
+
+	if (!eq)
+		return refuse_label(ls, s, n, "is not key=value");
+	trim(s, (size_t)(eq - s), &k, &kn);
+	trim(eq + 1, n - (size_t)(eq - s) - 1, &v, &vn);
+	if (!is_label_name(k, kn) || kn > FL_CONFIG_LABEL_MAX)
+		return refuse_label(ls, s, n,
+				    "has an invalid label name (letters, digits and '_', not "
+				    "starting with a digit: [a-zA-Z_][a-zA-Z0-9_]*)");
+	if (kn >= 2 && k[0] == '_' && k[1] == '_')
+		return refuse_label(ls, s, n, "has a label name starting with \"__\" (reserved)");
+	if (!is_label_value(v, vn) || vn > FL_CONFIG_LABEL_MAX)
+		return refuse_label(ls, s, n,
+				    "has an invalid value (1 to 256 bytes, without '{', '}', ',', "
+				    "'=' or control characters)");
+	for (i = 0; i < ls->n; i++)
+		if (strlen(ls->l[i].key) == kn && !memcmp(ls->l[i].key, k, kn))
+			return refuse_label(ls, s, n, "repeats a label name");
+	if (ls->n >= FL_CONFIG_MAX_LABELS)
+		return refuse_label(ls, s, n, "is one label too many (at most 64)");
+	nl = realloc(ls->l, (ls->n + 1) * sizeof(*nl));
+	if (!nl)
+		return -ENOMEM;
+	ls->l = nl;
+	buf = malloc(kn + vn + 2);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, k, kn);
+	buf[kn] = '\0';
+	memcpy(buf + kn + 1, v, vn);
+	buf[kn + 1 + vn] = '\0';
+	ls->l[ls->n].key = buf;
+	ls->l[ls->n].value = buf + kn + 1;
+	ls->n++;
+	return 0;
+}
+
+static int set_push_labels(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	struct labels ls = {0};
+	int r = *v ? for_each_item(v, add_label, &ls, err, errlen) : 0;
+
+	if (r == -ENOMEM) {
+		seterr(err, errlen, "out of memory");
+	} else if (r == ITEM_REFUSED) {
+		seterr(err, errlen, "%s %s (a list is \"env=prod, region=eu\")", Q(ls.item),
+		       ls.why);
+		r = -EINVAL;
+	}
+	if (r) {
+		labels_free(ls.l, ls.n);
+		return r;
+	}
+	labels_free(c->push_labels, c->nr_push_labels);
+	c->push_labels = ls.l;
+	c->nr_push_labels = ls.n;
+	return 0;
+}
+
+static int set_push_timeout(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t ns;
+	int r = parse_duration(v, MAX_PUSH_TIMEOUT_S, &ns);
+
+	if (r == -EINVAL) {
+		seterr(err, errlen,
+		       "%s is not a duration (seconds, or a number with s, m, h or d: 10, 30s, 2m)",
+		       Q(v));
+		return -EINVAL;
+	}
+	if (r || ns < NS_PER_SEC) {
+		seterr(err, errlen, "%s is out of range (1s-1h)", Q(v));
+		return -EINVAL;
+	}
+	c->push_timeout_ns = ns;
+	return 0;
+}
+
+static int set_push_spool_bytes(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (parse_size(v, "no spool", &n, err, errlen))
+		return -EINVAL;
+	if (n > (1ull << 40)) {
+		seterr(err, errlen, "%s is out of range (0-1024G)", Q(v));
+		return -EINVAL;
+	}
+	c->push_spool_bytes = n;
+	return 0;
+}
+
+static int set_push_tls_verify(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_bool(v, &c->push_tls_verify, err, errlen);
+}
+
+static int set_per_cgroup(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_bool(v, &c->per_cgroup, err, errlen);
+}
+
+/*
+ * A cgroup v2 directory: relative to FL_CONFIG_CGROUP_ROOT, or absolute under
+ * it. Stored absolute, each component once with one '/' before it; "." and
+ * ".." are refused rather than resolved (a path that climbs out is a mistake).
+ */
+static int set_cgroup(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	static const char root[] = FL_CONFIG_CGROUP_ROOT;
+	char out[FL_CONFIG_PATH_MAX];
+	const char *p = v;
+	size_t o = sizeof(root) - 1;
+
+	if (!*v) {
+		c->cgroup[0] = '\0';
+		return 0;
+	}
+	if (has_control(v)) {
+		seterr(err, errlen, "%s has a control character", Q(v));
+		return -EINVAL;
+	}
+	if (v[0] == '/') {
+		if (strncmp(v, root, sizeof(root) - 1) ||
+		    (v[sizeof(root) - 1] && v[sizeof(root) - 1] != '/')) {
+			seterr(err, errlen,
+			       "%s is not under " FL_CONFIG_CGROUP_ROOT
+			       " (give " FL_CONFIG_CGROUP_ROOT "/system.slice/x.service, or "
+			       "system.slice/x.service relative to it)",
+			       Q(v));
+			return -EINVAL;
+		}
+		p = v + sizeof(root) - 1;
+	}
+	memcpy(out, root, o);
+	while (*p) {
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (!n)
+			break;
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			seterr(err, errlen,
+			       "%s has a \".\" or \"..\" component: name the cgroup "
+			       "directly",
+			       Q(v));
+			return -EINVAL;
+		}
+		if (o + 1 + n >= sizeof(out)) {
+			seterr(err, errlen,
+			       "%s is longer than %u bytes under " FL_CONFIG_CGROUP_ROOT, Q(v),
+			       FL_CONFIG_PATH_MAX - 1);
+			return -EINVAL;
+		}
+		out[o++] = '/';
+		memcpy(out + o, p, n);
+		o += n;
+		p += n;
+	}
+	out[o] = '\0';
+	memcpy(c->cgroup, out, o + 1);
+	return 0;
+}
+
 /* In the order of the shipped flamed.conf. */
 static const struct key {
 	const char *name;
 	setter_fn set;
+	bool empty_ok; /* "key =" is allowed: it means off */
 } keys[] = {
-	{"frequency", set_frequency},
-	{"interval", set_interval},
-	{"call_graph", set_call_graph},
-	{"targets", set_targets},
-	{"idle", set_idle},
-	{"kernel", set_kernel},
-	{"user", set_user},
-	{"output_dir", set_output_dir},
-	{"formats", set_formats},
-	{"keep_files", set_keep_files},
-	{"keep_age", set_keep_age},
-	{"keep_bytes", set_keep_bytes},
-	{"max_stacks", set_max_stacks},
-	{"max_processes", set_max_processes},
-	{"max_symbol_cache", set_max_symbol_cache},
-	{"max_unwind_tables", set_max_unwind_tables},
+	{"frequency", set_frequency, false},
+	{"interval", set_interval, false},
+	{"call_graph", set_call_graph, false},
+	{"targets", set_targets, false},
+	{"idle", set_idle, false},
+	{"kernel", set_kernel, false},
+	{"user", set_user, false},
+	{"output_dir", set_output_dir, false},
+	{"formats", set_formats, false},
+	{"keep_files", set_keep_files, false},
+	{"keep_age", set_keep_age, false},
+	{"keep_bytes", set_keep_bytes, false},
+	{"max_stacks", set_max_stacks, false},
+	{"max_processes", set_max_processes, false},
+	{"max_symbol_cache", set_max_symbol_cache, false},
+	{"max_unwind_tables", set_max_unwind_tables, false},
+	{"metrics_listen", set_metrics_listen, true},
+	{"push_url", set_push_url, true},
+	{"push_auth_file", set_push_auth_file, true},
+	{"push_name", set_push_name, false},
+	{"push_labels", set_push_labels, true},
+	{"push_timeout", set_push_timeout, false},
+	{"push_spool_bytes", set_push_spool_bytes, false},
+	{"push_tls_verify", set_push_tls_verify, false},
+	{"per_cgroup", set_per_cgroup, false},
+	{"cgroup", set_cgroup, true},
 };
 
 const char *fl_config__key(size_t i)
@@ -635,6 +1031,10 @@ void fl_config__init(struct fl_config *c)
 		/* Bounded by default: a daemon installed and forgotten must not fill the disk. */
 		.keep_age_ns = 7 * 24 * 3600 * NS_PER_SEC,
 		.keep_bytes = 1ull << 30,
+		.push_name = "flamed",
+		.push_timeout_ns = 10 * NS_PER_SEC,
+		.push_spool_bytes = 64ull << 20,
+		.push_tls_verify = true,
 	};
 }
 
@@ -646,12 +1046,13 @@ void fl_config__fini(struct fl_config *c)
 				       .nr_pids = c->nr_pids,
 				       .names = c->names,
 				       .nr_names = c->nr_names});
+	labels_free(c->push_labels, c->nr_push_labels);
 	fl_config__init(c);
 }
 
 static int set_known(struct fl_config *c, int k, const char *value, char *err, size_t errlen)
 {
-	if (!value || !*value) {
+	if (!value || (!*value && !keys[k].empty_ok)) {
 		seterr(err, errlen, "no value");
 		return -EINVAL;
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +62,8 @@ static int load(struct fl_config *c, const char *s, char *err, size_t errlen)
 	return load_n(c, s, 0, err, errlen);
 }
 
+static void load_bad(const char *s, const char *want);
+
 static bool same(const struct fl_config *a, const struct fl_config *b)
 {
 	size_t i;
@@ -74,8 +77,20 @@ static bool same(const struct fl_config *a, const struct fl_config *b)
 	    a->keep_files != b->keep_files || a->keep_age_ns != b->keep_age_ns ||
 	    a->keep_bytes != b->keep_bytes || a->max_stacks != b->max_stacks ||
 	    a->max_processes != b->max_processes || a->max_symbol_cache != b->max_symbol_cache ||
-	    a->kdwarf != b->kdwarf || a->max_unwind_tables != b->max_unwind_tables)
+	    a->kdwarf != b->kdwarf || a->max_unwind_tables != b->max_unwind_tables ||
+	    a->fmt_pprof != b->fmt_pprof || strcmp(a->metrics_listen, b->metrics_listen) ||
+	    strcmp(a->metrics_addr.host, b->metrics_addr.host) ||
+	    a->metrics_addr.port != b->metrics_addr.port || strcmp(a->push_url, b->push_url) ||
+	    strcmp(a->push_auth_file, b->push_auth_file) || strcmp(a->push_name, b->push_name) ||
+	    a->nr_push_labels != b->nr_push_labels || a->push_timeout_ns != b->push_timeout_ns ||
+	    a->push_spool_bytes != b->push_spool_bytes ||
+	    a->push_tls_verify != b->push_tls_verify || a->per_cgroup != b->per_cgroup ||
+	    strcmp(a->cgroup, b->cgroup))
 		return false;
+	for (i = 0; i < a->nr_push_labels; i++)
+		if (strcmp(a->push_labels[i].key, b->push_labels[i].key) ||
+		    strcmp(a->push_labels[i].value, b->push_labels[i].value))
+			return false;
 	for (i = 0; i < a->nr_pids; i++)
 		if (a->pids[i] != b->pids[i])
 			return false;
@@ -134,7 +149,7 @@ static void test_defaults(void **state)
 	assert_false(c.idle);
 	assert_true(c.kernel && c.user);
 	assert_string_equal(c.output_dir, "/var/lib/flamed");
-	assert_true(c.fmt_folded && !c.fmt_svg);
+	assert_true(c.fmt_folded && !c.fmt_svg && !c.fmt_pprof);
 	/* Bounded retention by default: a week, 1 GiB. */
 	assert_true(c.keep_files == 0 && c.keep_age_ns == 7 * 86400 * SEC &&
 		    c.keep_bytes == 1ull << 30);
@@ -142,12 +157,26 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_processes, 32768);
 	assert_true(c.max_symbol_cache == 1ull << 30);
 	assert_true(c.max_unwind_tables == 256ull << 20);
+	/* The fleet features are off; the push settings have their defaults. */
+	assert_string_equal(c.metrics_listen, "");
+	assert_string_equal(c.push_url, "");
+	assert_string_equal(c.push_auth_file, "");
+	assert_string_equal(c.push_name, "flamed");
+	assert_int_equal(c.nr_push_labels, 0);
+	assert_null(c.push_labels);
+	assert_true(c.push_timeout_ns == 10 * SEC);
+	assert_true(c.push_spool_bytes == 64ull << 20);
+	assert_true(c.push_tls_verify);
+	assert_false(c.per_cgroup);
+	assert_string_equal(c.cgroup, "");
 	fl_config__fini(&c);
 	fl_config__fini(NULL);
 	assert_string_equal(fl_config__key(0), "frequency");
 	assert_string_equal(fl_config__key(14), "max_symbol_cache");
 	assert_string_equal(fl_config__key(15), "max_unwind_tables");
-	assert_null(fl_config__key(16));
+	assert_string_equal(fl_config__key(16), "metrics_listen");
+	assert_string_equal(fl_config__key(25), "cgroup");
+	assert_null(fl_config__key(26));
 }
 
 static void test_numbers(void **state)
@@ -294,7 +323,8 @@ static void test_call_graph(void **state)
 	set_bad("call_graph", "dwarf,12", "multiple of 8");
 	set_bad("call_graph", "dwarf,65536", "multiple of 8");
 	set_bad("call_graph", "dwarf,99999999999999999999999", "multiple of 8");
-	set_bad("call_graph", "dwarf,", "is not a call graph (kernel-dwarf, fp, dwarf or dwarf,SIZE)");
+	set_bad("call_graph", "dwarf,",
+		"is not a call graph (kernel-dwarf, fp, dwarf or dwarf,SIZE)");
 	set_bad("call_graph", "kernel-dwarf,8", "not a call graph");
 	set_bad("call_graph", "dwarf,abc", "not a call graph");
 	set_bad("call_graph", "dwarfs", "not a call graph");
@@ -420,10 +450,286 @@ static void test_output_dir_and_formats(void **state)
 	set_ok(&c, "formats", "folded, svg");
 	assert_true(c.fmt_folded && c.fmt_svg);
 	set_ok(&c, "formats", "SVG,folded,svg");
-	assert_true(c.fmt_folded && c.fmt_svg);
-	set_bad("formats", "png", "\"png\" is not a list of formats (folded, svg");
+	assert_true(c.fmt_folded && c.fmt_svg && !c.fmt_pprof);
+	set_ok(&c, "formats", "pprof");
+	assert_true(!c.fmt_folded && !c.fmt_svg && c.fmt_pprof);
+	set_ok(&c, "formats", "folded, PPROF, svg");
+	assert_true(c.fmt_folded && c.fmt_svg && c.fmt_pprof);
+	set_bad("formats", "png", "\"png\" is not a list of formats (folded, svg, pprof");
+	set_bad("formats", "pb.gz", "not a list of formats");
 	set_bad("formats", "folded svg", "not a list of formats");
 	set_bad("formats", "folded,", "has an empty item");
+}
+
+static void test_metrics_listen(void **state)
+{
+	struct fl_config c;
+	char err[256];
+
+	(void)state;
+	set_ok(&c, "metrics_listen", "127.0.0.1:9464");
+	assert_string_equal(c.metrics_listen, "127.0.0.1:9464");
+	assert_string_equal(c.metrics_addr.host, "127.0.0.1");
+	assert_int_equal(c.metrics_addr.port, 9464);
+	assert_int_equal(c.metrics_addr.family, AF_INET);
+	set_ok(&c, "metrics_listen", "[::1]:9464");
+	assert_string_equal(c.metrics_addr.host, "::1");
+	assert_int_equal(c.metrics_addr.family, AF_INET6);
+	set_ok(&c, "metrics-listen", "localhost:65535");
+	assert_string_equal(c.metrics_addr.host, "localhost");
+	assert_int_equal(c.metrics_addr.port, 65535);
+	assert_int_equal(c.metrics_addr.family, AF_UNSPEC);
+	set_ok(&c, "metrics_listen", "0.0.0.0:1");
+	set_ok(&c, "metrics_listen", "[::]:9464");
+	set_ok(&c, "metrics_listen", "node-01.example.com:9464");
+	/* Empty is off, and a second set replaces the first. */
+	assert_int_equal(fl_config__set(&c, "metrics_listen", "", err, sizeof(err)), 0);
+	assert_string_equal(c.metrics_listen, "");
+	assert_int_equal(c.metrics_addr.port, 0);
+	fl_config__fini(&c);
+
+	set_bad("metrics_listen", "9464", "\"9464\" has no port (HOST:PORT, e.g. 127.0.0.1:9464)");
+	set_bad("metrics_listen", "127.0.0.1", "has no port");
+	set_bad("metrics_listen", ":9464", "has no address");
+	set_bad("metrics_listen", "127.0.0.1:0", "port 0 is not a port to scrape (1-65535");
+	set_bad("metrics_listen", "127.0.0.1:65536", "has no valid port (a number from 1 to 65535");
+	set_bad("metrics_listen", "127.0.0.1:", "has no valid port");
+	set_bad("metrics_listen", "127.0.0.1:http", "has no valid port");
+	set_bad("metrics_listen", "127.0.0.1:-1", "has no valid port");
+	set_bad("metrics_listen", "::1:9464", "IPv6 address without brackets (write [::1]:9464)");
+	set_bad("metrics_listen", "[::1:9464", "is not [IPv6]:PORT");
+	set_bad("metrics_listen", "[127.0.0.1]:9464", "is not a valid IPv6 address in brackets");
+	set_bad("metrics_listen", "[]:9464", "has no address");
+	set_bad("metrics_listen", "256.0.0.1:9464", "is not a valid IPv4 address");
+	set_bad("metrics_listen", "1.2.3:9464", "is not a valid IPv4 address");
+	set_bad("metrics_listen", "my_host:9464", "is not a valid address");
+	set_bad("metrics_listen", "-host:9464", "is not a valid address");
+	set_bad("metrics_listen", "host-:9464", "is not a valid address");
+	set_bad("metrics_listen", "a..b:9464", "is not a valid address");
+	set_bad("metrics_listen", "http://127.0.0.1:9464", "is a URL, not HOST:PORT");
+	set_bad("metrics_listen", "127.0.0.1 :9464", "is not a valid");
+}
+
+static void test_push_url(void **state)
+{
+	struct fl_config c;
+	char err[256];
+
+	(void)state;
+	set_ok(&c, "push_url", "http://pyroscope:4040");
+	assert_string_equal(c.push_url, "http://pyroscope:4040");
+	set_ok(&c, "push_url", "HTTPS://profiles.example.com/");
+	assert_string_equal(c.push_url, "HTTPS://profiles.example.com/");
+	set_ok(&c, "push_url", "https://[2001:db8::1]:4040/base?x=1");
+	set_ok(&c, "push_url", "http://127.0.0.1:65535");
+	assert_int_equal(fl_config__set(&c, "push_url", "", err, sizeof(err)), 0);
+	assert_string_equal(c.push_url, "");
+	fl_config__fini(&c);
+
+	set_bad("push_url", "pyroscope:4040", "is not an http:// or https:// URL");
+	set_bad("push_url", "ftp://host/", "is not an http:// or https:// URL");
+	set_bad("push_url", "http://", "has no host");
+	set_bad("push_url", "http:///ingest", "has no host");
+	set_bad("push_url", "http://:4040", "has no host");
+	set_bad("push_url", "http://user:secret@host/",
+		"has a user or password in it: put them in push_auth_file");
+	set_bad("push_url", "http://host:0/", "has no valid port (1-65535)");
+	set_bad("push_url", "http://host:65536", "has no valid port");
+	set_bad("push_url", "http://host:/", "has no valid port");
+	set_bad("push_url", "http://[::1/", "without its ']'");
+	set_bad("push_url", "http://host/a b", "has a blank, a control or a non-ASCII character");
+	set_bad("push_url", "http://h\xc3\xa9st/", "non-ASCII");
+}
+
+static void test_push_keys(void **state)
+{
+	char longname[FL_CONFIG_APP_NAME_MAX + 2];
+	struct fl_config c;
+	char err[256];
+
+	(void)state;
+	set_ok(&c, "push_auth_file", "/etc/flamed/push-token");
+	assert_string_equal(c.push_auth_file, "/etc/flamed/push-token");
+	assert_int_equal(fl_config__set(&c, "push_auth_file", "", err, sizeof(err)), 0);
+	assert_string_equal(c.push_auth_file, "");
+	set_bad("push_auth_file", "etc/token", "is not an absolute path");
+	set_bad("push_auth_file", "/etc/flamed/", "names a directory");
+
+	set_ok(&c, "push_name", "web-01.cpu");
+	assert_string_equal(c.push_name, "web-01.cpu");
+	set_ok(&c, "push_name", "my_app");
+	memset(longname, 'a', sizeof(longname));
+	longname[FL_CONFIG_APP_NAME_MAX] = '\0';
+	set_ok(&c, "push_name", longname);
+	longname[FL_CONFIG_APP_NAME_MAX] = 'a';
+	longname[FL_CONFIG_APP_NAME_MAX + 1] = '\0';
+	set_bad("push_name", longname, "longer than 128 bytes");
+	set_bad("push_name", "my app", "is not an application name (letters, digits");
+	set_bad("push_name", "app{env=prod}", "is not an application name");
+	set_bad("push_name", "", "no value");
+
+	set_ok(&c, "push_timeout", "30s");
+	assert_true(c.push_timeout_ns == 30 * SEC);
+	set_ok(&c, "push_timeout", "1h");
+	assert_true(c.push_timeout_ns == 3600 * SEC);
+	set_ok(&c, "push_timeout", "1");
+	assert_true(c.push_timeout_ns == SEC);
+	set_bad("push_timeout", "0", "\"0\" is out of range (1s-1h)");
+	set_bad("push_timeout", "2h", "out of range (1s-1h)");
+	set_bad("push_timeout", "10ms", "is not a duration");
+
+	set_ok(&c, "push_spool_bytes", "0");
+	assert_true(c.push_spool_bytes == 0);
+	set_ok(&c, "push_spool_bytes", "256M");
+	assert_true(c.push_spool_bytes == 256ull << 20);
+	set_ok(&c, "push_spool_bytes", "1024G");
+	set_bad("push_spool_bytes", "1025G", "out of range (0-1024G)");
+	set_bad("push_spool_bytes", "lots", "is not a size");
+	set_bad("push_spool_bytes", "lots", "0 = no spool");
+
+	set_ok(&c, "push_tls_verify", "no");
+	assert_false(c.push_tls_verify);
+	set_ok(&c, "push_tls_verify", "YES");
+	assert_true(c.push_tls_verify);
+	set_bad("push_tls_verify", "maybe", "is not a boolean");
+	fl_config__fini(&c);
+}
+
+static void test_push_labels(void **state)
+{
+	char many[64 * 12 + 16];
+	struct fl_config c;
+	char err[256];
+	size_t i, o = 0;
+
+	(void)state;
+	set_ok(&c, "push_labels", "env=prod, region = eu-west-1 ,_team=web,k9=a b/c:d");
+	assert_int_equal(c.nr_push_labels, 4);
+	assert_string_equal(c.push_labels[0].key, "env");
+	assert_string_equal(c.push_labels[0].value, "prod");
+	assert_string_equal(c.push_labels[1].key, "region");
+	assert_string_equal(c.push_labels[1].value, "eu-west-1");
+	assert_string_equal(c.push_labels[2].key, "_team");
+	assert_string_equal(c.push_labels[3].value, "a b/c:d");
+	/* A second set replaces the list; a failed one keeps it; empty clears it. */
+	assert_int_equal(fl_config__set(&c, "push_labels", "dc=x", err, sizeof(err)), 0);
+	assert_int_equal(c.nr_push_labels, 1);
+	assert_int_equal(fl_config__set(&c, "push_labels", "dc=y,1x=z", err, sizeof(err)), -EINVAL);
+	assert_int_equal(c.nr_push_labels, 1);
+	assert_string_equal(c.push_labels[0].value, "x");
+	assert_int_equal(fl_config__set(&c, "push_labels", "", err, sizeof(err)), 0);
+	assert_int_equal(c.nr_push_labels, 0);
+	fl_config__fini(&c);
+
+	for (i = 0; i < FL_CONFIG_MAX_LABELS; i++)
+		o += (size_t)sprintf(many + o, "%sk%zu=v", i ? "," : "", i);
+	set_ok(&c, "push_labels", many);
+	assert_int_equal(c.nr_push_labels, FL_CONFIG_MAX_LABELS);
+	fl_config__fini(&c);
+	strcpy(many + o, ",one=more");
+	set_bad("push_labels", many, "\"one=more\" is one label too many (at most 64)");
+
+	set_bad("push_labels", "env",
+		"\"env\" is not key=value (a list is \"env=prod, region=eu\")");
+	set_bad("push_labels", "1env=prod", "\"1env=prod\" has an invalid label name");
+	set_bad("push_labels", "e-nv=prod", "has an invalid label name (letters, digits and");
+	set_bad("push_labels", "=prod", "has an invalid label name");
+	set_bad("push_labels", "__name__=x", "starting with \"__\" (reserved)");
+	set_bad("push_labels", "env=", "has an invalid value (1 to 256 bytes, without '{', '}'");
+	set_bad("push_labels", "env=a=b", "has an invalid value");
+	set_bad("push_labels", "env={x}", "has an invalid value");
+	set_bad("push_labels", "env=a\tb", "has an invalid value");
+	set_bad("push_labels", "env=a, env=b", "\"env=b\" repeats a label name");
+	set_bad("push_labels", "env=a,", "has an empty item");
+}
+
+static void test_cgroup(void **state)
+{
+	char longpath[FL_CONFIG_PATH_MAX + 8];
+	struct fl_config c;
+	char err[256];
+
+	(void)state;
+	set_ok(&c, "per_cgroup", "yes");
+	assert_true(c.per_cgroup);
+	set_bad("per_cgroup", "sometimes", "is not a boolean");
+
+	set_ok(&c, "cgroup", "system.slice/nginx.service");
+	assert_string_equal(c.cgroup, "/sys/fs/cgroup/system.slice/nginx.service");
+	set_ok(&c, "cgroup", "/sys/fs/cgroup/system.slice/nginx.service/");
+	assert_string_equal(c.cgroup, "/sys/fs/cgroup/system.slice/nginx.service");
+	set_ok(&c, "cgroup", "/sys/fs/cgroup//user.slice///user-1000.slice");
+	assert_string_equal(c.cgroup, "/sys/fs/cgroup/user.slice/user-1000.slice");
+	set_ok(&c, "cgroup", "/sys/fs/cgroup");
+	assert_string_equal(c.cgroup, "/sys/fs/cgroup");
+	set_ok(&c, "cgroup", "my app.scope");
+	assert_string_equal(c.cgroup, "/sys/fs/cgroup/my app.scope");
+	set_ok(&c, "cgroup", "a/..b/c..");
+	assert_string_equal(c.cgroup, "/sys/fs/cgroup/a/..b/c..");
+	assert_int_equal(fl_config__set(&c, "cgroup", "", err, sizeof(err)), 0);
+	assert_string_equal(c.cgroup, "");
+	fl_config__fini(&c);
+
+	set_bad("cgroup", "/system.slice/nginx.service",
+		"is not under /sys/fs/cgroup (give /sys/fs/cgroup/system.slice/x.service, or "
+		"system.slice/x.service relative to it)");
+	set_bad("cgroup", "/sys/fs/cgroupX/a", "is not under /sys/fs/cgroup");
+	set_bad("cgroup", "/sys/fs/cgroup/../../etc", "has a \".\" or \"..\" component");
+	set_bad("cgroup", "system.slice/../x", "has a \".\" or \"..\" component");
+	set_bad("cgroup", "./x", "component");
+	set_bad("cgroup", "a\nb", "has a control character");
+	memset(longpath, 'a', sizeof(longpath));
+	longpath[FL_CONFIG_PATH_MAX] = '\0';
+	set_bad("cgroup", longpath, "bytes under /sys/fs/cgroup");
+}
+
+static void test_load_fleet(void **state)
+{
+	struct fl_config c;
+	char err[512];
+
+	(void)state;
+	fl_config__init(&c);
+	assert_int_equal(load(&c,
+			      "formats = folded, pprof\n"
+			      "metrics_listen = [::1]:9464 # scraped by prometheus\n"
+			      "push_url = https://pyroscope.example.com:4040\n"
+			      "push_auth_file = /etc/flamed/push-token\n"
+			      "push_name = web\n"
+			      "push_labels = env = prod, dc=fra1\n"
+			      "push_timeout = 30s\n"
+			      "push_spool_bytes = 0\n"
+			      "push_tls_verify = no\n"
+			      "per_cgroup = yes\n"
+			      "cgroup = system.slice\n",
+			      err, sizeof(err)),
+			 0);
+	assert_true(c.fmt_folded && c.fmt_pprof && !c.fmt_svg);
+	assert_string_equal(c.metrics_listen, "[::1]:9464");
+	assert_int_equal(c.metrics_addr.port, 9464);
+	assert_string_equal(c.push_url, "https://pyroscope.example.com:4040");
+	assert_string_equal(c.push_auth_file, "/etc/flamed/push-token");
+	assert_string_equal(c.push_name, "web");
+	assert_int_equal(c.nr_push_labels, 2);
+	assert_string_equal(c.push_labels[1].key, "dc");
+	assert_true(c.push_timeout_ns == 30 * SEC && c.push_spool_bytes == 0);
+	assert_false(c.push_tls_verify);
+	assert_true(c.per_cgroup);
+	assert_string_equal(c.cgroup, "/sys/fs/cgroup/system.slice");
+
+	/* "key =" is off for the keys that allow it; a reload forgets the labels. */
+	assert_int_equal(load(&c, "metrics_listen =\npush_url = # off\npush_labels =\ncgroup =\n",
+			      err, sizeof(err)),
+			 0);
+	assert_true(is_default(&c));
+	fl_config__fini(&c);
+
+	load_bad("push_name =\n", ":1: push_name: no value");
+	load_bad("push_timeout =\n", ":1: push_timeout: no value");
+	load_bad("metrics_listen = 127.0.0.1\n",
+		 ":1: metrics_listen: \"127.0.0.1\" has no port (HOST:PORT, e.g. 127.0.0.1:9464)");
+	load_bad("push_labels = a=1\npush_labels = b=2\n",
+		 ":2: push_labels: already set on line 1");
 }
 
 static void test_keys(void **state)
@@ -707,7 +1013,8 @@ static void test_shipped_file(void **state)
 	assert_true(is_default(&c));
 
 	/*
-	 * Every key appears once as "# key = default": uncommenting those
+	 * Every key appears once as "# key = default" ("# key =" when the
+	 * default is empty): uncommenting those
 	 * lines must still give exactly the defaults, so the documented
 	 * defaults cannot drift from the code.
 	 */
@@ -716,8 +1023,9 @@ static void test_shipped_file(void **state)
 			const char *k = fl_config__key(i);
 			size_t n = strlen(k);
 
+			/* "# key = value", or "# key =" for the keys whose default is empty. */
 			if (!strncmp(line, "# ", 2) && !strncmp(line + 2, k, n) &&
-			    !strncmp(line + 2 + n, " = ", 3)) {
+			    (!strncmp(line + 2 + n, " = ", 3) || !strcmp(line + 2 + n, " =\n"))) {
 				found[i]++;
 				fputs(line + 2, uncommented);
 			}
@@ -728,7 +1036,7 @@ static void test_shipped_file(void **state)
 	assert_true(i <= 32);
 	for (i = 0; fl_config__key(i); i++)
 		if (found[i] != 1)
-			fail_msg("packaging/flamed.conf has %zu \"# %s = \" lines, not 1", found[i],
+			fail_msg("packaging/flamed.conf has %zu \"# %s =\" lines, not 1", found[i],
 				 fl_config__key(i));
 	if (load(&c, all, err, sizeof(err)))
 		fail_msg("%s", err);
@@ -749,6 +1057,12 @@ int main(void)
 		cmocka_unit_test(test_target_limit),
 		cmocka_unit_test(test_booleans),
 		cmocka_unit_test(test_output_dir_and_formats),
+		cmocka_unit_test(test_metrics_listen),
+		cmocka_unit_test(test_push_url),
+		cmocka_unit_test(test_push_keys),
+		cmocka_unit_test(test_push_labels),
+		cmocka_unit_test(test_cgroup),
+		cmocka_unit_test(test_load_fleet),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_load_good),

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flamed/daemon/hostport.h"
+
 /*
  * The file (default FL_CONFIG_DEFAULT_PATH, documented key by key in
  * packaging/flamed.conf) is lines of "key = value":
@@ -39,11 +41,26 @@
 #define FL_CONFIG_NAME_MAX 15u	      /* process names: the kernel's comm limit */
 #define FL_CONFIG_MAX_TARGETS 1024u   /* pids + names */
 #define FL_CONFIG_DEFAULT_DWARF_STACK 16384u
+#define FL_CONFIG_LISTEN_MAX 264u   /* metrics_listen: "[" 253 bytes "]:65535" and the NUL */
+#define FL_CONFIG_URL_MAX 1024u	    /* push_url: at most this - 1 bytes */
+#define FL_CONFIG_APP_NAME_MAX 128u /* push_name: bytes */
+#define FL_CONFIG_MAX_LABELS 64u    /* push_labels: pairs */
+#define FL_CONFIG_LABEL_MAX 256u    /* push_labels: bytes of a name or of a value */
+#define FL_CONFIG_CGROUP_ROOT "/sys/fs/cgroup"
+
+/* One push_labels pair. key and value share one allocation, freed through key. */
+struct fl_config_label {
+	char *key;   /* [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__" */
+	char *value; /* 1..FL_CONFIG_LABEL_MAX bytes, no '{', '}', ',', '=' or control character */
+};
 
 /*
- * A plain struct: read its fields directly. pids and names are owned by the
- * config (freed by fl_config__fini()); a struct fl_config must not be copied
- * by assignment while both copies are used.
+ * A plain struct: read its fields directly. pids, names and push_labels are
+ * owned by the config (freed by fl_config__fini()); a struct fl_config must
+ * not be copied by assignment while both copies are used.
+ *
+ * The keys whose value may be empty, meaning off (metrics_listen, push_url,
+ * push_auth_file, push_labels, cgroup), take "key =" with nothing after it.
  */
 struct fl_config {
 	uint32_t frequency;   /* frequency: samples per second per CPU, 1..100000 [99] */
@@ -60,15 +77,50 @@ struct fl_config {
 	bool kernel;			     /* kernel [yes]: record kernel stacks */
 	bool user;			     /* user [yes]: record user stacks */
 	char output_dir[FL_CONFIG_PATH_MAX]; /* output_dir: absolute [/var/lib/flamed] */
-	bool fmt_folded;		     /* formats [folded] */
+	bool fmt_folded;		     /* formats [folded]: folded, svg, pprof */
 	bool fmt_svg;
+	bool fmt_pprof;
 	uint64_t keep_files;	/* keep_files: newest snapshots kept, 0 = unlimited [0] */
 	uint64_t keep_age_ns;	/* keep_age: 0 = unlimited [7 days] */
 	uint64_t keep_bytes;	/* keep_bytes: total size of the snapshots, 0 = unlimited [1 GiB] */
 	uint32_t max_stacks;	/* max_stacks: distinct stacks per interval, 1..16777216 [65536] */
 	uint32_t max_processes; /* max_processes: processes tracked, 1..4194304 [32768] */
-	uint64_t max_symbol_cache; /* max_symbol_cache: bytes of files read, 1M..1024G [1G] */
+	uint64_t max_symbol_cache;  /* max_symbol_cache: bytes of files read, 1M..1024G [1G] */
 	uint64_t max_unwind_tables; /* max_unwind_tables: kernel-dwarf tables, 1M..1024G [256M] */
+
+	/*
+	 * metrics_listen: where the Prometheus endpoint listens, as written
+	 * ("127.0.0.1:9464", "[::1]:9464", "localhost:9464"), to pass to
+	 * fl_metrics__new(); "" = no endpoint [""]. metrics_addr is its parsed
+	 * form (port 1..65535), meaningful only when metrics_listen is set.
+	 */
+	char metrics_listen[FL_CONFIG_LISTEN_MAX];
+	struct fl_hostport metrics_addr;
+
+	/* push_url: http:// or https:// URL of the ingest API, no user:password@; "" = no push [""] */
+	char push_url[FL_CONFIG_URL_MAX];
+	/*
+	 * push_auth_file: absolute path of the credential, "" = none [""]. Only
+	 * the path: the daemon reads it with fl_authfile__read() (authfile.h)
+	 * when it loads the configuration.
+	 */
+	char push_auth_file[FL_CONFIG_PATH_MAX];
+	char push_name[FL_CONFIG_APP_NAME_MAX + 1]; /* push_name: [A-Za-z0-9._-]+ [flamed] */
+	struct fl_config_label *push_labels; /* push_labels: in the file's order, distinct keys */
+	size_t nr_push_labels;		     /* 0..FL_CONFIG_MAX_LABELS [0] */
+	uint64_t push_timeout_ns;	     /* push_timeout: per push, 1 s..1 h [10 s] */
+	uint64_t push_spool_bytes;	     /* push_spool_bytes: 0 = no spool, ..1024G [64M] */
+	bool push_tls_verify; /* push_tls_verify [yes]; no: the daemon warns at load */
+
+	/* per_cgroup [no]: one profile per cgroup (wired by the daemon) */
+	bool per_cgroup;
+	/*
+	 * cgroup: the cgroup v2 to profile, as an absolute path under
+	 * FL_CONFIG_CGROUP_ROOT without "." or ".." components, repeated or
+	 * trailing '/' ("/sys/fs/cgroup/system.slice/nginx.service"; the file
+	 * may say "system.slice/nginx.service"); "" = no cgroup filter [""].
+	 */
+	char cgroup[FL_CONFIG_PATH_MAX];
 };
 
 /* Sets every field to its default. Allocates nothing: it cannot fail. */

@@ -46,6 +46,15 @@ const volatile __u64 overflow_wakeup = 2 << 20;
  */
 const volatile bool two_sets = false;
 __u32 active_set = 0;
+/*
+ * --per-cgroup: keys carry the task's cgroup v2 id. --cgroup: only tasks in
+ * one of nr_cgroups cgroups, or below one, are sampled: the ancestor of the
+ * task's cgroup at the target's level is the target itself.
+ */
+const volatile bool per_cgroup = false;
+const volatile __u32 nr_cgroups = 0;
+const volatile __u64 cgroup_ids[FL_MAX_CGROUP_TARGETS] = {};
+const volatile __u32 cgroup_levels[FL_MAX_CGROUP_TARGETS] = {};
 
 /* Sizes are set by user space before load: these are placeholders. */
 struct {
@@ -94,6 +103,24 @@ static __always_inline void count(__u32 idx)
 
 #include "unwind.bpf.h"
 
+/* Whether the current task is in one of the --cgroup targets or below one. */
+static __always_inline bool in_cgroups(void)
+{
+	for (__u32 i = 0; i < FL_MAX_CGROUP_TARGETS; i++) {
+		if (i >= nr_cgroups)
+			break;
+		if (bpf_get_current_ancestor_cgroup_id(cgroup_levels[i]) == cgroup_ids[i])
+			return true;
+	}
+	return false;
+}
+
+/* The cgroup a key or record carries: the task's with per_cgroup, else 0 (one key for all). */
+static __always_inline __u64 key_cgroup(void)
+{
+	return per_cgroup ? bpf_get_current_cgroup_id() : 0;
+}
+
 /*
  * Sends the sample whole through the overflow ring. uwalked: the user stack
  * walked by the kernel-dwarf walker (its scratch stack), else NULL.
@@ -113,6 +140,7 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 	rec->tgid = tgid;
 	rec->tid = tid;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->cgroup_id = key_cgroup();
 	rec->nr_kernel = 0;
 	rec->nr_user = 0;
 	rec->kerr = FL_STACK_NONE;
@@ -261,6 +289,7 @@ static __always_inline bool send_copy(struct bpf_perf_event_data *ctx, __u32 tgi
 	rec->tgid = tgid;
 	rec->tid = tid;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->cgroup_id = key_cgroup();
 	rec->nr_kernel = 0;
 	rec->kerr = FL_STACK_NONE;
 	if (want_kernel) {
@@ -413,6 +442,11 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	bool whole = false;
 	long err;
 
+	/* Outside the --cgroup targets (the idle task is in the root cgroup). */
+	if (nr_cgroups && !in_cgroups()) {
+		count(FL_CNT_FILTERED);
+		return;
+	}
 	/*
 	 * The idle task is pid 0 in the initial namespace and in no other: it is
 	 * told by its host pid. With targets, idle time is just another process
@@ -441,6 +475,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	key.tid = per_thread ? tid : 0;
 	key.kstack = FL_STACK_NONE;
 	key.ustack = FL_STACK_NONE;
+	key.cgroup_id = key_cgroup();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	if (want_kernel)
 		whole |= stack_id(ctx, stack_map, 0, &key.kstack, FL_CNT_KSTACK_NONE);

@@ -16,14 +16,18 @@
  */
 #define FL_STACK_NONE (-1000)
 
-/* Key of the counts map: one entry per distinct (process, thread, stacks). */
+/* Key of the counts map: one entry per distinct (process, thread, cgroup, stacks). */
 struct fl_stack_key {
 	__u32 tgid;
 	__u32 tid; /* 0 unless per-thread counts were asked for */
 	__s32 kstack;
 	__s32 ustack;
 	char comm[FL_TASK_COMM_LEN];
+	__u64 cgroup_id; /* the task's cgroup v2 id with per_cgroup, else 0 */
 };
+
+/* --cgroup: the program keeps the samples of these cgroups and their descendants. */
+#define FL_MAX_CGROUP_TARGETS 8
 
 /*
  * Value of the counts map. The times (bpf_ktime_get_ns(), CLOCK_MONOTONIC)
@@ -73,6 +77,7 @@ struct fl_overflow_rec {
 	__u32 tgid;
 	__u32 tid;
 	char comm[FL_TASK_COMM_LEN];
+	__u64 cgroup_id; /* as in fl_stack_key */
 	__s32 kerr; /* 0, FL_STACK_NONE, or -errno from bpf_get_stack */
 	__s32 uerr;
 	__u32 nr_kernel;
@@ -98,6 +103,7 @@ struct fl_ucopy_rec {
 	__u32 tgid;
 	__u32 tid;
 	char comm[FL_TASK_COMM_LEN];
+	__u64 cgroup_id; /* as in fl_stack_key */
 	__s32 kerr;
 	__u32 nr_kernel;
 	__u64 kips[FL_MAX_STACK_DEPTH];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flamed/symbols/demangle.h"
+#include "flamed/formats/pprof.h"
 #include "flamed/profile/fold.h"
 #include "flamed/profile/profile.h"
 #include "flamed/profile_abi.h"
@@ -15,9 +16,11 @@
 #include "flamed/sampling/tracker.h"
 #include "common/hash.h"
 
-/* Room for the root, both halves at full depth, and one marker frame. */
-/* Room for the root, both halves at full depth, one marker frame, and inlined frames. */
-#define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 2 + 1024)
+/*
+ * Room for the root (and the service's frame), both halves at full depth,
+ * one marker frame, and inlined frames.
+ */
+#define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 3 + 1024)
 #define NAME_MAX_LEN (FL_FOLD_MAX_NAME + 1)
 
 /*
@@ -41,6 +44,7 @@ struct fentry {
 	uint32_t kind;
 	uint32_t first; /* its frame ids: ids[first, first + n), outermost first */
 	uint32_t n;	/* 1, or more with inlined functions */
+	uint32_t loc;	/* with opts.pprof: its location there */
 	bool unsym;	/* the name is a placeholder, not a symbol */
 };
 
@@ -70,6 +74,15 @@ struct fl_fold {
 	size_t nr_names, cap_names;
 	char name[NAME_MAX_LEN];
 	char demangled[NAME_MAX_LEN];
+	/* With opts.pprof: the stack's locations, root first, and what they are made of. */
+	uint32_t locs[MAX_FRAMES];
+	size_t nr_locs;
+	struct fl_pprof_line lines[FL_MAX_STACK_DEPTH + 1];
+	uint32_t kernel_map;	/* the kernel's mapping, 0 until needed */
+	uint32_t marker_loc[2]; /* "[stack copy ended]", "[unwind failed]" */
+	struct fl_pprof_labels labels;
+	char comm[64];
+	char cgroup[128]; /* per_cgroup: the stack's service, as its frame and label say */
 };
 
 int fl_fold__new(const struct fl_fold_opts *opts, struct fl_fold **ret)
@@ -145,16 +158,57 @@ static int intern_cat(struct fl_fold *f, uint32_t *id, const char *a, const char
 	return intern(f, f->name, n, id);
 }
 
-static int root_frame(struct fl_fold *f, const struct fl_raw_stack *st, uint32_t *id)
+/* With per_cgroup, the service's frame: the name of the stack's cgroup. */
+static int cgroup_frame(struct fl_fold *f, const struct fl_raw_stack *st, uint32_t *id)
+{
+	const char *src = f->opts.cgroup_name ? f->opts.cgroup_name(f->opts.cgroup_ctx, st->cgroup_id)
+					      : NULL;
+	int n;
+
+	/*
+	 * Kept for the pprof label. The resolver's names carry nothing a
+	 * folded line cannot (fl_cgroup__service_name()); the profile makes
+	 * any other name safe.
+	 */
+	if (src && src[0])
+		n = snprintf(f->cgroup, sizeof(f->cgroup), "%s", src);
+	else
+		n = snprintf(f->cgroup, sizeof(f->cgroup), "[cgroup %llu]",
+			     (unsigned long long)st->cgroup_id);
+	if (n < 0)
+		return -EINVAL;
+	return intern(f, f->cgroup, strlen(f->cgroup), id);
+}
+
+/* The root frames: the service's with per_cgroup, then the comm's. *n counts them. */
+static int root_frame(struct fl_fold *f, const struct fl_raw_stack *st, size_t *n)
 {
 	const char *src = st->comm && st->comm[0] ? st->comm : "[unknown]";
+	uint32_t *id = &f->frames[*n];
 	char comm[64];
 	size_t i;
+	int err;
 
+	if (f->opts.per_cgroup) {
+		err = cgroup_frame(f, st, id);
+		if (err)
+			return err;
+		id = &f->frames[++*n];
+	}
+	(*n)++;
 	/* Folded lines end in " COUNT": a space in the root frame would be read as part of it by some tools. */
 	for (i = 0; src[i] && i < sizeof(comm) - 1; i++)
 		comm[i] = src[i] == ' ' ? '_' : src[i];
 	comm[i] = '\0';
+	if (f->opts.pprof) {
+		memcpy(f->comm, comm, i + 1);
+		f->labels = (struct fl_pprof_labels){
+			.comm = f->comm,
+			.cgroup = f->opts.per_cgroup ? f->cgroup : NULL,
+			.pid = f->opts.per_process || f->opts.per_thread ? (int64_t)st->pid : -1,
+			.tid = f->opts.per_thread ? (int64_t)st->tid : -1,
+		};
+	}
 	if (f->opts.per_thread)
 		return intern_fmt(f, id, "%s-%u/%u", comm, st->pid, st->tid);
 	if (f->opts.per_process)
@@ -373,12 +427,105 @@ static int ids_reserve(struct fl_fold *f, size_t n)
 	return 0;
 }
 
+/* Where kernel addresses begin (x86-64, arm64): the kernel's one pprof mapping. */
+#define KERNEL_START 0xffff800000000000ull
+
+/* A name as the folded frame shows it, without the suffix: demangled unless asked not to. */
+static const char *shown_name(struct fl_fold *f, const char *name)
+{
+	if (f->opts.demangle && fl_demangle(name, f->demangled, sizeof(f->demangled)) > 0)
+		return f->demangled;
+	return name;
+}
+
+/* A user address's mapping in the pprof profile (0: none). */
+static int pprof_user_map(struct fl_fold *f, const struct fl_sym *sym, const struct fl_tmap *tm,
+			  uint32_t pid, uint32_t *id)
+{
+	char jit[40];
+	const char *path = tm ? tm->path : NULL;
+
+	*id = 0;
+	if (!tm)
+		return 0;
+	if (fl_tmap__is_anon(tm)) {
+		/* JIT code is named by the process's perf map: the reader's "_[j]". */
+		if (sym->jit) {
+			snprintf(jit, sizeof(jit), "/tmp/perf-%u.map", pid);
+			path = jit;
+		} else {
+			path = "[anon]";
+		}
+	}
+	return fl_pprof__mapping(f->opts.pprof, path, sym->build_id, sym->build_id_len, tm->start,
+				 tm->end, tm->pgoff, id);
+}
+
+/*
+ * The pprof location of one address: its mapping, and its function with
+ * the functions inlined at it as lines, innermost first. A user address
+ * without a symbol has no lines (a backend names it from the mapping);
+ * kernel ones always have a name, as in the folded stacks.
+ */
+static int pprof_location(struct fl_fold *f, const struct fl_sym *sym, bool kernel,
+			  const struct fl_tmap *tm, uint32_t pid, uint64_t addr, uint32_t frame,
+			  uint32_t *loc)
+{
+	struct fl_pprof *pp = f->opts.pprof;
+	size_t n = 0, ni = sym->nr_inl < FL_MAX_STACK_DEPTH ? sym->nr_inl : FL_MAX_STACK_DEPTH;
+	uint32_t map;
+	int err;
+
+	if (kernel) {
+		const char *name = fl_profile__name(f->opts.profile, frame);
+		size_t len = strlen(name);
+
+		if (!f->kernel_map) {
+			err = fl_pprof__mapping(pp, "[kernel.kallsyms]", NULL, 0, KERNEL_START,
+						UINT64_MAX, 0, &f->kernel_map);
+			if (err)
+				return err;
+		}
+		/* The folded frame's name, less its "_[k]". */
+		if (len >= 4 && !strcmp(name + len - 4, "_[k]"))
+			len -= 4;
+		memcpy(f->name, name, len);
+		f->name[len] = '\0';
+		err = fl_pprof__function(pp, f->name, NULL, NULL, &f->lines[0].function);
+		f->lines[0].line = 0;
+		return err ?: fl_pprof__location(pp, f->kernel_map, addr, f->lines, 1, loc);
+	}
+	err = pprof_user_map(f, sym, tm, pid, &map);
+	if (err)
+		return err;
+	if (sym->reason == FL_SYM_OK) {
+		for (size_t i = ni; i-- > 0;) {
+			const struct fl_src_frame *s = &sym->inl[i];
+
+			err = fl_pprof__function(pp, s->name ? shown_name(f, s->name) : "[unknown]",
+						 s->name, s->file, &f->lines[n].function);
+			if (err)
+				return err;
+			f->lines[n++].line = s->line;
+		}
+		err = fl_pprof__function(pp, shown_name(f, sym->name), sym->name, sym->file,
+					 &f->lines[n].function);
+		if (err)
+			return err;
+		f->lines[n++].line = sym->line;
+	}
+	return fl_pprof__location(pp, map, addr, f->lines, n, loc);
+}
+
 /*
  * Names e from sym (its function, then the functions inlined into it,
- * each "_[i]") and puts it in the cache slot it was probed for.
+ * each "_[i]") and puts it in the cache slot it was probed for; with
+ * opts.pprof, also as a location there (tm and pid: a user address's
+ * mapping and process, addr: the address looked up).
  */
 static int cache_fill(struct fl_fold *f, struct fentry *e, const struct fentry *key,
-		      const struct fl_sym *sym, bool kernel)
+		      const struct fl_sym *sym, bool kernel, const struct fl_tmap *tm, uint32_t pid,
+		      uint64_t addr)
 {
 	size_t first = f->nr_ids;
 	int err = ids_reserve(f, 1 + sym->nr_inl);
@@ -399,6 +546,14 @@ static int cache_fill(struct fl_fold *f, struct fentry *e, const struct fentry *
 	e->first = (uint32_t)first;
 	e->n = (uint32_t)(f->nr_ids - first);
 	e->unsym = sym->reason != FL_SYM_OK;
+	e->loc = 0;
+	if (f->opts.pprof) {
+		err = pprof_location(f, sym, kernel, tm, pid, addr, f->ids[first], &e->loc);
+		if (err) {
+			e->kind = FK_EMPTY; /* not filled after all */
+			return err;
+		}
+	}
 	f->nr_cache++;
 	return 0;
 }
@@ -440,7 +595,8 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 		err = fl_symbolizer__in_map(f->opts.symbolizer, st->pid, f->tm[i], f->lookup[i],
 					    &f->syms[0]);
 		if (!err)
-			err = cache_fill(f, f->slot[i], &f->key[i], &f->syms[0], false);
+			err = cache_fill(f, f->slot[i], &f->key[i], &f->syms[0], false, f->tm[i],
+					 st->pid, f->lookup[i]);
 		if (err)
 			return err;
 	}
@@ -456,7 +612,8 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 			f->slot[f->miss_at[i]] = e;
 			if (e->kind)
 				continue; /* the same address twice in this stack */
-			err = cache_fill(f, e, &f->key[f->miss_at[i]], &f->syms[i], true);
+			err = cache_fill(f, e, &f->key[f->miss_at[i]], &f->syms[i], true, NULL, 0,
+					 f->miss[i]);
 			if (err)
 				return err;
 		}
@@ -468,11 +625,25 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 		for (uint32_t j = 0;
 		     j < e->n && (j == 0 || *nframes < MAX_FRAMES - FL_MAX_STACK_DEPTH); j++)
 			f->frames[(*nframes)++] = f->ids[e->first + j];
+		if (f->opts.pprof)
+			f->locs[f->nr_locs++] = e->loc;
 		f->stats.frames += st->count;
 		if (e->unsym)
 			f->stats.unsymbolized += st->count;
 	}
 	return 0;
+}
+
+/* The location of a marker frame: a function of that name, at no address. */
+static int pprof_marker(struct fl_fold *f, const char *name, uint32_t *loc)
+{
+	struct fl_pprof_line line = {0};
+	int err;
+
+	if (*loc)
+		return 0;
+	err = fl_pprof__function(f->opts.pprof, name, NULL, NULL, &line.function);
+	return err ?: fl_pprof__location(f->opts.pprof, 0, 0, &line, 1, loc);
 }
 
 /*
@@ -519,14 +690,19 @@ int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
 	else if (st->uerr && st->uerr != -ENOENT)
 		f->stats.no_user_stack += st->count;
 
-	err = root_frame(f, st, &f->frames[n++]);
+	f->nr_locs = 0;
+	err = root_frame(f, st, &n);
 	/* DWARF mode: an unwinding that stopped early says so where the missing callers would be. */
 	if (!err && nu &&
 	    (st->uips[nu - 1] == FL_UIP_TRUNCATED || st->uips[nu - 1] == FL_UIP_FAILED)) {
-		err = intern_cat(f, &f->frames[n++],
-				 st->uips[nu - 1] == FL_UIP_TRUNCATED ? "[stack copy ended]"
-								      : "[unwind failed]",
-				 NULL, NULL);
+		bool failed = st->uips[nu - 1] == FL_UIP_FAILED;
+		const char *marker = failed ? "[unwind failed]" : "[stack copy ended]";
+
+		err = intern_cat(f, &f->frames[n++], marker, NULL, NULL);
+		if (!err && f->opts.pprof)
+			err = pprof_marker(f, marker, &f->marker_loc[failed]);
+		if (!err && f->opts.pprof)
+			f->locs[f->nr_locs++] = f->marker_loc[failed];
 		nu--;
 	}
 	if (!err && nu) {
@@ -538,6 +714,16 @@ int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
 		err = add_half(f, st, true, st->kips, nk, &n);
 	if (!err)
 		err = fl_profile__add(f->opts.profile, f->frames, n, st->count);
+	if (!err && f->opts.pprof) {
+		/* pprof's order: leaf first. */
+		for (size_t a = 0, b = f->nr_locs; a + 1 < b; a++, b--) {
+			uint32_t t = f->locs[a];
+
+			f->locs[a] = f->locs[b - 1];
+			f->locs[b - 1] = t;
+		}
+		err = fl_pprof__add(f->opts.pprof, f->locs, f->nr_locs, &f->labels, st->count);
+	}
 	if (err)
 		return err;
 	f->stats.samples += st->count;

@@ -147,6 +147,7 @@ static int on_overflow(void *ctx, void *data, size_t size)
 	st.pid = rec->tgid;
 	st.tid = rec->tid;
 	st.comm = comm;
+	st.cgroup_id = rec->cgroup_id;
 	st.time = s->era ? s->era(s->era_ctx, rec->tgid, rec->time) : 0;
 	st.time_first = st.time;
 	st.kips = (const uint64_t *)rec->ips;
@@ -217,6 +218,7 @@ static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 	st.pid = rec->tgid;
 	st.tid = rec->tid;
 	st.comm = comm;
+	st.cgroup_id = rec->cgroup_id;
 	st.time = s->era ? s->era(s->era_ctx, rec->tgid, rec->time) : 0;
 	st.time_first = st.time;
 	st.kips = (const uint64_t *)rec->kips;
@@ -370,6 +372,37 @@ static int set_pidns(struct profile_bpf *skel, const struct fl_sampler_opts *opt
 	return 0;
 }
 
+_Static_assert(FL_MAX_CGROUP_TARGETS == FL_CGROUP_MAX_TARGETS, "one limit of --cgroup targets");
+
+/*
+ * --per-cgroup and --cgroup: the program reads the task's cgroup itself,
+ * with helpers a kernel may not give perf_event programs (one built without
+ * cgroups, an old one): -EOPNOTSUPP then, and the caller may try the ring
+ * backend.
+ */
+static int set_cgroups(struct profile_bpf *skel, const struct fl_sampler_opts *opts)
+{
+	if (opts->sz < sizeof(*opts))
+		return 0;
+	if (opts->nr_cgroups > FL_MAX_CGROUP_TARGETS || (opts->nr_cgroups && !opts->cgroups))
+		return -EINVAL;
+	if (opts->per_cgroup &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_cgroup_id,
+				    NULL) != 1)
+		return -EOPNOTSUPP;
+	if (opts->nr_cgroups &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
+				    BPF_FUNC_get_current_ancestor_cgroup_id, NULL) != 1)
+		return -EOPNOTSUPP;
+	skel->rodata->per_cgroup = opts->per_cgroup;
+	skel->rodata->nr_cgroups = (__u32)opts->nr_cgroups;
+	for (size_t i = 0; i < opts->nr_cgroups; i++) {
+		skel->rodata->cgroup_ids[i] = opts->cgroups[i].id;
+		skel->rodata->cgroup_levels[i] = opts->cgroups[i].level;
+	}
+	return 0;
+}
+
 /* v rounded up to a power of two, within [lo, hi] (both powers of two). */
 static uint32_t pow2_within(uint64_t v, uint32_t lo, uint32_t hi)
 {
@@ -478,6 +511,8 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->skel->rodata->want_kernel = opts->kernel;
 	s->skel->rodata->want_user = opts->user;
 	err = set_pidns(s->skel, opts);
+	if (!err)
+		err = set_cgroups(s->skel, opts);
 	if (err)
 		goto out_free;
 
@@ -859,6 +894,7 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
 		.count = val->count,
 		.time_first = val->first_ns,
 		.time = val->last_ns,
+		.cgroup_id = key->cgroup_id,
 	};
 
 	memcpy(comm, key->comm, FL_TASK_COMM_LEN);

@@ -92,6 +92,11 @@ struct ring_sampler {
 	 */
 	struct fl_stackagg *pending, *pending_prev;
 
+	/* --cgroup: the targets (opts.cgroups copied), placed by opts.cgroup_tree. */
+	struct fl_cgroup_target cgroups[FL_CGROUP_MAX_TARGETS];
+	size_t nr_cgroups;
+	bool want_cgroup; /* PERF_SAMPLE_CGROUP: per_cgroup or targets */
+
 	struct fl_sampler_stats st;
 	uint64_t polls;	      /* ring_poll() calls so far */
 	uint64_t known_until; /* samples after this wait for the next poll (opts.known_until) */
@@ -388,7 +393,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	enum { CTX_OTHER, CTX_KERNEL, CTX_USER } ctx = CTX_OTHER;
 	struct fl_raw_stack st = {0};
 	size_t nk = 0, nu = 0;
-	uint64_t nr;
+	uint64_t nr, cgroup = 0;
 	bool pending = false;
 
 	if (hdr->size < sizeof(*rec))
@@ -399,6 +404,20 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	if (rec->time > r->known_until)
 		return FL_PERFBUF_LATER; /* its mappings may sit unread in the tracker's rings */
 	r->st.samples++;
+	/*
+	 * PERF_SAMPLE_CGROUP is the last part asked for, and every part before
+	 * it a whole number of words: the record's last word.
+	 */
+	if (r->want_cgroup) {
+		if (hdr->size < sizeof(*rec) + (nr + 1) * sizeof(uint64_t))
+			return 0;
+		memcpy(&cgroup, (const char *)hdr + hdr->size - sizeof(cgroup), sizeof(cgroup));
+		if (r->nr_cgroups &&
+		    !fl_cgroups__under(r->opts.cgroup_tree, cgroup, r->cgroups, r->nr_cgroups)) {
+			r->st.filtered++;
+			return 0;
+		}
+	}
 
 	/* With targets, the idle task is just another process not asked for (as in the BPF program). */
 	if (rec->pid == 0 && r->filter) {
@@ -452,6 +471,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 
 	st.pid = rec->pid;
 	st.tid = r->opts.per_thread ? rec->tid : 0;
+	st.cgroup_id = r->opts.per_cgroup ? cgroup : 0;
 	/* Keyed by era: samples whose addresses mean other code are counted apart. */
 	st.time = r->opts.era ? r->opts.era(r->opts.era_ctx, rec->pid, rec->time) : 0;
 	st.time_first = st.time;
@@ -894,7 +914,7 @@ static const struct fl_sampler_ops ring_ops = {
 
 /* Samples with callchains, and the names and parentage in the same ring. */
 static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, bool child_ns,
-					size_t ring_bytes)
+					bool want_cgroup, size_t ring_bytes)
 {
 	return (struct perf_event_attr){
 		.size = sizeof(struct perf_event_attr),
@@ -904,7 +924,8 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, bool
 		.sample_freq = opts->freq,
 		/* The callchain's first kernel or user entry is the sampled ip: no PERF_SAMPLE_IP. */
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
-			       (opts->dwarf ? PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : 0),
+			       (opts->dwarf ? PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : 0) |
+			       (want_cgroup ? PERF_SAMPLE_CGROUP : 0),
 		/* The tracker's clock: a sample's time finds the mappings of its moment. */
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
@@ -971,6 +992,18 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 		err = -EOPNOTSUPP;
 		goto out_free;
 	}
+	if (opts->sz >= sizeof(*opts)) {
+		if (opts->nr_cgroups > FL_CGROUP_MAX_TARGETS ||
+		    (opts->nr_cgroups && (!opts->cgroups || !opts->cgroup_tree))) {
+			err = -EINVAL;
+			goto out_free;
+		}
+		r->nr_cgroups = opts->nr_cgroups;
+		if (r->nr_cgroups)
+			memcpy(r->cgroups, opts->cgroups, r->nr_cgroups * sizeof(*r->cgroups));
+		r->want_cgroup = opts->per_cgroup || opts->nr_cgroups;
+	}
+	r->opts.cgroups = NULL; /* copied: the caller's array may go */
 
 	for (size_t i = 0; i < opts->nr_pids; i++) {
 		if (opts->pids[i] <= 0) {
@@ -991,7 +1024,7 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 	if (err)
 		goto out_free;
 
-	attr = ring_attr(&r->opts, r->child_ns, ring_pages * (size_t)page);
+	attr = ring_attr(&r->opts, r->child_ns, r->want_cgroup, ring_pages * (size_t)page);
 	err = fl_cpu_events__open(&attr, ring_pages, &r->events);
 	if (err)
 		goto out_free;

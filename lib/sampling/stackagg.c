@@ -17,9 +17,10 @@
  *   [3] (u32)kerr << 32 | (u32)uerr
  *   [4] nr_kips << 32 | nr_uips
  *   [5] time: the start of the stack's era
- *   [6..] kips, then uips
+ *   [6] cgroup id
+ *   [7..] kips, then uips
  */
-#define SA_KEY_HDR 6
+#define SA_KEY_HDR 7
 #define SA_KEY_MAX_WORDS (SA_KEY_HDR + 2 * FL_MAX_STACK_DEPTH)
 
 struct fl_stackagg {
@@ -65,6 +66,7 @@ static size_t sa_build_key(struct fl_stackagg *a, const struct fl_raw_stack *st)
 	k[3] = (uint64_t)(uint32_t)st->kerr << 32 | (uint32_t)st->uerr;
 	k[4] = (uint64_t)nk << 32 | nu;
 	k[5] = st->time;
+	k[6] = st->cgroup_id;
 	if (nk)
 		memcpy(&k[SA_KEY_HDR], st->kips, nk * sizeof(*k));
 	if (nu)
@@ -105,6 +107,7 @@ static void sa_unpack(const uint64_t *key, uint64_t count, char comm[FL_TASK_COM
 		.count = count,
 		.time_first = key[5],
 		.time = key[5],
+		.cgroup_id = key[6],
 	};
 }
 

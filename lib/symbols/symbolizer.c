@@ -45,6 +45,8 @@ struct module {
 	uint64_t used;	/* the symbolizer's generation at its last lookup */
 	uint64_t bytes; /* what it holds (counted in the cache) */
 	bool not_read;	/* met with the cache full */
+	uint8_t build_id[32]; /* SHA-1's 20 bytes, or up to 32; longer ones are not kept */
+	uint8_t build_id_len;
 };
 
 /* A JIT process: its perf map, or the tries left to find one. */
@@ -483,6 +485,13 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(-err));
 		return true;
 	}
+	{
+		const uint8_t *bid;
+		size_t len = fl_debuginfo__build_id(di, &bid);
+
+		m->build_id_len = (uint8_t)(len <= sizeof(m->build_id) ? len : 0);
+		memcpy(m->build_id, bid, m->build_id_len);
+	}
 	need = sizeof(*m) + fl_debuginfo__symbols_bytes(di);
 	if (need > room) {
 		fl_pr_debug("symbolizer: %s not read: symbols of %llu bytes, room for %llu\n",
@@ -626,10 +635,8 @@ static void add_srcinfo(struct fl_symbolizer *s, struct module *m, uint64_t vadd
 
 	if (!n)
 		return;
-	if (s->srclines) {
-		o->file = s->src[0].file;
-		o->line = s->src[0].line;
-	}
+	o->file = s->src[0].file;
+	o->line = s->src[0].line;
 	if (s->inlines && n > 1) {
 		o->inl = &s->src[1];
 		o->nr_inl = n - 1;
@@ -807,6 +814,8 @@ int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl
 	if (!m)
 		return -ENOMEM;
 	o->module = m->basename;
+	o->build_id = m->build_id;
+	o->build_id_len = m->build_id_len;
 	if (!m->syms) {
 		o->reason = FL_SYM_NO_FILE;
 		return 0;

@@ -28,6 +28,24 @@ struct fl_fold_opts {
 	 */
 	bool demangle;
 	bool srclines;
+	/*
+	 * Borrowed; NULL: none. Each stack is also added there as pprof
+	 * locations: the address looked up, its mapping (file, build-id, the
+	 * kernel as one mapping "[kernel.kallsyms]"), the function (shown and
+	 * mangled names, source file) and what was inlined at it as lines of
+	 * the one location; the root frame's parts are the labels comm, pid
+	 * (per_process, per_thread) and tid (per_thread).
+	 */
+	struct fl_pprof *pprof;
+	/*
+	 * Per-service attribution: a frame before the comm frame names the
+	 * stack's service, cgroup_name(cgroup_ctx, st->cgroup_id), a string
+	 * read during the call only (fl_cgroups__name() fits; NULL: "[cgroup
+	 * ID]"); it is also the pprof label "cgroup".
+	 */
+	bool per_cgroup;
+	const char *(*cgroup_name)(void *ctx, uint64_t id);
+	void *cgroup_ctx;
 };
 
 struct fl_fold_stats {
@@ -53,7 +71,8 @@ struct fl_fold_stats {
 /*
  * Stack naming, the folded-stack conventions of FlameGraph's stackcollapse
  * scripts: the root frame is the thread name with spaces turned into '_'
- * (plus -PID or -PID/TID), then user frames outermost first, then kernel
+ * (plus -PID or -PID/TID; with per_cgroup, after a frame of the service),
+ * then user frames outermost first, then kernel
  * frames suffixed "_[k]". A frame without a symbol is "[module]" (the
  * module's basename), "[unknown]" outside every mapping, "[anon]" in
  * anonymous executable memory, and "[kernel]_[k]" when kernel symbols are

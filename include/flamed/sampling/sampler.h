@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flamed/sampling/cgroups.h"
 #include "flamed/sampling/perfbuf.h"
 #include "flamed/sampling/pidns.h"
 
@@ -108,6 +109,23 @@ struct fl_sampler_opts {
 	uint64_t max_table_bytes;
 	/* Tests: the feature probe answers as a kernel without bpf_loop (before 5.17). */
 	bool pretend_no_bpf_loop;
+	/*
+	 * cgroup v2 (see flamed/sampling/cgroups.h). per_cgroup: each stack
+	 * carries the cgroup its task was in (fl_raw_stack.cgroup_id), and
+	 * stacks of different cgroups are counted apart. cgroups[0..nr_cgroups)
+	 * (at most FL_CGROUP_MAX_TARGETS): only tasks in these cgroups or below
+	 * them are sampled. The BPF backend decides in its program
+	 * (bpf_get_current_ancestor_cgroup_id(), -EOPNOTSUPP without it); the
+	 * ring backend asks for PERF_SAMPLE_CGROUP (Linux 5.7; -EINVAL before)
+	 * and decides with cgroup_tree (borrowed; needed with cgroups), which
+	 * places a sample's cgroup in the tree: a cgroup created and removed
+	 * between two walks of it cannot be placed, and its samples are
+	 * filtered.
+	 */
+	bool per_cgroup;
+	const struct fl_cgroup_target *cgroups;
+	size_t nr_cgroups;
+	struct fl_cgroups *cgroup_tree;
 };
 
 /*
@@ -137,6 +155,8 @@ struct fl_raw_stack {
 	 * last sample, and the two may fall in different eras.
 	 */
 	uint64_t time_first, time;
+	/* The cgroup v2 id of the task with opts.per_cgroup, else 0. */
+	uint64_t cgroup_id;
 };
 
 struct fl_sampler_stats {

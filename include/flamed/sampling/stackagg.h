@@ -10,7 +10,7 @@
 
 /*
  * A hash of distinct raw stacks — (pid, tid, comm, kernel ips, user ips,
- * kerr, uerr, time) — to counts. The caller sets time to the start of the
+ * kerr, uerr, time, cgroup_id) — to counts. The caller sets time to the start of the
  * era of the sample (so that samples of one era share a key); for_each
  * gives it back as both time and time_first. Memory grows with the number of distinct
  * stacks, never with the number of samples.

@@ -74,9 +74,15 @@ struct fl_sym {
 	enum fl_sym_reason reason;
 	/* name comes from the process's perf map (JIT code): "_[j]". */
 	bool jit;
-	/* User addresses with srclines: where in name the address is (NULL/0: unknown). */
+	/*
+	 * User addresses of files with DWARF (read for inlines or srclines):
+	 * where in name the address is (NULL/0: unknown).
+	 */
 	const char *file;
 	int line;
+	/* The GNU build-id of the module's file (build_id_len 0: none or not known). */
+	const uint8_t *build_id;
+	size_t build_id_len;
 	/*
 	 * With inlines: the functions inlined at the address, each inside the
 	 * one before, name's callee first (their names are linkage names when

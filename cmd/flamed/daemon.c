@@ -27,6 +27,11 @@
 #include "flamed/daemon/config.h"
 #include "flamed/unwinding/unwind.h"
 #include "flamed/formats/folded.h"
+#include "flamed/formats/pprof.h"
+#include "flamed/daemon/authfile.h"
+#include "flamed/daemon/metrics.h"
+#include "flamed/daemon/push.h"
+#include "flamed/daemon/snapdir.h"
 #include "flamed/common/log.h"
 #include "flamed/profile/profile.h"
 #include "flamed/sampling/sampler.h"
@@ -94,6 +99,16 @@ struct daemon {
 	uint64_t maps_over_budget; /* perf maps not read in full, at the last snapshot */
 	bool dir_missing_logged;
 	bool other_ns_logged; /* samples outside flamed's pid namespace: said once */
+	/* push_url: the snapshots' way to the backend; metrics_listen: the endpoint. */
+	struct fl_push *push;
+	uint64_t push_error_seq; /* the push error last logged */
+	struct fl_metrics *metrics;
+	/*
+	 * The metrics' counters: totals since the daemon started. mv_base holds
+	 * the sampler's counters of the sessions closed before (a reload
+	 * restarts sampling), samples_profile the samples of every snapshot.
+	 */
+	struct fl_metrics_values mv, mv_base;
 	/* Error rate limit. */
 	double err_window;
 	unsigned int err_in_window, err_suppressed;
@@ -224,8 +239,17 @@ static bool same_pids(const struct fl_config *a, const struct fl_config *b)
 }
 
 /* Whether going from a to b needs a new sampling session. */
+/* Samples become pprof locations too: for pprof snapshots, or to push them. */
+static bool daemon_wants_pprof(const struct fl_config *c)
+{
+	return c->fmt_pprof || c->push_url[0];
+}
+
 static bool sampling_changed(const struct fl_config *a, const struct fl_config *b)
 {
+	if (daemon_wants_pprof(a) != daemon_wants_pprof(b) || a->per_cgroup != b->per_cgroup ||
+	    strcmp(a->cgroup, b->cgroup))
+		return true;
 	return a->frequency != b->frequency || a->dwarf != b->dwarf || a->kdwarf != b->kdwarf ||
 	       a->max_unwind_tables != b->max_unwind_tables || a->stack_size != b->stack_size ||
 	       a->all_targets != b->all_targets || !same_pids(a, b) || a->idle != b->idle ||
@@ -311,6 +335,19 @@ static void on_exec(void *ctx, uint32_t pid, const char *comm)
 static int open_session(struct daemon *d)
 {
 	const struct fl_config *c = &d->cfg;
+	/*
+	 * The config's cgroup is absolute under /sys/fs/cgroup; the session
+	 * takes it as /proc/PID/cgroup shows it, under the v2 mount, which is
+	 * /sys/fs/cgroup/unified on a hybrid system.
+	 */
+	const char *cg = c->cgroup, *cgroup[1];
+	size_t root = strlen(FL_CONFIG_CGROUP_ROOT);
+
+	if (!strncmp(cg, FL_CONFIG_CGROUP_ROOT "/unified/", root + 9))
+		cg += root + 8;
+	else if (!strncmp(cg, FL_CONFIG_CGROUP_ROOT, root) && cg[root] == '/')
+		cg += root;
+	cgroup[0] = cg;
 	struct session_opts so = {
 		.freq = c->frequency,
 		.follow_children = c->nr_names > 0,
@@ -325,6 +362,10 @@ static int open_session(struct daemon *d)
 		.max_processes = c->max_processes,
 		.max_cache_bytes = c->max_symbol_cache,
 		.snapshots = true,
+		.pprof = daemon_wants_pprof(c),
+		.per_cgroup = c->per_cgroup,
+		.cgroups = cgroup,
+		.nr_cgroups = c->cgroup[0] ? 1 : 0,
 		.on_exec = c->nr_names ? on_exec : NULL,
 		.on_exec_ctx = d,
 	};
@@ -360,40 +401,254 @@ static int open_session(struct daemon *d)
 	return err;
 }
 
+static void sampler_values(struct daemon *d, struct fl_metrics_values *v, bool into_base);
+
 static void close_session(struct daemon *d)
 {
+	struct fl_metrics_values v = d->mv;
+
+	/* What it counted stays in the metrics' totals. */
+	if (d->ses.sampler)
+		sampler_values(d, &v, true);
 	/* Its fds leave the epoll set as they are closed. */
 	session_close(&d->ses);
 }
 
+/* ---- exporters: push and metrics ---- */
+
+/* Whether a and b push the same way (else the pusher is made again). */
+static bool push_changed(const struct fl_config *a, const struct fl_config *b)
+{
+	if (strcmp(a->push_url, b->push_url) || strcmp(a->push_auth_file, b->push_auth_file) ||
+	    strcmp(a->push_name, b->push_name) || a->push_timeout_ns != b->push_timeout_ns ||
+	    a->push_spool_bytes != b->push_spool_bytes || a->push_tls_verify != b->push_tls_verify ||
+	    a->nr_push_labels != b->nr_push_labels)
+		return true;
+	for (size_t i = 0; i < a->nr_push_labels; i++)
+		if (strcmp(a->push_labels[i].key, b->push_labels[i].key) ||
+		    strcmp(a->push_labels[i].value, b->push_labels[i].value))
+			return true;
+	return false;
+}
+
+static int open_output_dir(const char *dir, char *why, size_t whylen);
+
+/*
+ * The pusher c asks for (*ret NULL when it asks for none): its spool is
+ * OUTPUT_DIR/spool, the credential is read now. Says why it cannot in err.
+ */
+static int push_open(const struct fl_config *c, struct fl_push **ret, char *err,
+		     size_t errlen)
+{
+	_cleanup_close_ int dfd = -1, spool = -1;
+	char labels[FL_CONFIG_MAX_LABELS * (2 * FL_CONFIG_LABEL_MAX + 2)], why[PATH_MAX + 160];
+	char *secret = NULL;
+	size_t n = 0;
+	int e;
+
+	*ret = NULL;
+	if (!c->push_url[0])
+		return 0;
+	labels[0] = '\0';
+	for (size_t i = 0; i < c->nr_push_labels; i++)
+		n += (size_t)snprintf(labels + n, sizeof(labels) - n, "%s%s=%s", i ? "," : "",
+				      c->push_labels[i].key, c->push_labels[i].value);
+	if (c->push_auth_file[0]) {
+		e = fl_authfile__read(c->push_auth_file, 0, &secret, err, errlen);
+		if (e)
+			return e;
+	}
+	struct fl_push_opts po = {
+		.sz = sizeof(po),
+		.url = c->push_url,
+		.auth = secret,
+		.app_name = c->push_name,
+		.labels = c->nr_push_labels ? labels : NULL,
+		.timeout_s = (double)c->push_timeout_ns / 1e9,
+		.tls_verify = c->push_tls_verify,
+		.spool_max_bytes = c->push_spool_bytes,
+	};
+	e = fl_push__check_opts(&po, err, errlen);
+	if (e)
+		goto out;
+	/* The spool: OUTPUT_DIR/spool, root's and no one else's, as the directory is. */
+	dfd = open_output_dir(c->output_dir, why, sizeof(why));
+	if (dfd < 0) {
+		e = dfd;
+		snprintf(err, errlen, "push: cannot use the output directory %.256s: %.256s", c->output_dir,
+			 why[0] ? why : strerror(-e));
+		goto out;
+	}
+	if (mkdirat(dfd, "spool", 0700) < 0 && errno != EEXIST) {
+		e = -errno;
+		snprintf(err, errlen, "push: cannot make %.256s/spool: %s", c->output_dir, strerror(-e));
+		goto out;
+	}
+	spool = openat(dfd, "spool", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (spool < 0) {
+		e = -errno;
+		snprintf(err, errlen, "push: cannot open %.256s/spool: %s", c->output_dir, strerror(-e));
+		goto out;
+	}
+	po.spool_dir_fd = spool;
+	e = fl_push__new(&po, ret);
+	if (e == -EPERM)
+		snprintf(err, errlen,
+			 "push: %.256s/spool is writable by others than root (chmod 700 it, or remove it)",
+			 c->output_dir);
+	else if (e)
+		snprintf(err, errlen, "push: cannot start: %s", strerror(-e));
+out:
+	fl_authfile__free(secret);
+	return e;
+}
+
+/* Sends the profile of the interval [from, until) on its way (spooled, never waited for). */
+static void push_snapshot(struct daemon *d, time_t from, time_t until)
+{
+	struct fl_push_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int e;
+
+	if (!d->push || !d->ses.pprof)
+		return;
+	f = open_memstream(&buf, &len);
+	e = f ? fl_pprof__write(d->ses.pprof, f) : -ENOMEM;
+	if (f && fclose(f) && !e)
+		e = -ENOMEM;
+	if (!e)
+		e = fl_push__enqueue(d->push, buf, len, from, until, d->cfg.frequency);
+	free(buf);
+	if (e)
+		log_error(d, "push: cannot spool the snapshot: %s", strerror(-e));
+	fl_push__stats(d->push, &st);
+	if (st.last_error_seq != d->push_error_seq) {
+		d->push_error_seq = st.last_error_seq;
+		log_error(d, "push to %s: %s (%llu snapshots waiting, %llu bytes spooled, %llu dropped)",
+			  d->cfg.push_url, st.last_error, (unsigned long long)st.spooled_files,
+			  (unsigned long long)st.spool_bytes, (unsigned long long)st.dropped);
+	}
+}
+
+/* The sampler's counters of the running session, added to those of the sessions before. */
+static void sampler_values(struct daemon *d, struct fl_metrics_values *v, bool into_base)
+{
+	struct fl_metrics_values *b = &d->mv_base;
+	struct fl_sampler_stats ss = {};
+	struct fl_tracker_stats ts = {};
+	struct fl_symbolizer_cache_stats cs = {};
+	struct fl_symbolizer_jit_stats js = {};
+
+	if (d->ses.sampler && fl_sampler__stats(d->ses.sampler, &ss))
+		memset(&ss, 0, sizeof(ss));
+	if (d->ses.tracker)
+		fl_tracker__stats(d->ses.tracker, &ts);
+	if (d->ses.symbolizer) {
+		fl_symbolizer__cache_stats(d->ses.symbolizer, &cs);
+		fl_symbolizer__jit_stats(d->ses.symbolizer, &js);
+	}
+	v->samples_idle = b->samples_idle + ss.idle;
+	v->samples_other_process = b->samples_other_process + ss.filtered;
+	v->lost[FL_METRICS_LOST_RING_FULL] = b->lost[FL_METRICS_LOST_RING_FULL] + ss.lost;
+	v->lost[FL_METRICS_LOST_COPY_FULL] = b->lost[FL_METRICS_LOST_COPY_FULL] + ss.uw_copy_full;
+	v->lost[FL_METRICS_LOST_PID_NAMESPACE] =
+		b->lost[FL_METRICS_LOST_PID_NAMESPACE] + ss.other_ns;
+	v->unwind[FL_METRICS_UNWIND_COMPLETE] =
+		b->unwind[FL_METRICS_UNWIND_COMPLETE] + ss.unwind_complete + ss.uw_complete;
+	v->unwind[FL_METRICS_UNWIND_TRUNCATED] =
+		b->unwind[FL_METRICS_UNWIND_TRUNCATED] + ss.unwind_truncated + ss.uw_truncated;
+	v->unwind[FL_METRICS_UNWIND_STOPPED] = b->unwind[FL_METRICS_UNWIND_STOPPED] + ss.uw_stopped;
+	v->unwind[FL_METRICS_UNWIND_FAILED] = b->unwind[FL_METRICS_UNWIND_FAILED] + ss.unwind_failed;
+	v->throttled = b->throttled + ss.throttled;
+	v->caps_hit[FL_METRICS_CAP_MAX_STACKS] = b->caps_hit[FL_METRICS_CAP_MAX_STACKS] + ss.map_full;
+	v->caps_hit[FL_METRICS_CAP_MAX_PROCESSES] =
+		b->caps_hit[FL_METRICS_CAP_MAX_PROCESSES] + ts.over_max;
+	v->caps_hit[FL_METRICS_CAP_MAX_SYMBOL_CACHE] =
+		b->caps_hit[FL_METRICS_CAP_MAX_SYMBOL_CACHE] + cs.files_not_read;
+	v->caps_hit[FL_METRICS_CAP_MAX_UNWIND_TABLES] =
+		b->caps_hit[FL_METRICS_CAP_MAX_UNWIND_TABLES] + ss.tables_over_budget;
+	v->caps_hit[FL_METRICS_CAP_PERF_MAPS] = b->caps_hit[FL_METRICS_CAP_PERF_MAPS] + js.over_budget;
+	if (into_base) {
+		/* The session is about to close: what it counted stays in the totals. */
+		struct fl_metrics_values keep = *v;
+
+		*b = keep;
+	}
+}
+
+/* Hands the metrics their current values (every tick, and after each snapshot). */
+static void metrics_update(struct daemon *d)
+{
+	struct fl_push_stats st;
+
+	if (!d->metrics)
+		return;
+	sampler_values(d, &d->mv, false);
+	if (d->push) {
+		fl_push__stats(d->push, &st);
+		d->mv.push_ok = st.sent;
+		d->mv.push_failed = st.failed_attempts + st.refused;
+		d->mv.push_spool_bytes = st.spool_bytes;
+		d->mv.push_spool_dropped = st.dropped;
+	}
+	fl_metrics__update(d->metrics, &d->mv);
+}
+
+/*
+ * Whether flamed has a network namespace of its own (systemd's
+ * PrivateNetwork=yes, the shipped unit's): an endpoint there is reachable
+ * from nowhere else, a backend unreachable.
+ */
+static bool own_netns(void)
+{
+	struct stat self, init;
+
+	return !stat("/proc/self/ns/net", &self) && !stat("/proc/1/ns/net", &init) &&
+	       self.st_ino != init.st_ino;
+}
+
+/* Says once why the exporters c asks for may not reach anyone. */
+static void warn_netns(const struct fl_config *c)
+{
+	if ((c->metrics_listen[0] || c->push_url[0]) && own_netns())
+		msg("warning: flamed runs in a network namespace of its own (PrivateNetwork=yes in "
+		    "its unit): %s%s%s reach%s nothing outside it; allow the network in a drop-in "
+		    "(flamed.conf(5), NETWORK)",
+		    c->metrics_listen[0] ? "metrics_listen" : "",
+		    c->metrics_listen[0] && c->push_url[0] ? " and " : "",
+		    c->push_url[0] ? "push_url" : "",
+		    c->metrics_listen[0] && c->push_url[0] ? "" : "es");
+}
+
+/* The endpoint c asks for (*ret NULL for none). Says why it cannot in err. */
+static int metrics_open(const struct fl_config *c, struct fl_metrics **ret, char *err, size_t len)
+{
+	struct fl_metrics_opts mo = {
+		.sz = sizeof(mo), .listen = c->metrics_listen, .version = FLAMED_VERSION};
+	int e;
+
+	*ret = NULL;
+	if (!c->metrics_listen[0])
+		return 0;
+	e = fl_metrics__new(&mo, ret);
+	if (e)
+		snprintf(err, len, "metrics_listen = %s: cannot listen: %s%s", c->metrics_listen,
+			 strerror(-e),
+			 e == -EADDRINUSE ? " (another port, or stop what uses it)" : "");
+	return e;
+}
+
 /* ---- snapshots ---- */
 
-static bool is_snapshot_name(const char *name, char *base, size_t baselen)
-{
-	/* YYYY-MM-DDTHH-MM-SSZ[-N].folded|svg */
-	static const char pat[] = "dddd-dd-ddTdd-dd-ddZ";
-	const char *p = name, *dot;
-	size_t i;
+/* The formats a snapshot is written in, by their file name's extension. */
+enum snap_format { SNAP_FOLDED, SNAP_SVG, SNAP_PPROF, SNAP__MAX };
+static const char *const snap_ext[SNAP__MAX] = {"folded", "svg", "pb.gz"};
 
-	for (i = 0; pat[i]; i++, p++) {
-		if (pat[i] == 'd' ? (*p < '0' || *p > '9') : *p != pat[i])
-			return false;
-	}
-	if (*p == '-') {
-		p++;
-		if (*p < '1' || *p > '9')
-			return false;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	dot = p;
-	if (strcmp(dot, ".folded") && strcmp(dot, ".svg"))
-		return false;
-	if ((size_t)(dot - name) >= baselen)
-		return false;
-	memcpy(base, name, (size_t)(dot - name));
-	base[dot - name] = '\0';
-	return true;
+static bool snap_wanted(const struct fl_config *c, enum snap_format f)
+{
+	return f == SNAP_FOLDED ? c->fmt_folded : f == SNAP_SVG ? c->fmt_svg : c->fmt_pprof;
 }
 
 /*
@@ -404,7 +659,7 @@ static bool is_snapshot_name(const char *name, char *base, size_t baselen)
  * write it, so that nobody else can put, swap or read-ahead anything in it.
  * Returns an fd or -errno; *why says what is wrong with it.
  */
-static int open_output_dir(struct daemon *d, char *why, size_t whylen)
+static int open_output_dir(const char *dir, char *why, size_t whylen)
 {
 	struct fl_outpath_opts opts = {
 		.sz = sizeof(opts), .euid = geteuid(), .dir = true, .mkdir_mode = 0755};
@@ -419,13 +674,13 @@ static int open_output_dir(struct daemon *d, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot set aside flamed's capabilities: %s", strerror(-err));
 		return err;
 	}
-	err = fl_outpath__resolve(&o, d->cfg.output_dir, &opts);
+	err = fl_outpath__resolve(&o, dir, &opts);
 	if (err) {
 		if (o.problem == FL_OUTPATH_LINK)
 			snprintf(why, whylen,
 				 "%s is a symlink of uid %u in a directory others can write",
 				 o.where, (unsigned)o.owner);
-		else if (strcmp(o.where, d->cfg.output_dir))
+		else if (strcmp(o.where, dir))
 			snprintf(why, whylen, "%s: %s", o.where, strerror(-err));
 		fl_outpath__fini(&o);
 		return err;
@@ -439,7 +694,7 @@ static int open_output_dir(struct daemon *d, char *why, size_t whylen)
 		return -EPERM;
 	}
 	if (o.created)
-		msg("created the output directory %s", d->cfg.output_dir);
+		msg("created the output directory %s", dir);
 	/* O_PATH is not enough to list and fsync it. */
 	fd = openat(o.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	err = -errno;
@@ -505,6 +760,7 @@ static int pending_write(struct fl_outfile *pf, int (*fn)(void *ctx, FILE *f), v
 struct snap_ctx {
 	struct daemon *d;
 	const struct fl_profile *p;
+	const struct fl_pprof *pp;
 	const char *caveats;
 	const char *title;
 };
@@ -514,6 +770,13 @@ static int write_folded_cb(void *ctx, FILE *f)
 	const struct snap_ctx *c = ctx;
 
 	return fl_folded__write(c->p, f);
+}
+
+static int write_pprof_cb(void *ctx, FILE *f)
+{
+	const struct snap_ctx *c = ctx;
+
+	return fl_pprof__write(c->pp, f);
 }
 
 static int write_svg_cb(void *ctx, FILE *f)
@@ -550,7 +813,7 @@ struct snap_file {
 	time_t start;
 	unsigned int seq;
 	uint64_t bytes;
-	bool folded, svg;
+	bool has[SNAP__MAX];
 };
 
 static int cmp_snap(const void *a, const void *b)
@@ -566,12 +829,10 @@ static void delete_snapshot(int dfd, const struct snap_file *s)
 {
 	char name[96];
 
-	if (s->folded) {
-		snprintf(name, sizeof(name), "%s.folded", s->base);
-		unlinkat(dfd, name, 0);
-	}
-	if (s->svg) {
-		snprintf(name, sizeof(name), "%s.svg", s->base);
+	for (int f = 0; f < SNAP__MAX; f++) {
+		if (!s->has[f])
+			continue;
+		snprintf(name, sizeof(name), "%s.%s", s->base, snap_ext[f]);
 		unlinkat(dfd, name, 0);
 	}
 	fl_pr_debug("daemon: retention: deleted %s\n", s->base);
@@ -600,11 +861,12 @@ static void retention(struct daemon *d, int dfd, const char *newest)
 		return;
 	while ((de = readdir(dir))) {
 		struct snap_file *s = NULL;
-		char base[64];
+		struct fl_snapshot name;
+		unsigned int fmt;
+		const char *base = name.base;
 		struct stat st;
-		struct tm tm = {};
 
-		if (!is_snapshot_name(de->d_name, base, sizeof(base)))
+		if (!fl_snapdir__parse_name(de->d_name, &name, &fmt))
 			continue;
 		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
@@ -624,17 +886,11 @@ static void retention(struct daemon *d, int dfd, const char *newest)
 			s = &snaps[n++];
 			memset(s, 0, sizeof(*s));
 			snprintf(s->base, sizeof(s->base), "%s", base);
-			if (sscanf(base, "%4d-%2d-%2dT%2d-%2d-%2dZ-%u", &tm.tm_year, &tm.tm_mon,
-				   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &s->seq) < 6)
-				continue;
-			tm.tm_year -= 1900;
-			tm.tm_mon -= 1;
-			s->start = timegm(&tm);
+			s->start = (time_t)(name.start_ns / 1000000000);
+			s->seq = name.seq;
 		}
-		if (strstr(de->d_name, ".folded"))
-			s->folded = true;
-		else
-			s->svg = true;
+		s->has[fmt == FL_SNAP_FOLDED ? SNAP_FOLDED : fmt == FL_SNAP_SVG ? SNAP_SVG : SNAP_PPROF] =
+			true;
 		s->bytes += (uint64_t)st.st_size;
 		total += (uint64_t)st.st_size;
 	}
@@ -675,9 +931,12 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 			  char *name, size_t namelen, char *why, size_t whylen)
 {
 	const struct fl_config *c = &d->cfg;
-	struct fl_outfile pf[2] = {{.fd = -1}, {.fd = -1}};
+	struct fl_outfile pf[SNAP__MAX] = {{.fd = -1}, {.fd = -1}, {.fd = -1}};
 	char stamp[32], title[128];
-	struct snap_ctx sc = {.d = d, .p = p, .caveats = caveats, .title = title};
+	struct snap_ctx sc = {
+		.d = d, .p = p, .pp = d->ses.pprof, .caveats = caveats, .title = title};
+	static int (*const write_cb[SNAP__MAX])(void *, FILE *) = {write_folded_cb, write_svg_cb,
+								     write_pprof_cb};
 	struct tm tm;
 	int dfd, err = 0;
 	size_t nf = 0;
@@ -686,7 +945,7 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H-%M-%SZ", &tm);
 	snprintf(title, sizeof(title), "CPU flame graph, %.*s %.2d:%.2d:%.2d UTC", 10, stamp,
 		 tm.tm_hour, tm.tm_min, tm.tm_sec);
-	dfd = open_output_dir(d, why, whylen);
+	dfd = open_output_dir(d->cfg.output_dir, why, whylen);
 	if (dfd < 0)
 		return dfd;
 	/*
@@ -697,33 +956,32 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 	unsigned int last = 0;
 
 	for (unsigned int seq = 1; seq <= last + 8; seq++) {
-		struct stat st;
-		char f1[96], f2[96];
-
 		if (seq == 1)
 			snprintf(name, namelen, "%s", stamp);
 		else
 			snprintf(name, namelen, "%s-%u", stamp, seq);
-		snprintf(f1, sizeof(f1), "%s.folded", name);
-		snprintf(f2, sizeof(f2), "%s.svg", name);
-		if (!fstatat(dfd, f1, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !fstatat(dfd, f2, &st, AT_SYMLINK_NOFOLLOW))
-			last = seq;
+		for (int f = 0; f < SNAP__MAX; f++) {
+			struct stat st;
+			char fn[96];
+
+			snprintf(fn, sizeof(fn), "%s.%s", name, snap_ext[f]);
+			if (!fstatat(dfd, fn, &st, AT_SYMLINK_NOFOLLOW))
+				last = seq;
+		}
 	}
 	if (last)
 		snprintf(name, namelen, "%s-%u", stamp, last + 1);
 	else
 		snprintf(name, namelen, "%s", stamp);
-	for (int i = 0; i < 2 && !err; i++) {
-		bool svg = i == 1;
+	for (int f = 0; f < SNAP__MAX && !err; f++) {
 		char fname[96];
 
-		if (svg ? !c->fmt_svg : !c->fmt_folded)
+		if (!snap_wanted(c, (enum snap_format)f))
 			continue;
-		snprintf(fname, sizeof(fname), "%s.%s", name, svg ? "svg" : "folded");
+		snprintf(fname, sizeof(fname), "%s.%s", name, snap_ext[f]);
 		err = fl_outfile__create(&pf[nf], dfd, fname, 0600, 0);
 		if (!err)
-			err = pending_write(&pf[nf], svg ? write_svg_cb : write_folded_cb, &sc);
+			err = pending_write(&pf[nf], write_cb[f], &sc);
 		nf++;
 	}
 	size_t committed = 0;
@@ -740,7 +998,8 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 		return err;
 	}
 	for (size_t i = 0; i < nf; i++) {
-		const char *ext = strrchr(pf[i].name, '.') + 1;
+		/* The name is NAME.EXT, and NAME has no '.'. */
+		const char *ext = strchr(pf[i].name, '.') + 1;
 		int lerr;
 
 		fl_outfile__close(&pf[i]);
@@ -794,6 +1053,9 @@ static void snapshot(struct daemon *d, const char *why)
 		append(caveats, sizeof(caveats),
 		       "; samples outside flamed's pid namespace left out: %s",
 		       thousands(ss.other_ns - d->last.other_ns, n1));
+	if (d->ses.pprof)
+		fl_pprof__set_time(d->ses.pprof, (int64_t)d->interval_start * 1000000000,
+				   (int64_t)((t0 - d->interval_mono) * 1e9));
 	err = write_snapshot(d, d->ses.profile, caveats, name, sizeof(name), dirwhy,
 			     sizeof(dirwhy));
 	if (err) {
@@ -805,10 +1067,21 @@ static void snapshot(struct daemon *d, const char *why)
 			  (unsigned long long)fl_profile__total(d->ses.profile));
 		notify("STATUS=cannot write snapshots to %s: %s", d->cfg.output_dir,
 		       strerror(-err));
+		d->mv.snapshots_failed++;
+		metrics_update(d);
 		return;
 	}
-	snprintf(files, sizeof(files), "%s%s%s", d->cfg.fmt_folded ? "folded" : "",
-		 d->cfg.fmt_folded && d->cfg.fmt_svg ? ", " : "", d->cfg.fmt_svg ? "svg" : "");
+	/* Written: the backend gets it too (local files come first, whatever it does). */
+	push_snapshot(d, d->interval_start, next_start);
+	d->mv.samples_profile += fl_profile__total(d->ses.profile);
+	d->mv.snapshots_written++;
+	d->mv.snapshot_duration_s = now_s() - t0;
+	d->mv.last_snapshot_time = (double)time(NULL);
+	files[0] = '\0';
+	for (int f = 0, n = 0; f < SNAP__MAX; f++)
+		if (snap_wanted(&d->cfg, (enum snap_format)f))
+			n += snprintf(files + n, sizeof(files) - (size_t)n, "%s%s", n ? ", " : "",
+				      f == SNAP_PPROF ? "pprof" : snap_ext[f]);
 	msg("snapshot %s (%s): %llu samples, %zu stacks, %llu lost, written in %.0f ms", name,
 	    files, (unsigned long long)fl_profile__total(d->ses.profile),
 	    fl_profile__nr_stacks(d->ses.profile), (unsigned long long)lost, (now_s() - t0) * 1e3);
@@ -875,7 +1148,8 @@ static void snapshot(struct daemon *d, const char *why)
 	d->last = ss;
 	d->interval_start = next_start;
 	d->interval_mono = t0;
-	if (session_take_profile(&d->ses, &p) == 0) {
+	metrics_update(d);
+	if (session_take_profile(&d->ses, &p, NULL) == 0) {
 		fl_profile__free(p);
 		/* Files no process used for two intervals: the new fold holds no name yet. */
 		fl_symbolizer__trim(d->ses.symbolizer);
@@ -895,15 +1169,46 @@ static void reload(struct daemon *d)
 	uint64_t old_interval = d->cfg.interval_ns;
 	bool restart;
 
+	struct fl_push *push = d->push;
+	struct fl_metrics *metrics = d->metrics;
+	bool new_push, new_metrics;
+
 	if (load_config(d, &c, err, sizeof(err))) {
 		log_error(d, "configuration refused, keeping the old one: %s", err);
 		notify("STATUS=configuration refused: %s", err);
 		fl_config__fini(&c);
 		return;
 	}
+	/* The exporters first: a backend or a port it cannot use refuses the whole file. */
+	new_push = push_changed(&d->cfg, &c);
+	new_metrics = strcmp(d->cfg.metrics_listen, c.metrics_listen) != 0;
+	if (new_metrics) {
+		/* The old endpoint lets go of its port first: the new one may want the same. */
+		fl_metrics__free(d->metrics);
+		d->metrics = NULL;
+		metrics = NULL;
+	}
+	if ((new_metrics && metrics_open(&c, &metrics, err, sizeof(err))) ||
+	    (new_push && push_open(&c, &push, err, sizeof(err)))) {
+		log_error(d, "configuration refused, keeping the old one: %s", err);
+		notify("STATUS=configuration refused: %s", err);
+		if (new_metrics && metrics_open(&d->cfg, &d->metrics, err, sizeof(err)))
+			log_error(d, "the old metrics endpoint cannot come back either: %s", err);
+		if (new_push && push != d->push)
+			fl_push__free(push);
+		fl_config__fini(&c);
+		return;
+	}
+	if (new_push) {
+		fl_push__free(d->push);
+		d->push = push;
+		d->push_error_seq = 0;
+	}
+	d->metrics = metrics;
 	restart = sampling_changed(&d->cfg, &c);
 	if (restart) {
 		struct fl_profile *p = NULL;
+		struct fl_pprof *pp = NULL;
 		struct fl_config old = d->cfg;
 		int e;
 
@@ -911,11 +1216,12 @@ static void reload(struct daemon *d)
 		session_stop(&d->ses);
 		e = session_drain(&d->ses);
 		if (!e)
-			e = session_take_profile(&d->ses, &p);
+			e = session_take_profile(&d->ses, &p, &pp);
 		if (e) {
 			/* Sampling stopped: the new session must start anyway. */
 			log_error(d, "the samples of this interval are lost: %s", strerror(-e));
 			p = NULL;
+			pp = NULL;
 		}
 		close_session(d);
 		d->cfg = c; /* d->cfg owns c's lists now */
@@ -933,14 +1239,17 @@ static void reload(struct daemon *d)
 				msg("cannot sample with the old configuration either: %s",
 				    strerror(-e));
 				fl_profile__free(p);
+				fl_pprof__free(pp);
 				d->stop = true;
 				return;
 			}
 		} else {
 			fl_config__fini(&old);
 		}
-		if (p && session_set_profile(&d->ses, p))
+		if (p && session_set_profile(&d->ses, p, pp))
 			fl_profile__free(p); /* -ENOMEM: those samples are lost */
+		else if (!p)
+			fl_pprof__free(pp);
 		msg("configuration reloaded from %s: sampling restarted at %u Hz (%s)",
 		    d->config_path, d->cfg.frequency, call_graph_name(&d->ses));
 	} else {
@@ -1004,6 +1313,7 @@ static int run(struct daemon *d)
 					/* EAGAIN */
 				}
 				session_tick(&d->ses);
+				metrics_update(d);
 				if (d->ses.err) {
 					log_error(d, "out of memory naming exited processes: %s",
 						  strerror(-d->ses.err));
@@ -1208,8 +1518,13 @@ int cmd_daemon(int argc, char **argv)
 		goto out;
 	}
 
+	/* A port that cannot be had is a start-up error, before anything is made. */
+	if (metrics_open(&d.cfg, &d.metrics, err, sizeof(err))) {
+		msg("%s (in %s)", err, d.config_path);
+		goto out;
+	}
 	/* The directory now: a wrong output_dir is a start-up error, not a log line an hour later. */
-	dfd = open_output_dir(&d, why, sizeof(why));
+	dfd = open_output_dir(d.cfg.output_dir, why, sizeof(why));
 	if (dfd < 0) {
 		msg("cannot use the output directory %s: %s (output_dir in %s, or --output-dir)",
 		    d.cfg.output_dir, why[0] ? why : strerror(-dfd), d.config_path);
@@ -1217,6 +1532,13 @@ int cmd_daemon(int argc, char **argv)
 	}
 	remove_stale_temps(dfd);
 	close(dfd);
+	if (push_open(&d.cfg, &d.push, err, sizeof(err))) {
+		msg("%s (in %s)", err, d.config_path);
+		goto out;
+	}
+	if (!d.cfg.push_tls_verify && d.push)
+		msg("warning: push_tls_verify = no: the backend's TLS certificate is not checked");
+	warn_netns(&d.cfg);
 
 	if (open_session(&d))
 		goto out;
@@ -1254,6 +1576,9 @@ int cmd_daemon(int argc, char **argv)
 
 out:
 	close_session(&d);
+	/* After the last snapshot: it is spooled, and sent at the next start if not now. */
+	fl_push__free(d.push);
+	fl_metrics__free(d.metrics);
 	fl_config__fini(&d.cfg);
 	free(d.pids);
 	free(d.overrides);

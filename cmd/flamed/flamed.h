@@ -57,6 +57,7 @@ int cmd_daemon(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_svg(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 /*
  * Where an output goes. A path is resolved with fl_outpath__resolve(): a
@@ -103,6 +104,7 @@ enum output_format {
 	OUTPUT_FORMAT_NONE,    /* no extension, or stdout */
 	OUTPUT_FORMAT_FOLDED,  /* .folded, .txt, .collapsed */
 	OUTPUT_FORMAT_SVG,     /* .svg */
+	OUTPUT_FORMAT_PPROF,   /* .pb.gz, .pprof */
 	OUTPUT_FORMAT_UNKNOWN, /* anything else: flamed does not write it */
 };
 

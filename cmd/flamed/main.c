@@ -41,6 +41,7 @@ static void usage(FILE *f)
 	      "  daemon   sample without end, a snapshot every interval (the systemd service)\n"
 	      "  svg      folded stacks (from any tool) to an interactive flame graph SVG\n"
 	      "  diff     a differential flame graph of two folded files\n"
+	      "  convert  folded stacks to pprof, and pprof to folded stacks\n"
 	      "\n"
 	      "'flamed COMMAND --help' lists the options of a command.\n",
 	      f);
@@ -64,6 +65,8 @@ int main(int argc, char **argv)
 		return cmd_svg(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
 		return cmd_diff(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "convert"))
+		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

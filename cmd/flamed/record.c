@@ -27,6 +27,7 @@
 #include "flamed/daemon/config.h"
 #include "flamed/profile/fold.h"
 #include "flamed/formats/folded.h"
+#include "flamed/formats/pprof.h"
 #include "flamed/common/log.h"
 #include "flamed/profile/profile.h"
 #include "flamed/profile_abi.h"
@@ -43,7 +44,7 @@
 #define SLOW_SETUP_S 1.0
 #define DEFAULT_DWARF_STACK 16384
 
-enum format { FORMAT_AUTO, FORMAT_FOLDED, FORMAT_SVG };
+enum format { FORMAT_AUTO, FORMAT_FOLDED, FORMAT_SVG, FORMAT_PPROF };
 
 /* Parsed arguments: the only configuration there is, and it lives here in cmd/. */
 struct record_args {
@@ -56,6 +57,9 @@ struct record_args {
 	const char *output; /* NULL or "-" = stdout */
 	enum format format;
 	bool per_process, per_thread, idle;
+	bool per_cgroup;			    /* --per-cgroup */
+	const char *cgroups[FL_CGROUP_MAX_TARGETS]; /* --cgroup PATH, each */
+	size_t nr_cgroups;
 	bool kernel, user;
 	bool no_bpf;
 	bool no_inline, srcline, no_demangle;
@@ -84,8 +88,9 @@ static const char record_usage[] =
 	"  -F, --freq HZ            samples per second per CPU (default 99)\n"
 	"  -d, --duration SECONDS   stop after this long\n"
 	"  -o, --output FILE        output file; '-' or absent: stdout\n"
-	"      --format FMT         folded or svg (default: from the extension of -o:\n"
-	"                           .svg is svg; .folded, .txt, .collapsed or none folded)\n"
+	"      --format FMT         folded, svg or pprof (default: from the extension of -o:\n"
+	"                           .svg is svg; .pb.gz and .pprof pprof; .folded, .txt,\n"
+	"                           .collapsed or none folded)\n"
 	"  -g                       accepted for perf compatibility: stacks are always recorded\n"
 	"      --call-graph MODE    kernel-dwarf (the default): the BPF program walks user\n"
 	"                           stacks with unwind tables built from the binaries' CFI\n"
@@ -98,6 +103,15 @@ static const char record_usage[] =
 	"                           256M; files past it are walked with frame pointers)\n"
 	"      --per-process        root frame COMM-PID\n"
 	"      --per-thread         root frame COMM-PID/TID\n"
+	"      --per-cgroup         a root frame for the service (cgroup v2) before the\n"
+	"                           COMM frame: a systemd unit by its name (nginx.service,\n"
+	"                           session-2.scope), a container as docker-ID, podman-ID\n"
+	"                           or containerd-ID (12 hex digits), the root cgroup as /,\n"
+	"                           other cgroups by their path under /sys/fs/cgroup\n"
+	"      --cgroup PATH        only tasks in this cgroup v2 and its descendants\n"
+	"                           (PATH under /sys/fs/cgroup, e.g. system.slice/nginx.service,\n"
+	"                           or absolute); repeat for up to 8 cgroups; with -a, or\n"
+	"                           with -p / -- CMD to keep only their tasks in it\n"
 	"      --idle               keep idle-task samples (dropped by default)\n"
 	"      --kernel-only        kernel stacks only\n"
 	"      --user-only          user stacks only\n"
@@ -196,6 +210,8 @@ enum {
 	OPT_MAX_PROCESSES,
 	OPT_MAX_SYMBOL_CACHE,
 	OPT_MAX_UNWIND_TABLES,
+	OPT_PER_CGROUP,
+	OPT_CGROUP,
 };
 
 /* "fp", "dwarf" or "dwarf,SIZE", as perf record spells it, or "kernel-dwarf". */
@@ -232,6 +248,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
 		{"per-process", no_argument, NULL, OPT_PER_PROCESS},
 		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
+		{"per-cgroup", no_argument, NULL, OPT_PER_CGROUP},
+		{"cgroup", required_argument, NULL, OPT_CGROUP},
 		{"idle", no_argument, NULL, OPT_IDLE},
 		{"kernel-only", no_argument, NULL, OPT_KERNEL_ONLY},
 		{"user-only", no_argument, NULL, OPT_USER_ONLY},
@@ -299,8 +317,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				a->format = FORMAT_FOLDED;
 			} else if (!strcmp(optarg, "svg")) {
 				a->format = FORMAT_SVG;
+			} else if (!strcmp(optarg, "pprof")) {
+				a->format = FORMAT_PPROF;
 			} else {
-				usage_error("unknown format '%s': use folded or svg", optarg);
+				usage_error("unknown format '%s': use folded, svg or pprof", optarg);
 				return 1000 + EXIT_USAGE;
 			}
 			break;
@@ -320,6 +340,16 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_PER_THREAD:
 			a->per_thread = true;
+			break;
+		case OPT_PER_CGROUP:
+			a->per_cgroup = true;
+			break;
+		case OPT_CGROUP:
+			if (a->nr_cgroups == FL_CGROUP_MAX_TARGETS) {
+				msg("too many --cgroup: at most %d", FL_CGROUP_MAX_TARGETS);
+				return 1000 + EXIT_USAGE;
+			}
+			a->cgroups[a->nr_cgroups++] = optarg;
 			break;
 		case OPT_IDLE:
 			a->idle = true;
@@ -432,6 +462,13 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 				    : "nothing to record: give -a, -p PID, or -- CMD");
 		return 1000 + EXIT_USAGE;
 	}
+	/* A cgroup that is not there is a mistake in the command line: said before anything starts. */
+	if (a->nr_cgroups) {
+		struct fl_cgroup_target t[FL_CGROUP_MAX_TARGETS];
+
+		if (session_resolve_cgroups(a->cgroups, a->nr_cgroups, t))
+			return 1000 + EXIT_USAGE;
+	}
 	if (a->svg.flamechart) {
 		usage_error("--flamechart needs stacks in time order; record counts them: draw a "
 			    "graph");
@@ -442,11 +479,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OUTPUT_FORMAT_SVG:
 			a->format = FORMAT_SVG;
 			break;
+		case OUTPUT_FORMAT_PPROF:
+			a->format = FORMAT_PPROF;
+			break;
 		case OUTPUT_FORMAT_UNKNOWN:
-			/* -o x.pb.gz must not quietly get folded text. */
+			/* -o x.html must not quietly get folded text. */
 			msg("cannot tell what to write to %s: flamed writes folded stacks "
-			    "(.folded, .txt, .collapsed, or no extension) and SVG (.svg) (rename "
-			    "it, or give --format folded or --format svg)",
+			    "(.folded, .txt, .collapsed, or no extension), SVG (.svg) and pprof "
+			    "(.pb.gz, .pprof) (rename it, or give --format folded, svg or pprof)",
 			    a->output);
 			return 1000 + EXIT_USAGE;
 		default:
@@ -1127,6 +1167,9 @@ static int record(struct record_args *a)
 		.follow_children = a->cmd != NULL,
 		.per_process = a->per_process,
 		.per_thread = a->per_thread,
+		.per_cgroup = a->per_cgroup,
+		.cgroups = a->cgroups,
+		.nr_cgroups = a->nr_cgroups,
 		.idle = a->idle,
 		.kernel = a->kernel,
 		.user = a->user,
@@ -1143,6 +1186,7 @@ static int record(struct record_args *a)
 		.max_processes = a->max_processes ? a->max_processes : 32768,
 		.max_cache_bytes = a->max_symbol_cache,
 		.duration = a->duration,
+		.pprof = a->format == FORMAT_PPROF,
 	};
 	err = session_open(&r.ses, &so);
 	phase_done("set-up (sampler, tracker, symbols)", &phase);
@@ -1256,9 +1300,18 @@ static int record(struct record_args *a)
 		memset(&ss, 0, sizeof(ss));
 	fl_tracker__stats(r.ses.tracker, &ts);
 	fl_fold__stats(r.ses.fold, &fs);
-	if (a->format == FORMAT_SVG)
+	if (a->format == FORMAT_SVG) {
 		err = write_svg(&r, r.ses.profile, &ss, &fs, &ts, elapsed, out.f);
-	else
+	} else if (a->format == FORMAT_PPROF) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		fl_pprof__set_time(r.ses.pprof,
+				   (int64_t)now.tv_sec * 1000000000 + now.tv_nsec -
+					   (int64_t)(elapsed * 1e9),
+				   (int64_t)(elapsed * 1e9));
+		err = fl_pprof__write(r.ses.pprof, out.f);
+	} else
 		err = fl_folded__write(r.ses.profile, out.f);
 	if (!err)
 		err = output_commit(&out);

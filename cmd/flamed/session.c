@@ -14,6 +14,7 @@
 
 #include "flamed.h"
 #include "flamed/common/cleanup.h"
+#include "flamed/formats/pprof.h"
 #include "flamed/profile/flametree.h"
 #include "flamed/sampling/perfbuf.h"
 #include "flamed/profile/profile.h"
@@ -311,6 +312,10 @@ static int open_sampler(struct session *s)
 		/* The tests' way to meet a kernel older than 5.17 (record_kernel_dwarf.sh). */
 		.pretend_no_bpf_loop = getenv("FLAMED_PRETEND_NO_BPF_LOOP") != NULL,
 		.max_table_bytes = o->max_table_bytes,
+		.per_cgroup = o->per_cgroup,
+		.cgroups = s->cg_targets,
+		.nr_cgroups = o->nr_cgroups,
+		.cgroup_tree = s->cgroups,
 	};
 	int err, bpf_err = 0, kfilter;
 
@@ -356,6 +361,13 @@ static int open_sampler(struct session *s)
 		return -EOPNOTSUPP;
 	}
 	err = fl_sampler__new(FL_SAMPLER_RING, &so, &s->sampler);
+	if (err == -EINVAL && (o->per_cgroup || o->nr_cgroups)) {
+		msg("the kernel refuses the cgroup of samples (PERF_SAMPLE_CGROUP, Linux 5.7 and "
+		    "later) that --per-cgroup and --cgroup need with the perf ring buffer%s%s%s",
+		    bpf_err ? " (BPF unavailable: " : "", bpf_err ? strerror(-bpf_err) : "",
+		    bpf_err ? ")" : "");
+		return err;
+	}
 	if (err) {
 		open_failed("perf events", err);
 		return err;
@@ -375,7 +387,79 @@ static int open_sampler(struct session *s)
 	return 0;
 }
 
-static int new_fold(struct session *s, struct fl_profile *p, struct fl_fold **ret)
+static const char *cgroup_name(void *ctx, uint64_t id)
+{
+	return fl_cgroups__name(ctx, id);
+}
+
+int session_resolve_cgroups(const char *const *paths, size_t n, struct fl_cgroup_target *t)
+{
+	const char *root;
+	int err;
+
+	if (n > FL_CGROUP_MAX_TARGETS) {
+		msg("too many cgroups to sample: %zu (at most %d)", n, FL_CGROUP_MAX_TARGETS);
+		return -E2BIG;
+	}
+	if (!n)
+		return 0;
+	if (fl_cgroup__root(&root)) {
+		msg("cannot sample by cgroup: no cgroup v2 file system at /sys/fs/cgroup or "
+		    "/sys/fs/cgroup/unified (mount one there)");
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < n; i++) {
+		err = fl_cgroup__resolve(root, paths[i], &t[i]);
+		switch (err) {
+		case 0:
+			continue;
+		case -ENOENT:
+			msg("no cgroup '%s' under %s (give its path there, e.g. "
+			    "system.slice/nginx.service, as /proc/PID/cgroup shows it)",
+			    paths[i], root);
+			break;
+		case -ENOTDIR:
+			msg("cgroup '%s': not a cgroup directory under %s", paths[i], root);
+			break;
+		case -EINVAL:
+			msg("cgroup '%s': give a path without '..', at most %d levels deep",
+			    paths[i], FL_CGROUP_MAX_DEPTH);
+			break;
+		case -EXDEV:
+			msg("cgroup '%s': not in the cgroup v2 hierarchy, which is mounted at %s",
+			    paths[i], root);
+			break;
+		default:
+			msg("cannot open cgroup '%s' under %s: %s", paths[i], root, strerror(-err));
+			break;
+		}
+		return err;
+	}
+	return 0;
+}
+
+/* The cgroup tree, for per_cgroup's names and the ring backend's --cgroup filter. */
+static int open_cgroups(struct session *s)
+{
+	struct fl_cgroups_opts co = {.sz = sizeof(co)};
+	int err;
+
+	if (!s->o.per_cgroup && !s->o.nr_cgroups)
+		return 0;
+	err = session_resolve_cgroups(s->o.cgroups, s->o.nr_cgroups, s->cg_targets);
+	if (err)
+		return err;
+	err = fl_cgroups__new(&co, &s->cgroups);
+	if (err == -ENOENT)
+		msg("cannot attribute samples to services: no cgroup v2 file system at "
+		    "/sys/fs/cgroup or /sys/fs/cgroup/unified (mount one there)");
+	else if (err)
+		msg("cannot read the cgroup tree: %s", strerror(-err));
+	return err;
+}
+
+static int new_fold(struct session *s, struct fl_profile *p, struct fl_pprof *pp,
+		    struct fl_fold **ret)
 {
 	struct fl_fold_opts fo = {.sz = sizeof(fo),
 				  .symbolizer = s->symbolizer,
@@ -384,9 +468,23 @@ static int new_fold(struct session *s, struct fl_profile *p, struct fl_fold **re
 				  .per_process = s->o.per_process,
 				  .per_thread = s->o.per_thread,
 				  .demangle = !s->o.no_demangle,
-				  .srclines = s->o.srcline};
+				  .srclines = s->o.srcline,
+				  .pprof = pp,
+				  .per_cgroup = s->o.per_cgroup,
+				  .cgroup_name = cgroup_name,
+				  .cgroup_ctx = s->cgroups};
 
 	return fl_fold__new(&fo, ret);
+}
+
+/* The pprof profile the samples also go to, with o.pprof; else *ret is NULL. */
+static int new_pprof(struct session *s, struct fl_pprof **ret)
+{
+	struct fl_pprof_opts po = {.sz = sizeof(po),
+				   .period_ns = s->o.freq ? (int64_t)(1000000000ull / s->o.freq) : 0};
+
+	*ret = NULL;
+	return s->o.pprof ? fl_pprof__new(&po, ret) : 0;
 }
 
 int session_open(struct session *s, const struct session_opts *o)
@@ -411,6 +509,9 @@ int session_open(struct session *s, const struct session_opts *o)
 			return err;
 		}
 	}
+	err = open_cgroups(s);
+	if (err)
+		return err;
 	err = open_sampler(s);
 	if (err)
 		return err;
@@ -471,7 +572,9 @@ int session_open(struct session *s, const struct session_opts *o)
 
 	err = fl_profile__new(&s->profile);
 	if (!err)
-		err = new_fold(s, s->profile, &s->fold);
+		err = new_pprof(s, &s->pprof);
+	if (!err)
+		err = new_fold(s, s->profile, s->pprof, &s->fold);
 	if (err)
 		msg("cannot set up the profile: %s", strerror(-err));
 	return err;
@@ -807,37 +910,59 @@ int session_snapshot(struct session *s)
 	return fl_sampler__snapshot(s->sampler, fold_cb, s->fold);
 }
 
-int session_set_profile(struct session *s, struct fl_profile *p)
+int session_set_profile(struct session *s, struct fl_profile *p, struct fl_pprof *pp)
 {
 	struct fl_fold *fold;
-	int err = new_fold(s, p, &fold);
+	int err;
 
-	if (err)
+	/* Samples of the session before go on in its pprof profile only if this one writes pprof too. */
+	if (!s->o.pprof) {
+		fl_pprof__free(pp);
+		pp = NULL;
+	} else if (!pp) {
+		err = new_pprof(s, &pp);
+		if (err)
+			return err;
+	}
+	err = new_fold(s, p, pp, &fold);
+	if (err) {
+		fl_pprof__free(pp);
 		return err;
+	}
 	fl_fold__free(s->fold);
 	fl_profile__free(s->profile);
+	fl_pprof__free(s->pprof);
 	s->fold = fold;
 	s->profile = p;
+	s->pprof = pp;
 	return 0;
 }
 
-int session_take_profile(struct session *s, struct fl_profile **ret)
+int session_take_profile(struct session *s, struct fl_profile **ret, struct fl_pprof **pp_ret)
 {
 	struct fl_profile *p, *old = s->profile;
+	struct fl_pprof *pp = NULL;
 	struct fl_fold *fold;
 	int err = fl_profile__new(&p);
 
-	if (err)
-		return err;
-	err = new_fold(s, p, &fold);
+	if (!err)
+		err = new_pprof(s, &pp);
+	if (!err)
+		err = new_fold(s, p, pp, &fold);
 	if (err) {
 		fl_profile__free(p);
+		fl_pprof__free(pp);
 		return err;
 	}
 	fl_fold__free(s->fold);
 	s->fold = fold;
 	s->profile = p;
 	*ret = old;
+	if (pp_ret)
+		*pp_ret = s->pprof;
+	else
+		fl_pprof__free(s->pprof);
+	s->pprof = pp;
 	return 0;
 }
 
@@ -845,11 +970,13 @@ void session_close(struct session *s)
 {
 	fl_fold__free(s->fold);
 	fl_profile__free(s->profile);
+	fl_pprof__free(s->pprof);
 	fl_symbolizer__free(s->symbolizer); /* borrows the tracker */
 	fl_tracker__free(s->tracker);
 	/* The sampler uses the unwinder until it is freed. */
 	fl_sampler__free(s->sampler);
 	fl_unwinder__free(s->unwinder);
+	fl_cgroups__free(s->cgroups); /* after the sampler, which borrows it */
 	free(s->offline_at_start);
 	if (s->maps_fd > 0)
 		close(s->maps_fd);

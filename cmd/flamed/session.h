@@ -14,11 +14,13 @@
 
 #include "flamed/common/budget.h"
 #include "flamed/profile/fold.h"
+#include "flamed/sampling/cgroups.h"
 #include "flamed/sampling/pidns.h"
 #include "flamed/sampling/sampler.h"
 #include "flamed/sampling/tracker.h"
 
 struct fl_profile;
+struct fl_pprof;
 struct fl_symbolizer;
 struct fl_unwinder;
 struct svg_args;
@@ -72,12 +74,25 @@ struct session_opts {
 	uint32_t stack_storage_size, max_stacks;
 	double duration;	  /* seconds, 0: unknown (sizes the BPF maps) */
 	bool snapshots;		  /* session_snapshot() will be called */
+	bool pprof;		  /* the samples also go to a pprof profile, s->pprof */
 	bool quiet;		  /* no notices (BPF fallback) on stderr */
 	size_t max_processes;	  /* tracked at once (0: no limit) */
 	uint64_t max_cache_bytes; /* symbols and perf maps read (0: the symbolizer's default) */
 	/* A process exec'd a program named comm (the daemon's targets by name). */
 	void (*on_exec)(void *ctx, uint32_t pid, const char *comm);
 	void *on_exec_ctx;
+	/*
+	 * cgroup v2. per_cgroup: each stack's root frame is its service (the
+	 * name of the cgroup its task ran in, fl_cgroup__service_name()), then
+	 * the comm frame; in pprof, the label "cgroup". cgroups[0..nr_cgroups)
+	 * (at most FL_CGROUP_MAX_TARGETS): only tasks in these cgroups and
+	 * their descendants are sampled; each a path relative to the v2 mount
+	 * ("system.slice/nginx.service", "/system.slice/nginx.service") or
+	 * absolute under it. Read by session_open() only.
+	 */
+	bool per_cgroup;
+	const char *const *cgroups;
+	size_t nr_cgroups;
 };
 
 struct session {
@@ -94,6 +109,7 @@ struct session {
 	struct fl_symbolizer *symbolizer;
 	struct fl_profile *profile; /* the stacks named so far */
 	struct fl_fold *fold;	    /* into profile */
+	struct fl_pprof *pprof;	    /* with o.pprof: the same samples as locations, else NULL */
 	int err;		    /* a failure of the loop's work (-ENOMEM), sticky */
 	uint64_t tick_poll[2];	    /* when the last two ticks' ring reads began */
 	unsigned int ticks_since_flush;
@@ -108,6 +124,9 @@ struct session {
 	bool revive_failed; /* said so once */
 	int max_rate_start; /* kernel.perf_event_max_sample_rate at session_start(), or -1 */
 	int max_rate_min;   /* ... the lowest seen since (read every tick) */
+	/* per_cgroup or cgroups: the cgroup tree (names, ancestry), else NULL; and the targets. */
+	struct fl_cgroups *cgroups;
+	struct fl_cgroup_target cg_targets[FL_CGROUP_MAX_TARGETS];
 };
 
 /*
@@ -140,6 +159,15 @@ void permission_hint(const char *what, int err);
 int read_proc_int(const char *path, int *val);
 
 /*
+ * Resolves cgroup paths (session_opts.cgroups) into t[0..n), or says in one
+ * line which one is wrong and why (no such cgroup, not under the cgroup v2
+ * mount, more than FL_CGROUP_MAX_TARGETS). Returns 0 or -errno. For
+ * checking arguments before anything starts; session_open() resolves them
+ * again.
+ */
+int session_resolve_cgroups(const char *const *paths, size_t n, struct fl_cgroup_target *t);
+
+/*
  * Sets up everything but starts nothing; prints one line on failure.
  * s must be zeroed. Returns 0 or -errno; session_close() in any case.
  */
@@ -163,15 +191,17 @@ int session_drain(struct session *s);
 int session_snapshot(struct session *s);
 /*
  * The profile is handed over (*ret, the caller frees it) and a new empty
- * one takes its place. Returns 0 or -ENOMEM (nothing changed).
+ * one takes its place; the same for the pprof profile (*pp_ret; NULL:
+ * freed). Returns 0 or -ENOMEM (nothing changed).
  */
-int session_take_profile(struct session *s, struct fl_profile **ret);
+int session_take_profile(struct session *s, struct fl_profile **ret, struct fl_pprof **pp_ret);
 /*
- * Stacks are folded into p from now on (the session takes it; the one it
- * had is freed). For a profile that outlives a session (the daemon's
- * reload). Returns 0 or -ENOMEM (nothing changed, p still the caller's).
+ * Stacks are folded into p (and pp, which may be NULL) from now on: the
+ * session takes both (the ones it had are freed; pp too when the session
+ * writes no pprof). For a profile that outlives a session (the daemon's
+ * reload). Returns 0 or -ENOMEM (p still the caller's, pp freed).
  */
-int session_set_profile(struct session *s, struct fl_profile *p);
+int session_set_profile(struct session *s, struct fl_profile *p, struct fl_pprof *pp);
 void session_close(struct session *s);
 
 /*

@@ -217,7 +217,9 @@ int cmd_convert(int argc, char **argv)
 			    name, (unsigned long long)info.bad_refs);
 		if (fmt == OUTPUT_FORMAT_PPROF) {
 			/* pprof to pprof: the stacks as names, at the input's period and time. */
-			po.period_ns = !strcmp(info.unit, "nanoseconds") ? info.period : 0;
+			po.period_ns = !strcmp(info.unit, "nanoseconds") && info.period > 0
+					       ? info.period
+					       : 0;
 			err = fl_pprof__new(&po, &pp);
 			if (!err)
 				fl_pprof__set_time(pp, info.time_nanos, info.duration_nanos);

@@ -102,6 +102,10 @@ struct daemon {
 	/* push_url: the snapshots' way to the backend; metrics_listen: the endpoint. */
 	struct fl_push *push;
 	uint64_t push_error_seq; /* the push error last logged */
+	uint64_t push_secret;	 /* a hash of the credential it was made with (0: none) */
+	/* What the pushers freed at reloads counted: the metrics' totals go on from it. */
+	uint64_t push_sent, push_failed, push_dropped;
+	uint64_t tables_over_last, tables_over_total; /* the sampler's over-budget gauge, made a count */
 	struct fl_metrics *metrics;
 	/*
 	 * The metrics' counters: totals since the daemon started. mv_base holds
@@ -420,6 +424,7 @@ static void close_session(struct daemon *d)
 static bool push_changed(const struct fl_config *a, const struct fl_config *b)
 {
 	if (strcmp(a->push_url, b->push_url) || strcmp(a->push_auth_file, b->push_auth_file) ||
+	    strcmp(a->output_dir, b->output_dir) ||
 	    strcmp(a->push_name, b->push_name) || a->push_timeout_ns != b->push_timeout_ns ||
 	    a->push_spool_bytes != b->push_spool_bytes || a->push_tls_verify != b->push_tls_verify ||
 	    a->nr_push_labels != b->nr_push_labels)
@@ -437,7 +442,31 @@ static int open_output_dir(const char *dir, char *why, size_t whylen);
  * The pusher c asks for (*ret NULL when it asks for none): its spool is
  * OUTPUT_DIR/spool, the credential is read now. Says why it cannot in err.
  */
-static int push_open(const struct fl_config *c, struct fl_push **ret, char *err,
+/* FNV-1a of the credential: whether a reload brought another one, without keeping it. */
+static uint64_t secret_hash(const char *secret)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; secret && *secret; secret++)
+		h = (h ^ (unsigned char)*secret) * 0x100000001b3ull;
+	return secret ? h : 0;
+}
+
+/* The hash of c's credential now (0: none, or unreadable: push_open() will say why). */
+static uint64_t push_secret_of(const struct fl_config *c)
+{
+	char *secret = NULL;
+	uint64_t h;
+
+	if (!c->push_url[0] || !c->push_auth_file[0] ||
+	    fl_authfile__read(c->push_auth_file, 0, &secret, NULL, 0))
+		return 0;
+	h = secret_hash(secret);
+	fl_authfile__free(secret);
+	return h;
+}
+
+static int push_open(const struct fl_config *c, struct fl_push **ret, uint64_t *hash, char *err,
 		     size_t errlen)
 {
 	_cleanup_close_ int dfd = -1, spool = -1;
@@ -492,9 +521,10 @@ static int push_open(const struct fl_config *c, struct fl_push **ret, char *err,
 	}
 	po.spool_dir_fd = spool;
 	e = fl_push__new(&po, ret);
+	*hash = secret_hash(secret);
 	if (e == -EPERM)
 		snprintf(err, errlen,
-			 "push: %.256s/spool is writable by others than root (chmod 700 it, or remove it)",
+			 "push: %.256s/spool is not root's alone (chown root and chmod 700 it, or remove it)",
 			 c->output_dir);
 	else if (e)
 		snprintf(err, errlen, "push: cannot start: %s", strerror(-e));
@@ -514,6 +544,9 @@ static void push_snapshot(struct daemon *d, time_t from, time_t until)
 
 	if (!d->push || !d->ses.pprof)
 		return;
+	/* A clock stepped back must not make the interval end before it began. */
+	if (until < from)
+		until = from;
 	f = open_memstream(&buf, &len);
 	e = f ? fl_pprof__write(d->ses.pprof, f) : -ENOMEM;
 	if (f && fclose(f) && !e)
@@ -567,8 +600,11 @@ static void sampler_values(struct daemon *d, struct fl_metrics_values *v, bool i
 		b->caps_hit[FL_METRICS_CAP_MAX_PROCESSES] + ts.over_max;
 	v->caps_hit[FL_METRICS_CAP_MAX_SYMBOL_CACHE] =
 		b->caps_hit[FL_METRICS_CAP_MAX_SYMBOL_CACHE] + cs.files_not_read;
-	v->caps_hit[FL_METRICS_CAP_MAX_UNWIND_TABLES] =
-		b->caps_hit[FL_METRICS_CAP_MAX_UNWIND_TABLES] + ss.tables_over_budget;
+	/* Files over the budget now (a table unloaded leaves it): each rise counts. */
+	if (ss.tables_over_budget > d->tables_over_last)
+		d->tables_over_total += ss.tables_over_budget - d->tables_over_last;
+	d->tables_over_last = into_base ? 0 : ss.tables_over_budget;
+	v->caps_hit[FL_METRICS_CAP_MAX_UNWIND_TABLES] = d->tables_over_total;
 	v->caps_hit[FL_METRICS_CAP_PERF_MAPS] = b->caps_hit[FL_METRICS_CAP_PERF_MAPS] + js.over_budget;
 	if (into_base) {
 		/* The session is about to close: what it counted stays in the totals. */
@@ -586,13 +622,13 @@ static void metrics_update(struct daemon *d)
 	if (!d->metrics)
 		return;
 	sampler_values(d, &d->mv, false);
-	if (d->push) {
+	memset(&st, 0, sizeof(st));
+	if (d->push)
 		fl_push__stats(d->push, &st);
-		d->mv.push_ok = st.sent;
-		d->mv.push_failed = st.failed_attempts + st.refused;
-		d->mv.push_spool_bytes = st.spool_bytes;
-		d->mv.push_spool_dropped = st.dropped;
-	}
+	d->mv.push_ok = d->push_sent + st.sent;
+	d->mv.push_failed = d->push_failed + st.failed_attempts + st.refused;
+	d->mv.push_spool_bytes = st.spool_bytes;
+	d->mv.push_spool_dropped = d->push_dropped + st.dropped;
 	fl_metrics__update(d->metrics, &d->mv);
 }
 
@@ -637,6 +673,59 @@ static int metrics_open(const struct fl_config *c, struct fl_metrics **ret, char
 		snprintf(err, len, "metrics_listen = %s: cannot listen: %s%s", c->metrics_listen,
 			 strerror(-e),
 			 e == -EADDRINUSE ? " (another port, or stop what uses it)" : "");
+	return e;
+}
+
+/* Frees the pusher, its counts kept in the daemon's totals. */
+static void push_close(struct daemon *d)
+{
+	struct fl_push_stats st;
+
+	if (!d->push)
+		return;
+	fl_push__stats(d->push, &st);
+	d->push_sent += st.sent;
+	d->push_failed += st.failed_attempts + st.refused;
+	d->push_dropped += st.dropped;
+	fl_push__free(d->push);
+	d->push = NULL;
+}
+
+/*
+ * Makes d's exporters those of to instead of from's: the old pusher is
+ * stopped before the new one starts (one sender for one spool, nothing sent
+ * twice), the old endpoint lets go of its port before the new one binds.
+ * On failure, err says why and the exporters of from are back.
+ */
+static int switch_exporters(struct daemon *d, const struct fl_config *from,
+			    const struct fl_config *to, char *err, size_t len)
+{
+	uint64_t secret = push_secret_of(to);
+	bool np = push_changed(from, to) || (to->push_url[0] && secret != d->push_secret);
+	bool nm = strcmp(from->metrics_listen, to->metrics_listen) != 0;
+	char e2[600];
+	int e = 0;
+
+	if (nm) {
+		fl_metrics__free(d->metrics);
+		d->metrics = NULL;
+		e = metrics_open(to, &d->metrics, err, len);
+	}
+	if (!e && np) {
+		push_close(d);
+		e = push_open(to, &d->push, &d->push_secret, err, len);
+		d->push_error_seq = 0;
+	}
+	if (!e)
+		return 0;
+	if (nm) {
+		fl_metrics__free(d->metrics);
+		d->metrics = NULL;
+		if (metrics_open(from, &d->metrics, e2, sizeof(e2)))
+			log_error(d, "the old metrics endpoint cannot come back either: %s", e2);
+	}
+	if (np && !d->push && push_open(from, &d->push, &d->push_secret, e2, sizeof(e2)))
+		log_error(d, "the old push settings cannot come back either: %s", e2);
 	return e;
 }
 
@@ -1169,10 +1258,6 @@ static void reload(struct daemon *d)
 	uint64_t old_interval = d->cfg.interval_ns;
 	bool restart;
 
-	struct fl_push *push = d->push;
-	struct fl_metrics *metrics = d->metrics;
-	bool new_push, new_metrics;
-
 	if (load_config(d, &c, err, sizeof(err))) {
 		log_error(d, "configuration refused, keeping the old one: %s", err);
 		notify("STATUS=configuration refused: %s", err);
@@ -1180,31 +1265,13 @@ static void reload(struct daemon *d)
 		return;
 	}
 	/* The exporters first: a backend or a port it cannot use refuses the whole file. */
-	new_push = push_changed(&d->cfg, &c);
-	new_metrics = strcmp(d->cfg.metrics_listen, c.metrics_listen) != 0;
-	if (new_metrics) {
-		/* The old endpoint lets go of its port first: the new one may want the same. */
-		fl_metrics__free(d->metrics);
-		d->metrics = NULL;
-		metrics = NULL;
-	}
-	if ((new_metrics && metrics_open(&c, &metrics, err, sizeof(err))) ||
-	    (new_push && push_open(&c, &push, err, sizeof(err)))) {
+	if (switch_exporters(d, &d->cfg, &c, err, sizeof(err))) {
 		log_error(d, "configuration refused, keeping the old one: %s", err);
 		notify("STATUS=configuration refused: %s", err);
-		if (new_metrics && metrics_open(&d->cfg, &d->metrics, err, sizeof(err)))
-			log_error(d, "the old metrics endpoint cannot come back either: %s", err);
-		if (new_push && push != d->push)
-			fl_push__free(push);
 		fl_config__fini(&c);
+		metrics_update(d);
 		return;
 	}
-	if (new_push) {
-		fl_push__free(d->push);
-		d->push = push;
-		d->push_error_seq = 0;
-	}
-	d->metrics = metrics;
 	restart = sampling_changed(&d->cfg, &c);
 	if (restart) {
 		struct fl_profile *p = NULL;
@@ -1212,7 +1279,13 @@ static void reload(struct daemon *d)
 		struct fl_config old = d->cfg;
 		int e;
 
-		/* Everything the old session sampled stays in the interval's profile. */
+		/*
+		 * Everything the old session sampled stays in the interval's
+		 * profile; at another frequency, the samples before are written
+		 * first (a pprof profile has one period).
+		 */
+		if (c.frequency != d->cfg.frequency)
+			snapshot(d, "frequency changed");
 		session_stop(&d->ses);
 		e = session_drain(&d->ses);
 		if (!e)
@@ -1232,6 +1305,8 @@ static void reload(struct daemon *d)
 				  "old one",
 				  strerror(-e));
 			close_session(d);
+			if (switch_exporters(d, &d->cfg, &old, err, sizeof(err)))
+				log_error(d, "%s", err);
 			fl_config__fini(&d->cfg);
 			d->cfg = old;
 			e = open_session(d);
@@ -1262,6 +1337,7 @@ static void reload(struct daemon *d)
 			  (double)d->cfg.interval_ns / 1e9);
 	notify("STATUS=configuration reloaded; last snapshot %s",
 	       d->last_name[0] ? d->last_name : "(none yet)");
+	metrics_update(d);
 }
 
 /* ---- the loop ---- */
@@ -1532,7 +1608,7 @@ int cmd_daemon(int argc, char **argv)
 	}
 	remove_stale_temps(dfd);
 	close(dfd);
-	if (push_open(&d.cfg, &d.push, err, sizeof(err))) {
+	if (push_open(&d.cfg, &d.push, &d.push_secret, err, sizeof(err))) {
 		msg("%s (in %s)", err, d.config_path);
 		goto out;
 	}
@@ -1577,7 +1653,7 @@ int cmd_daemon(int argc, char **argv)
 out:
 	close_session(&d);
 	/* After the last snapshot: it is spooled, and sent at the next start if not now. */
-	fl_push__free(d.push);
+	push_close(&d);
 	fl_metrics__free(d.metrics);
 	fl_config__fini(&d.cfg);
 	free(d.pids);

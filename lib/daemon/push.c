@@ -1081,7 +1081,7 @@ int fl_push__new(const struct fl_push_opts *opts, struct fl_push **ret)
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 	/* Another user could swap names under us there. */
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_uid != geteuid())
 		return -EPERM;
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK)

@@ -253,7 +253,10 @@ int fl_snapdir__scan(int dirfd, const char *path, size_t max, struct fl_snapdir 
 			d->snaps = ns;
 			cap = ncap;
 		}
-		s.end_ns = (int64_t)st.st_mtim.tv_sec * NS_PER_S + st.st_mtim.tv_nsec;
+		/* An mtime past 2262 (touch -d) does not fit in ns: the end of time, then. */
+		if (__builtin_mul_overflow((int64_t)st.st_mtim.tv_sec, NS_PER_S, &s.end_ns) ||
+		    __builtin_add_overflow(s.end_ns, (int64_t)st.st_mtim.tv_nsec, &s.end_ns))
+			s.end_ns = INT64_MAX;
 		if (s.end_ns < s.start_ns)
 			s.end_ns = s.start_ns;
 		s.formats = format;

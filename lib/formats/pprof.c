@@ -77,9 +77,69 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 
 #define GROW(arr, cap, n) grow((void **)&(arr), &(cap), (n), sizeof(*(arr)))
 
+/* The length of the valid UTF-8 sequence at s (of n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and past U+10FFFF are not UTF-8. */
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/*
+ * Interns s as a string of the table. A proto3 string must be UTF-8, and a
+ * backend that checks refuses the whole profile otherwise: names come from
+ * binaries and process names anyone can make, so each byte of an invalid
+ * sequence becomes '?'.
+ */
 static int str(struct fl_pprof *p, const char *s, uint32_t *id)
 {
-	return fl_strpool__intern(p->strings, s ? s : "", s ? strlen(s) : 0, id);
+	size_t n = s ? strlen(s) : 0, i = 0, len;
+	const unsigned char *u = (const unsigned char *)s;
+	char *fixed;
+	int err;
+
+	while (i < n && (len = utf8_len(u + i, n - i)))
+		i += len;
+	if (i == n)
+		return fl_strpool__intern(p->strings, s ? s : "", n, id);
+	fixed = malloc(n);
+	if (!fixed)
+		return -ENOMEM;
+	memcpy(fixed, s, i);
+	while (i < n) {
+		len = utf8_len(u + i, n - i);
+		if (len) {
+			memcpy(fixed + i, s + i, len);
+			i += len;
+		} else {
+			fixed[i++] = '?';
+		}
+	}
+	err = fl_strpool__intern(p->strings, fixed, n, id);
+	free(fixed);
+	return err;
 }
 
 int fl_pprof__new(const struct fl_pprof_opts *opts, struct fl_pprof **ret)
@@ -147,23 +207,28 @@ void fl_pprof__set_time(struct fl_pprof *p, int64_t time_ns, int64_t duration_ns
 	p->duration_ns = duration_ns;
 }
 
-/* Interns the key a \1 b \1 c in pool; *fresh when it is new. */
-static int intern_key(struct fl_strpool *pool, const char *a, const char *b,
-		      const char *c, uint32_t *id, bool *fresh)
+/*
+ * Interns the key of a, b and c in pool, each after its length ("3:abc"):
+ * names may hold any byte, and no two triples make the same key. *fresh
+ * when it is new.
+ */
+static int intern_key(struct fl_strpool *pool, const char *a, const char *b, const char *c,
+		      uint32_t *id, bool *fresh)
 {
-	size_t la = strlen(a), lb = strlen(b), lc = strlen(c), n = la + lb + lc + 2;
+	const char *parts[3] = {a, b, c};
+	size_t lens[3] = {strlen(a), strlen(b), strlen(c)}, n = lens[0] + lens[1] + lens[2] + 3 * 21;
 	char stack_buf[512], *k = n <= sizeof(stack_buf) ? stack_buf : malloc(n);
-	size_t before = fl_strpool__count(pool);
+	size_t before = fl_strpool__count(pool), at = 0;
 	int err;
 
 	if (!k)
 		return -ENOMEM;
-	memcpy(k, a, la);
-	k[la] = '\1';
-	memcpy(k + la + 1, b, lb);
-	k[la + 1 + lb] = '\1';
-	memcpy(k + la + lb + 2, c, lc);
-	err = fl_strpool__intern(pool, k, n, id);
+	for (int i = 0; i < 3; i++) {
+		at += (size_t)snprintf(k + at, n - at, "%zu:", lens[i]);
+		memcpy(k + at, parts[i], lens[i]);
+		at += lens[i];
+	}
+	err = fl_strpool__intern(pool, k, at, id);
 	if (k != stack_buf)
 		free(k);
 	*fresh = fl_strpool__count(pool) > before;

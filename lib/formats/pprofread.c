@@ -324,7 +324,17 @@ struct reader {
 	size_t len, cap;
 	size_t nr_frames;
 	bool too_long; /* the line went past FL_FOLDED_MAX_LINE: the sample is skipped */
+	/*
+	 * Bytes of stack text still to be made: samples may all point at one
+	 * huge name or one deep location, so the work is bounded by the
+	 * message's size, not by the number of samples (PPROF_TEXT_FACTOR).
+	 */
+	uint64_t text_left;
 };
+
+/* Stack text a profile may make: this many times its message's size, and this much more. */
+#define PPROF_TEXT_FACTOR 64u
+#define PPROF_TEXT_SLACK (64ull << 20)
 
 /* String idx of the table, or NULL (counted) when there is none. */
 static const char *str_at(struct reader *r, int64_t idx)
@@ -376,7 +386,8 @@ static bool needs_fix(unsigned char c)
  */
 static int append_name(struct reader *r, const char *s, int64_t idx)
 {
-	size_t start = r->len, n = strlen(s);
+	/* Past what the line can hold, the length does not matter: no need to find the end. */
+	size_t start = r->len, n = strnlen(s, FL_FOLDED_MAX_LINE - r->len + 1);
 	bool fixed = false;
 	int err = append(r, s, n);
 
@@ -729,6 +740,11 @@ static int read_samples(struct reader *r, size_t ti, fl_folded_line_fn fn, void 
 			r->info->too_long++;
 			continue;
 		}
+		if (r->len > r->text_left) {
+			r->info->error = "stacks far larger than the profile (the same names again and again)";
+			return -EFBIG;
+		}
+		r->text_left -= r->len;
 		l.stack = r->line;
 		l.len = r->len;
 		l.count[0] = (double)s->value[ti];
@@ -740,10 +756,11 @@ static int read_samples(struct reader *r, size_t ti, fl_folded_line_fn fn, void 
 	return 0;
 }
 
-static int read_profile(const Profile *p, const struct fl_pprof_read_opts *opts,
+static int read_profile(const Profile *p, size_t msg_len, const struct fl_pprof_read_opts *opts,
 			fl_folded_line_fn fn, void *ctx, struct fl_pprof_read_info *info)
 {
-	struct reader r = {.p = p, .info = info};
+	struct reader r = {
+		.p = p, .info = info, .text_left = msg_len * PPROF_TEXT_FACTOR + PPROF_TEXT_SLACK};
 	size_t ti;
 	int err;
 
@@ -815,7 +832,7 @@ int fl_pprof__parse(const void *buf, size_t len, const struct fl_pprof_read_opts
 	}
 	/* The plain bytes are not needed any more: strings and arrays were copied. */
 	free(TAKE_PTR(plain));
-	err = read_profile(p, opts, fn, ctx, info);
+	err = read_profile(p, msg_len, opts, fn, ctx, info);
 	perftools__profiles__profile__free_unpacked(p, &alloc);
 	return err;
 }

@@ -104,7 +104,7 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
-	rm -rf "$T"
+	[[ -n ${FLAMED_KEEP_T:-} ]] && echo "kept $T" >&2 || rm -rf "$T"
 }
 trap cleanup EXIT
 # Whatever a test leaves in its working directory goes away with it.

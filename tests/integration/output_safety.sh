@@ -209,12 +209,14 @@ left=$(find "$T/k" -mindepth 1 -printf '%f\n')
 [[ -z $left ]] || fail "a recording killed with SIGKILL left: $left"
 
 # --- formats ---------------------------------------------------------------------
-run_flamed pbgz record -a -d 0.3 -o "$T/x.pb.gz"
+# A name of a format flamed does not write is an error, not folded text under it.
+run_flamed html record -a -d 0.3 -o "$T/x.html"
 expect_rc 2
-one_line pbgz "-o x.pb.gz" "\\.folded.*\\.svg"
-[[ ! -e $T/x.pb.gz ]] || fail "-o x.pb.gz wrote a file"
-run_flamed pbgz-folded record --format folded -F 999 -o "$T/x.pb.gz" -- "$FIXTURES/chains" 0.5
-recorded pbgz-folded "$T/x.pb.gz"
+one_line html "-o x.html" "\\.folded.*\\.svg.*\\.pb\\.gz"
+[[ ! -e $T/x.html ]] || fail "-o x.html wrote a file"
+run_flamed html-folded record --format folded -F 999 -o "$T/x.html" -- "$FIXTURES/chains" 0.5
+recorded html-folded "$T/x.html"
+# -o x.pb.gz is pprof; a subcommand that does not write it says so.
 run_flamed svg-pbgz svg "$T/in.folded" -o "$T/y.pb.gz"
 expect_rc 2
 one_line svg-pbgz "svg -o y.pb.gz" "writes an SVG"

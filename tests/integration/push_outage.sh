@@ -250,8 +250,10 @@ for f in "${kept[@]}"; do
 	fi
 done
 if [[ $gone -gt 0 ]]; then
-	ndrop=$(grep -o '[0-9]* dropped)' "$DLOG" | tail -n 1 | cut -d' ' -f1)
-	[[ ${ndrop:-0} -ge $gone ]] || fail "$gone of the spooled snapshots were never delivered, the daemon counted ${ndrop:-0} dropped"
+	# The daemon counts what it dropped since it started: the metrics say so.
+	ndrop=$(metrics | sed -nE 's/^flamed_push_spool_dropped_total ([0-9]+)$/\1/p')
+	[[ -n $ndrop ]] || fail "$gone of the spooled snapshots were never delivered, and the metrics do not answer"
+	[[ $ndrop -ge $gone ]] || fail "$gone of the spooled snapshots were never delivered, the daemon counted $ndrop dropped"
 	note "after the restart: the $gone oldest spooled snapshots dropped for newer ones (counted: $ndrop)"
 fi
 check_no_duplicates

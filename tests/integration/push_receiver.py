@@ -142,6 +142,12 @@ def make_handler(st):
                 self.read_body()
                 return self.answer(404, "no such path %s" % url.path)
             mode, arg = st.current()
+            if mode in ("refuse", "down"):
+                # A connection kept alive from before: a server that is gone
+                # does not answer on it either.
+                st.event(mode=mode, answered=None)
+                self.reset()
+                return
             if mode == "hang":
                 self.read_body()
                 st.event(mode=mode, answered=None)

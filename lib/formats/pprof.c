@@ -25,6 +25,7 @@ struct mapping {
 
 struct function {
 	uint32_t name, system_name, file; /* string ids */
+	int64_t start_line;
 };
 
 struct location {
@@ -270,9 +271,9 @@ int fl_pprof__mapping(struct fl_pprof *p, const char *path, const uint8_t *bid, 
 }
 
 int fl_pprof__function(struct fl_pprof *p, const char *name, const char *system_name,
-		       const char *file, uint32_t *id)
+		       const char *file, int64_t start_line, uint32_t *id)
 {
-	struct function f;
+	struct function f = {.start_line = start_line};
 	uint32_t k;
 	bool fresh;
 	int err;
@@ -406,7 +407,7 @@ static int name_function(struct from_profile *c, uint32_t frame, bool strip, uin
 	}
 	memcpy(c->name, name, n);
 	c->name[n] = '\0';
-	return fl_pprof__function(c->p, c->name, NULL, NULL, fid);
+	return fl_pprof__function(c->p, c->name, NULL, NULL, 0, fid);
 }
 
 static int add_stack(const uint32_t *frames, size_t n, uint64_t count, void *ctx)
@@ -719,6 +720,7 @@ static int build(const struct fl_pprof *p, struct msg *m)
 		x->name = p->funcs[i].name;
 		x->system_name = p->funcs[i].system_name;
 		x->filename = p->funcs[i].file;
+		x->start_line = p->funcs[i].start_line;
 	}
 	for (size_t i = 0; i < p->nr_lines; i++) {
 		perftools__profiles__line__init(&m->lines[i]);

@@ -491,7 +491,7 @@ static int pprof_location(struct fl_fold *f, const struct fl_sym *sym, bool kern
 			len -= 4;
 		memcpy(f->name, name, len);
 		f->name[len] = '\0';
-		err = fl_pprof__function(pp, f->name, NULL, NULL, &f->lines[0].function);
+		err = fl_pprof__function(pp, f->name, NULL, NULL, 0, &f->lines[0].function);
 		f->lines[0].line = 0;
 		return err ?: fl_pprof__location(pp, f->kernel_map, addr, f->lines, 1, loc);
 	}
@@ -503,12 +503,14 @@ static int pprof_location(struct fl_fold *f, const struct fl_sym *sym, bool kern
 			const struct fl_src_frame *s = &sym->inl[i];
 
 			err = fl_pprof__function(pp, s->name ? shown_name(f, s->name) : "[unknown]",
-						 s->name, s->file, &f->lines[n].function);
+						 s->name, s->decl_file ?: s->file, s->decl_line,
+						 &f->lines[n].function);
 			if (err)
 				return err;
 			f->lines[n++].line = s->line;
 		}
-		err = fl_pprof__function(pp, shown_name(f, sym->name), sym->name, sym->file,
+		err = fl_pprof__function(pp, shown_name(f, sym->name), sym->name,
+					 sym->decl_file ?: sym->file, sym->decl_line,
 					 &f->lines[n].function);
 		if (err)
 			return err;
@@ -642,7 +644,7 @@ static int pprof_marker(struct fl_fold *f, const char *name, uint32_t *loc)
 
 	if (*loc)
 		return 0;
-	err = fl_pprof__function(f->opts.pprof, name, NULL, NULL, &line.function);
+	err = fl_pprof__function(f->opts.pprof, name, NULL, NULL, 0, &line.function);
 	return err ?: fl_pprof__location(f->opts.pprof, 0, 0, &line, 1, loc);
 }
 

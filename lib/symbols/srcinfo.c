@@ -38,6 +38,8 @@ struct sfunc {
 	const char *name;
 	const char *call_file;
 	int call_line;
+	const char *decl_file; /* where the function is defined (its abstract origin's, inlined) */
+	int decl_line;
 };
 
 struct srange {
@@ -384,6 +386,14 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *lin
 		*file = dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+/* Where a function is defined: DW_AT_decl_file and DW_AT_decl_line, through its abstract origin. */
+static void decl_site(Dwarf_Die *die, const char **file, int *line)
+{
+	if (dwarf_decl_line(die, line) || *line < 0)
+		*line = 0;
+	*file = dwarf_decl_file(die);
+}
+
 size_t fl_srcinfo__frames(struct fl_srcinfo *si, uint64_t vaddr, struct fl_src_frame *out,
 			  size_t max)
 {
@@ -420,9 +430,14 @@ size_t fl_srcinfo__frames(struct fl_srcinfo *si, uint64_t vaddr, struct fl_src_f
 			fn->name = die_name(&die);
 			if (fn->inlined)
 				call_site(&cu, &die, &fn->call_file, &fn->call_line);
+			decl_site(&die, &fn->decl_file, &fn->decl_line);
 			fn->named = true;
 		}
-		inner[n++] = (struct fl_src_frame){.name = fn->name, .file = file, .line = line};
+		inner[n++] = (struct fl_src_frame){.name = fn->name,
+						   .file = file,
+						   .line = line,
+						   .decl_file = fn->decl_file,
+						   .decl_line = fn->decl_line};
 		if (!fn->inlined)
 			break;
 		file = fn->call_file;

@@ -637,6 +637,8 @@ static void add_srcinfo(struct fl_symbolizer *s, struct module *m, uint64_t vadd
 		return;
 	o->file = s->src[0].file;
 	o->line = s->src[0].line;
+	o->decl_file = s->src[0].decl_file;
+	o->decl_line = s->src[0].decl_line;
 	if (s->inlines && n > 1) {
 		o->inl = &s->src[1];
 		o->nr_inl = n - 1;

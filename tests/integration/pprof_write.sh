@@ -48,6 +48,16 @@ grep -q "$FIXTURES/inline_chain .*$bid\|$bid.*inline_chain" "$T/pprof.out" ||
 	grep -A20 '^Mappings' "$T/pprof.out" | grep -q "$bid" || fail "the mapping of inline_chain has no build-id $bid"
 grep -A3 '^Mappings' "$T/pprof.out" | grep -q '\[kernel.kallsyms\]' ||
 	grep -q '\[kernel.kallsyms\]' "$T/pprof.out" || fail "no kernel mapping"
+# Functions have their files and start lines from DWARF (DW_AT_decl_line).
+src=$SRCDIR/tests/fixtures/progs/inline_chain.c
+# decl FN: the line of FN's definition (a line that starts, not a comment or a call).
+decl() { grep -nE "^[^ /*].*[ *]$1\(" "$src" | head -1 | cut -d: -f1; }
+for fn in inline_a inline_outer; do
+	want=$(decl "$fn")
+	[[ -n $want ]] || fail "no definition of $fn in $src"
+	grep -Eq " $fn [^ ]*inline_chain\.c:[0-9]+ s=$want\$" "$T/pprof.out" ||
+		fail "$fn does not start at inline_chain.c:$want: $(grep -m 1 " $fn " "$T/pprof.out")"
+done
 # Inlined frames: lines of one location, shown "(inline)" by -traces.
 pprof "$T/inl.pb.gz" -traces
 awk '/inline_c \(inline\)/ { c = NR } /inline_b \(inline\)/ && c && NR == c + 1 { b = NR }

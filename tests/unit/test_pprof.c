@@ -76,10 +76,10 @@ static void test_locations(void **state)
 					   &stack[0]),
 			 0);
 	assert_int_equal(stack[0], exe);
-	assert_int_equal(fl_pprof__function(p, "main", NULL, "app.c", &f_main), 0);
-	assert_int_equal(fl_pprof__function(p, "ns::outer()", "_ZN2ns5outerEv", "app.c", &f_outer), 0);
-	assert_int_equal(fl_pprof__function(p, "inl", NULL, "app.h", &f_inl), 0);
-	assert_int_equal(fl_pprof__function(p, "do_syscall_64", NULL, NULL, &f_k), 0);
+	assert_int_equal(fl_pprof__function(p, "main", NULL, "app.c", 8, &f_main), 0);
+	assert_int_equal(fl_pprof__function(p, "ns::outer()", "_ZN2ns5outerEv", "app.c", 18, &f_outer), 0);
+	assert_int_equal(fl_pprof__function(p, "inl", NULL, "app.h", 1, &f_inl), 0);
+	assert_int_equal(fl_pprof__function(p, "do_syscall_64", NULL, NULL, 0, &f_k), 0);
 	lines[0] = (struct fl_pprof_line){.function = f_main, .line = 10};
 	assert_int_equal(fl_pprof__location(p, exe, 0x1100, lines, 1, &loc_main), 0);
 	/* Innermost first: inl was inlined into ns::outer. */
@@ -123,11 +123,11 @@ static void test_hostile_names(void **state)
 	(void)state;
 	assert_int_equal(fl_pprof__new(&po, &p), 0);
 	/* "a\1b" + "c" and "a" + "b\1c" were one key once. */
-	assert_int_equal(fl_pprof__function(p, "a\1b", "c", NULL, &f1), 0);
-	assert_int_equal(fl_pprof__function(p, "a", "b\1c", NULL, &f2), 0);
+	assert_int_equal(fl_pprof__function(p, "a\1b", "c", NULL, 0, &f1), 0);
+	assert_int_equal(fl_pprof__function(p, "a", "b\1c", NULL, 0, &f2), 0);
 	assert_int_not_equal(f1, f2);
 	/* A lone continuation byte, a cut sequence, an overlong '/', and valid é and U+1F600. */
-	assert_int_equal(fl_pprof__function(p, "x\x80y\xc3", "\xc0\xaf\xc3\xa9\xf0\x9f\x98\x80", NULL,
+	assert_int_equal(fl_pprof__function(p, "x\x80y\xc3", "\xc0\xaf\xc3\xa9\xf0\x9f\x98\x80", NULL, 0,
 					    &line.function),
 			 0);
 	assert_int_equal(fl_pprof__location(p, 0, 0, &line, 1, &l1), 0);

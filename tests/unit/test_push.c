@@ -880,10 +880,10 @@ static void test_receiver_pprof(void **state)
 	}
 	/* The profile: main -> burn, 5 samples. */
 	assert_int_equal(fl_pprof__new(&po, &pp), 0);
-	assert_int_equal(fl_pprof__function(pp, "burn_cpu", NULL, NULL, &fid), 0);
+	assert_int_equal(fl_pprof__function(pp, "burn_cpu", NULL, NULL, 0, &fid), 0);
 	ln[0] = (struct fl_pprof_line){.function = fid};
 	assert_int_equal(fl_pprof__location(pp, 0, 0x1000, ln, 1, &loc[0]), 0);
-	assert_int_equal(fl_pprof__function(pp, "main", NULL, NULL, &fid), 0);
+	assert_int_equal(fl_pprof__function(pp, "main", NULL, NULL, 0, &fid), 0);
 	ln[0] = (struct fl_pprof_line){.function = fid};
 	assert_int_equal(fl_pprof__location(pp, 0, 0x2000, ln, 1, &loc[1]), 0);
 	assert_int_equal(fl_pprof__add(pp, loc, 2, NULL, 5), 0);

@@ -43,12 +43,13 @@ int fl_pprof__mapping(struct fl_pprof *p, const char *path, const uint8_t *bid, 
 		      uint64_t start, uint64_t limit, uint64_t offset, uint32_t *id);
 
 /*
- * A function: the name shown, the name in the binary (NULL: the same) and
- * its source file (NULL: unknown). The same three give the same id.
- * Returns 0 or -ENOMEM.
+ * A function: the name shown, the name in the binary (NULL: the same), its
+ * source file (NULL: unknown) and the line it starts at (0: unknown). The
+ * same name, system name and file give the same id (and keep the first
+ * start line). Returns 0 or -ENOMEM.
  */
 int fl_pprof__function(struct fl_pprof *p, const char *name, const char *system_name,
-		       const char *file, uint32_t *id);
+		       const char *file, int64_t start_line, uint32_t *id);
 
 struct fl_pprof_line {
 	uint32_t function;

@@ -20,6 +20,9 @@ struct fl_src_frame {
 	/* The source file and line this frame is at (for an outer frame: the inlined call); NULL/0 if unknown. */
 	const char *file;
 	int line;
+	/* Where the function itself is defined (pprof's start line); NULL/0 if unknown. */
+	const char *decl_file;
+	int decl_line;
 };
 
 /*

@@ -80,6 +80,9 @@ struct fl_sym {
 	 */
 	const char *file;
 	int line;
+	/* ... and where name is defined (its first line), from DWARF too (NULL/0: unknown). */
+	const char *decl_file;
+	int decl_line;
 	/* The GNU build-id of the module's file (build_id_len 0: none or not known). */
 	const uint8_t *build_id;
 	size_t build_id_len;

@@ -12,39 +12,27 @@
 #include "flamed/common/cleanup.h"
 #include "flamed/daemon/authfile.h"
 #include "flamed/files/regfile.h"
+#include "common/seterr.h"
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Checks on the open file's stat: who owns it, who else may read or write it. */
 static int check_stat(const char *path, const struct stat *st, uid_t owner, char *err,
 		      size_t errlen)
 {
 	if (st->st_uid != owner) {
-		seterr(err, errlen, "%s belongs to uid %u, not %u (chown %u %s)", path,
+		fl_seterr(err, errlen, "%s belongs to uid %u, not %u (chown %u %s)", path,
 		       (unsigned int)st->st_uid, (unsigned int)owner, (unsigned int)owner, path);
 		return -EPERM;
 	}
 	if (st->st_mode & (S_IRWXG | S_IRWXO)) {
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "%s is open to group or others (mode %04o): a credential must be private "
 		       "(chmod 600 %s)",
 		       path, (unsigned int)(st->st_mode & 07777), path);
 		return -EPERM;
 	}
 	if (st->st_size > (off_t)FL_AUTHFILE_MAX + 2) {
-		seterr(err, errlen, "%s is larger than %u bytes: not a credential", path,
+		fl_seterr(err, errlen, "%s is larger than %u bytes: not a credential", path,
 		       FL_AUTHFILE_MAX);
 		return -EFBIG;
 	}
@@ -86,15 +74,15 @@ int fl_authfile__read(const char *path, uid_t owner, char **ret, char *err, size
 
 	fd = fl_regfile__open(AT_FDCWD, path, FL_REGFILE_NOFOLLOW, &st);
 	if (fd == -ELOOP) {
-		seterr(err, errlen, "%s is a symbolic link: name the file itself", path);
+		fl_seterr(err, errlen, "%s is a symbolic link: name the file itself", path);
 		return fd;
 	}
 	if (fd == -EINVAL || fd == -EISDIR) {
-		seterr(err, errlen, "%s is not a regular file", path);
+		fl_seterr(err, errlen, "%s is not a regular file", path);
 		return -EINVAL;
 	}
 	if (fd < 0) {
-		seterr(err, errlen, "cannot open %s: %s", path, strerror(-fd));
+		fl_seterr(err, errlen, "cannot open %s: %s", path, strerror(-fd));
 		return fd;
 	}
 	r = check_stat(path, &st, owner, err, errlen);
@@ -103,22 +91,22 @@ int fl_authfile__read(const char *path, uid_t owner, char **ret, char *err, size
 	n = read_upto(fd, buf, FL_AUTHFILE_MAX + 2);
 	if (n == -EFBIG) {
 		explicit_bzero(buf, sizeof(buf));
-		seterr(err, errlen, "%s is larger than %u bytes: not a credential", path,
+		fl_seterr(err, errlen, "%s is larger than %u bytes: not a credential", path,
 		       FL_AUTHFILE_MAX);
 		return -EFBIG;
 	}
 	if (n < 0) {
-		seterr(err, errlen, "cannot read %s: %s", path, strerror((int)-n));
+		fl_seterr(err, errlen, "cannot read %s: %s", path, strerror((int)-n));
 		return (int)n;
 	}
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		n--;
 	r = 0;
 	if (!n) {
-		seterr(err, errlen, "%s is empty: write the token (or user:password) in it", path);
+		fl_seterr(err, errlen, "%s is empty: write the token (or user:password) in it", path);
 		r = -EINVAL;
 	} else if ((size_t)n > FL_AUTHFILE_MAX) {
-		seterr(err, errlen, "%s is larger than %u bytes: not a credential", path,
+		fl_seterr(err, errlen, "%s is larger than %u bytes: not a credential", path,
 		       FL_AUTHFILE_MAX);
 		r = -EFBIG;
 	}
@@ -126,7 +114,7 @@ int fl_authfile__read(const char *path, uid_t owner, char **ret, char *err, size
 		unsigned char ch = (unsigned char)buf[i];
 
 		if (ch < 0x20 || ch == 0x7f) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "%s holds a control character (0x%02x) at byte %zu: it must be one "
 			       "line, a token or user:password",
 			       path, ch, i + 1);
@@ -136,7 +124,7 @@ int fl_authfile__read(const char *path, uid_t owner, char **ret, char *err, size
 	if (!r) {
 		*ret = strndup(buf, (size_t)n);
 		if (!*ret) {
-			seterr(err, errlen, "%s: out of memory", path);
+			fl_seterr(err, errlen, "%s: out of memory", path);
 			r = -ENOMEM;
 		}
 	}

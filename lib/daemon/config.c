@@ -14,6 +14,7 @@
 #include "flamed/daemon/config.h"
 #include "flamed/files/regfile.h"
 #include "common/parse.h"
+#include "common/seterr.h"
 
 #define NS_PER_SEC 1000000000ull
 #define PID_MAX_LIMIT 4194304u /* the kernel's ceiling for pid_max */
@@ -23,19 +24,6 @@
 #define MAX_KEEP_FILES 1000000000ull
 #define MAX_PUSH_TIMEOUT_S 3600ull
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * s quoted for a one-line message: '"' and '\' escaped, bytes that are not
@@ -161,11 +149,11 @@ static int set_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out, char 
 	int r = parse_num(v, hi, &n);
 
 	if (r == -EINVAL) {
-		seterr(err, errlen, "%s is not a number (%u-%u)", Q(v), lo, hi);
+		fl_seterr(err, errlen, "%s is not a number (%u-%u)", Q(v), lo, hi);
 		return -EINVAL;
 	}
 	if (r || n < lo) {
-		seterr(err, errlen, "%s is out of range (%u-%u)", Q(v), lo, hi);
+		fl_seterr(err, errlen, "%s is out of range (%u-%u)", Q(v), lo, hi);
 		return -EINVAL;
 	}
 	*out = (uint32_t)n;
@@ -193,13 +181,13 @@ static int set_interval(struct fl_config *c, const char *v, char *err, size_t er
 	int r = parse_duration(v, MAX_INTERVAL_S, &ns);
 
 	if (r == -EINVAL) {
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "%s is not a duration (seconds, or a number with s, m, h or d: 90, 5m, 1h)",
 		       Q(v));
 		return -EINVAL;
 	}
 	if (r || ns < NS_PER_SEC) {
-		seterr(err, errlen, "%s is out of range (1s-7d)", Q(v));
+		fl_seterr(err, errlen, "%s is out of range (1s-7d)", Q(v));
 		return -EINVAL;
 	}
 	c->interval_ns = ns;
@@ -212,14 +200,14 @@ static int set_keep_age(struct fl_config *c, const char *v, char *err, size_t er
 	int r = parse_duration(v, MAX_KEEP_AGE_S, &ns);
 
 	if (r == -EINVAL) {
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "%s is not a duration (seconds, or a number with s, m, h or d: 12h, 30d; "
 		       "0 = unlimited)",
 		       Q(v));
 		return -EINVAL;
 	}
 	if (r) {
-		seterr(err, errlen, "%s is out of range (0-36500d)", Q(v));
+		fl_seterr(err, errlen, "%s is out of range (0-36500d)", Q(v));
 		return -EINVAL;
 	}
 	c->keep_age_ns = ns;
@@ -233,14 +221,14 @@ static int parse_size(const char *v, const char *zero, uint64_t *n, char *err, s
 	int r = parse_with_unit(v, "kmg", mult, UINT64_MAX, n);
 
 	if (r == -EINVAL) {
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "%s is not a size (bytes, or a number with K, M or G, powers of 1024: 512M, "
 		       "2G%s%s)",
 		       Q(v), zero ? "; 0 = " : "", zero ? zero : "");
 		return -EINVAL;
 	}
 	if (r) {
-		seterr(err, errlen, "%s is too big", Q(v));
+		fl_seterr(err, errlen, "%s is too big", Q(v));
 		return -EINVAL;
 	}
 	return 0;
@@ -264,7 +252,7 @@ static int set_mem_size(const char *v, uint64_t *n, char *err, size_t errlen)
 	if (parse_size(v, NULL, &size, err, errlen))
 		return -EINVAL;
 	if (size < (1ull << 20) || size > (1ull << 40)) {
-		seterr(err, errlen, "%s is out of range (1M-1024G)", Q(v));
+		fl_seterr(err, errlen, "%s is out of range (1M-1024G)", Q(v));
 		return -EINVAL;
 	}
 	*n = size;
@@ -287,7 +275,7 @@ static int set_keep_files(struct fl_config *c, const char *v, char *err, size_t 
 	int r = parse_num(v, MAX_KEEP_FILES, &n);
 
 	if (r) {
-		seterr(err, errlen, "%s is %s (0-%llu; 0 = unlimited)", Q(v),
+		fl_seterr(err, errlen, "%s is %s (0-%llu; 0 = unlimited)", Q(v),
 		       r == -EINVAL ? "not a number" : "out of range", MAX_KEEP_FILES);
 		return -EINVAL;
 	}
@@ -298,7 +286,7 @@ static int set_keep_files(struct fl_config *c, const char *v, char *err, size_t 
 static int set_bool(const char *v, bool *out, char *err, size_t errlen)
 {
 	if (parse_bool(v, out)) {
-		seterr(err, errlen, "%s is not a boolean (yes, no, true, false, on, off, 1, 0)",
+		fl_seterr(err, errlen, "%s is not a boolean (yes, no, true, false, on, off, 1, 0)",
 		       Q(v));
 		return -EINVAL;
 	}
@@ -350,7 +338,7 @@ static int set_call_graph(struct fl_config *c, const char *v, char *err, size_t 
 		if (r == -EINVAL)
 			goto bad;
 		if (r || size < 8 || size % 8) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "%s: the stack size must be a multiple of 8 from 8 to 65528", Q(v));
 			return -EINVAL;
 		}
@@ -360,7 +348,7 @@ static int set_call_graph(struct fl_config *c, const char *v, char *err, size_t 
 	c->stack_size = (uint32_t)size;
 	return 0;
 bad:
-	seterr(err, errlen, "%s is not a call graph (kernel-dwarf, fp, dwarf or dwarf,SIZE)", Q(v));
+	fl_seterr(err, errlen, "%s is not a call graph (kernel-dwarf, fp, dwarf or dwarf,SIZE)", Q(v));
 	return -EINVAL;
 }
 
@@ -383,7 +371,7 @@ static int for_each_item(const char *v, int (*fn)(const char *item, size_t len, 
 			end = p + strlen(p);
 		trim(p, (size_t)(end - p), &s, &n);
 		if (!n) {
-			seterr(err, errlen, "%s has an empty item (a list is \"a, b, c\")", Q(v));
+			fl_seterr(err, errlen, "%s has an empty item (a list is \"a, b, c\")", Q(v));
 			return -EINVAL;
 		}
 		r = fn(s, n, ctx);
@@ -422,7 +410,7 @@ static int set_formats(struct fl_config *c, const char *v, char *err, size_t err
 	int r = for_each_item(v, add_format, &f, err, errlen);
 
 	if (r == ITEM_REFUSED)
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "%s is not a list of formats (folded, svg, pprof, \"folded, svg, pprof\")",
 		       Q(v));
 	if (r)
@@ -534,12 +522,12 @@ static int set_targets(struct fl_config *c, const char *v, char *err, size_t err
 	int r = for_each_item(v, add_target, &t, err, errlen);
 
 	if (!r && t.all && (t.nr_pids || t.nr_names)) {
-		seterr(err, errlen, "%s: \"all\" cannot be combined with pids or names", Q(v));
+		fl_seterr(err, errlen, "%s: \"all\" cannot be combined with pids or names", Q(v));
 		r = -EINVAL;
 	} else if (r == -ENOMEM) {
-		seterr(err, errlen, "out of memory");
+		fl_seterr(err, errlen, "out of memory");
 	} else if (r == ITEM_REFUSED) {
-		seterr(err, errlen, "%s %s", Q(t.item), t.why);
+		fl_seterr(err, errlen, "%s %s", Q(t.item), t.why);
 		r = -EINVAL;
 	}
 	if (r) {
@@ -563,11 +551,11 @@ static int set_output_dir(struct fl_config *c, const char *v, char *err, size_t 
 	size_t n = strlen(v);
 
 	if (v[0] != '/') {
-		seterr(err, errlen, "%s is not an absolute path (it must start with '/')", Q(v));
+		fl_seterr(err, errlen, "%s is not an absolute path (it must start with '/')", Q(v));
 		return -EINVAL;
 	}
 	if (n >= FL_CONFIG_PATH_MAX) {
-		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_PATH_MAX - 1);
+		fl_seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_PATH_MAX - 1);
 		return -EINVAL;
 	}
 	while (n > 1 && v[n - 1] == '/') /* "/var/lib/flamed/" is "/var/lib/flamed" */
@@ -590,15 +578,15 @@ static int set_metrics_listen(struct fl_config *c, const char *v, char *err, siz
 		return 0;
 	}
 	if (strlen(v) >= FL_CONFIG_LISTEN_MAX) {
-		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_LISTEN_MAX - 1);
+		fl_seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_LISTEN_MAX - 1);
 		return -EINVAL;
 	}
 	if (fl_hostport__parse(v, &hp, &why)) {
-		seterr(err, errlen, "%s %s", Q(v), why);
+		fl_seterr(err, errlen, "%s %s", Q(v), why);
 		return -EINVAL;
 	}
 	if (!hp.port) {
-		seterr(err, errlen, "%s: port 0 is not a port to scrape (1-65535, e.g. 9464)",
+		fl_seterr(err, errlen, "%s: port 0 is not a port to scrape (1-65535, e.g. 9464)",
 		       Q(v));
 		return -EINVAL;
 	}
@@ -630,7 +618,7 @@ static int set_push_url(struct fl_config *c, const char *v, char *err, size_t er
 		return 0;
 	}
 	if (n >= FL_CONFIG_URL_MAX) {
-		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_URL_MAX - 1);
+		fl_seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_URL_MAX - 1);
 		return -EINVAL;
 	}
 	if (!strncasecmp(v, "http://", 7))
@@ -638,13 +626,13 @@ static int set_push_url(struct fl_config *c, const char *v, char *err, size_t er
 	else if (!strncasecmp(v, "https://", 8))
 		auth = v + 8;
 	else {
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "%s is not an http:// or https:// URL (e.g. http://pyroscope:4040)", Q(v));
 		return -EINVAL;
 	}
 	for (p = v; *p; p++) {
 		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "%s has a blank, a control or a non-ASCII character (percent-encode "
 			       "it)",
 			       Q(v));
@@ -653,18 +641,18 @@ static int set_push_url(struct fl_config *c, const char *v, char *err, size_t er
 	}
 	end = auth + strcspn(auth, "/?#");
 	if (memchr(auth, '@', (size_t)(end - auth))) {
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "%s has a user or password in it: put them in push_auth_file (as "
 		       "user:password), which is not logged",
 		       Q(v));
 		return -EINVAL;
 	}
 	if (end == auth || *auth == ':') {
-		seterr(err, errlen, "%s has no host (e.g. http://pyroscope:4040)", Q(v));
+		fl_seterr(err, errlen, "%s has no host (e.g. http://pyroscope:4040)", Q(v));
 		return -EINVAL;
 	}
 	if (*auth == '[' && !memchr(auth, ']', (size_t)(end - auth))) {
-		seterr(err, errlen, "%s has an IPv6 address without its ']'", Q(v));
+		fl_seterr(err, errlen, "%s has an IPv6 address without its ']'", Q(v));
 		return -EINVAL;
 	}
 	/* A port, when the authority ends in ":digits" outside IPv6 brackets. */
@@ -676,7 +664,7 @@ static int set_push_url(struct fl_config *c, const char *v, char *err, size_t er
 		const char *q = p;
 
 		if (fl_parse_uint(&q, 10, 65535, &port) || q != end || !port) {
-			seterr(err, errlen, "%s has no valid port (1-65535)", Q(v));
+			fl_seterr(err, errlen, "%s has no valid port (1-65535)", Q(v));
 			return -EINVAL;
 		}
 	}
@@ -689,15 +677,15 @@ static int set_push_auth_file(struct fl_config *c, const char *v, char *err, siz
 	size_t n = strlen(v);
 
 	if (n && v[0] != '/') {
-		seterr(err, errlen, "%s is not an absolute path (it must start with '/')", Q(v));
+		fl_seterr(err, errlen, "%s is not an absolute path (it must start with '/')", Q(v));
 		return -EINVAL;
 	}
 	if (n >= FL_CONFIG_PATH_MAX) {
-		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_PATH_MAX - 1);
+		fl_seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_PATH_MAX - 1);
 		return -EINVAL;
 	}
 	if (n && v[n - 1] == '/') {
-		seterr(err, errlen, "%s names a directory: name the file that holds the credential",
+		fl_seterr(err, errlen, "%s names a directory: name the file that holds the credential",
 		       Q(v));
 		return -EINVAL;
 	}
@@ -716,12 +704,12 @@ static int set_push_name(struct fl_config *c, const char *v, char *err, size_t e
 	size_t n = strlen(v), i;
 
 	if (n > FL_CONFIG_APP_NAME_MAX) {
-		seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_APP_NAME_MAX);
+		fl_seterr(err, errlen, "%s is longer than %u bytes", Q(v), FL_CONFIG_APP_NAME_MAX);
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
 		if (!is_app_name_char(v[i])) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "%s is not an application name (letters, digits, '_', '-' and '.', "
 			       "e.g. flamed or web-01.cpu)",
 			       Q(v));
@@ -834,9 +822,9 @@ static int set_push_labels(struct fl_config *c, const char *v, char *err, size_t
 	int r = *v ? for_each_item(v, add_label, &ls, err, errlen) : 0;
 
 	if (r == -ENOMEM) {
-		seterr(err, errlen, "out of memory");
+		fl_seterr(err, errlen, "out of memory");
 	} else if (r == ITEM_REFUSED) {
-		seterr(err, errlen, "%s %s (a list is \"env=prod, region=eu\")", Q(ls.item),
+		fl_seterr(err, errlen, "%s %s (a list is \"env=prod, region=eu\")", Q(ls.item),
 		       ls.why);
 		r = -EINVAL;
 	}
@@ -856,13 +844,13 @@ static int set_push_timeout(struct fl_config *c, const char *v, char *err, size_
 	int r = parse_duration(v, MAX_PUSH_TIMEOUT_S, &ns);
 
 	if (r == -EINVAL) {
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "%s is not a duration (seconds, or a number with s, m, h or d: 10, 30s, 2m)",
 		       Q(v));
 		return -EINVAL;
 	}
 	if (r || ns < NS_PER_SEC) {
-		seterr(err, errlen, "%s is out of range (1s-1h)", Q(v));
+		fl_seterr(err, errlen, "%s is out of range (1s-1h)", Q(v));
 		return -EINVAL;
 	}
 	c->push_timeout_ns = ns;
@@ -876,7 +864,7 @@ static int set_push_spool_bytes(struct fl_config *c, const char *v, char *err, s
 	if (parse_size(v, "no spool", &n, err, errlen))
 		return -EINVAL;
 	if (n > (1ull << 40)) {
-		seterr(err, errlen, "%s is out of range (0-1024G)", Q(v));
+		fl_seterr(err, errlen, "%s is out of range (0-1024G)", Q(v));
 		return -EINVAL;
 	}
 	c->push_spool_bytes = n;
@@ -910,13 +898,13 @@ static int set_cgroup(struct fl_config *c, const char *v, char *err, size_t errl
 		return 0;
 	}
 	if (has_control(v)) {
-		seterr(err, errlen, "%s has a control character", Q(v));
+		fl_seterr(err, errlen, "%s has a control character", Q(v));
 		return -EINVAL;
 	}
 	if (v[0] == '/') {
 		if (strncmp(v, root, sizeof(root) - 1) ||
 		    (v[sizeof(root) - 1] && v[sizeof(root) - 1] != '/')) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "%s is not under " FL_CONFIG_CGROUP_ROOT
 			       " (give " FL_CONFIG_CGROUP_ROOT "/system.slice/x.service, or "
 			       "system.slice/x.service relative to it)",
@@ -935,14 +923,14 @@ static int set_cgroup(struct fl_config *c, const char *v, char *err, size_t errl
 		if (!n)
 			break;
 		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "%s has a \".\" or \"..\" component: name the cgroup "
 			       "directly",
 			       Q(v));
 			return -EINVAL;
 		}
 		if (o + 1 + n >= sizeof(out)) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "%s is longer than %u bytes under " FL_CONFIG_CGROUP_ROOT, Q(v),
 			       FL_CONFIG_PATH_MAX - 1);
 			return -EINVAL;
@@ -1053,7 +1041,7 @@ void fl_config__fini(struct fl_config *c)
 static int set_known(struct fl_config *c, int k, const char *value, char *err, size_t errlen)
 {
 	if (!value || (!*value && !keys[k].empty_ok)) {
-		seterr(err, errlen, "no value");
+		fl_seterr(err, errlen, "no value");
 		return -EINVAL;
 	}
 	return keys[k].set(c, value, err, errlen);
@@ -1065,7 +1053,7 @@ int fl_config__set(struct fl_config *c, const char *key, const char *value, char
 	int k = key ? find_key(key, strlen(key)) : -1;
 
 	if (k < 0) {
-		seterr(err, errlen, "unknown key");
+		fl_seterr(err, errlen, "unknown key");
 		return -EINVAL;
 	}
 	return set_known(c, k, value, err, errlen);
@@ -1074,7 +1062,7 @@ int fl_config__set(struct fl_config *c, const char *key, const char *value, char
 int fl_config__check(const struct fl_config *c, char *err, size_t errlen)
 {
 	if (!c->kernel && !c->user) {
-		seterr(err, errlen,
+		fl_seterr(err, errlen,
 		       "kernel and user are both off: there would be no stacks to record");
 		return -EINVAL;
 	}
@@ -1092,21 +1080,21 @@ static int read_file(const char *path, char **ret, size_t *retlen, char *err, si
 	int r;
 
 	if (fd == -EINVAL) {
-		seterr(err, errlen, "%s is not a regular file (give a configuration file)", path);
+		fl_seterr(err, errlen, "%s is not a regular file (give a configuration file)", path);
 		return fd;
 	}
 	if (fd < 0) {
-		seterr(err, errlen, "cannot open %s: %s", path, strerror(-fd));
+		fl_seterr(err, errlen, "cannot open %s: %s", path, strerror(-fd));
 		return fd;
 	}
 	r = fl_regfile__read_all(fd, FL_CONFIG_MAX_FILE, ret, retlen);
 	if (r == -EFBIG)
-		seterr(err, errlen, "%s: larger than %u bytes, not a configuration file", path,
+		fl_seterr(err, errlen, "%s: larger than %u bytes, not a configuration file", path,
 		       FL_CONFIG_MAX_FILE);
 	else if (r == -ENOMEM)
-		seterr(err, errlen, "%s: out of memory", path);
+		fl_seterr(err, errlen, "%s: out of memory", path);
 	else if (r)
-		seterr(err, errlen, "cannot read %s: %s", path, strerror(-r));
+		fl_seterr(err, errlen, "cannot read %s: %s", path, strerror(-r));
 	return r;
 }
 
@@ -1134,13 +1122,13 @@ static int parse_line(struct fl_config *cfg, const char *line, size_t n, const c
 	int k, r;
 
 	if (memchr(line, '\0', n)) {
-		seterr(err, errlen, "%s:%zu: a NUL byte (not a text file?)", path, lineno);
+		fl_seterr(err, errlen, "%s:%zu: a NUL byte (not a text file?)", path, lineno);
 		return -EINVAL;
 	}
 	if (n && line[n - 1] == '\r')
 		n--;
 	if (n > FL_CONFIG_MAX_LINE) {
-		seterr(err, errlen, "%s:%zu: line longer than %u bytes", path, lineno,
+		fl_seterr(err, errlen, "%s:%zu: line longer than %u bytes", path, lineno,
 		       FL_CONFIG_MAX_LINE);
 		return -EINVAL;
 	}
@@ -1153,38 +1141,38 @@ static int parse_line(struct fl_config *cfg, const char *line, size_t n, const c
 		unsigned char ch = (unsigned char)buf[i];
 
 		if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
-			seterr(err, errlen, "%s:%zu: a control character (0x%02x)", path, lineno,
+			fl_seterr(err, errlen, "%s:%zu: a control character (0x%02x)", path, lineno,
 			       ch);
 			return -EINVAL;
 		}
 	}
 	eq = strchr(buf, '=');
 	if (!eq) {
-		seterr(err, errlen, "%s:%zu: %s is not a \"key = value\" line", path, lineno,
+		fl_seterr(err, errlen, "%s:%zu: %s is not a \"key = value\" line", path, lineno,
 		       Q(buf));
 		return -EINVAL;
 	}
 	trim(buf, (size_t)(eq - buf), &key, &klen);
 	trim(eq + 1, strlen(eq + 1), &val, &vlen);
 	if (!klen) {
-		seterr(err, errlen, "%s:%zu: no key before '='", path, lineno);
+		fl_seterr(err, errlen, "%s:%zu: no key before '='", path, lineno);
 		return -EINVAL;
 	}
 	buf[key - buf + klen] = '\0';
 	buf[val - buf + vlen] = '\0';
 	k = find_key(key, klen);
 	if (k < 0) {
-		seterr(err, errlen, "%s:%zu: %.64s: unknown key", path, lineno, key);
+		fl_seterr(err, errlen, "%s:%zu: %.64s: unknown key", path, lineno, key);
 		return -EINVAL;
 	}
 	if (seen[k]) {
-		seterr(err, errlen, "%s:%zu: %.64s: already set on line %zu", path, lineno, key,
+		fl_seterr(err, errlen, "%s:%zu: %.64s: already set on line %zu", path, lineno, key,
 		       seen[k]);
 		return -EINVAL;
 	}
 	r = set_known(cfg, k, val, msg, sizeof(msg));
 	if (r) {
-		seterr(err, errlen, "%s:%zu: %.64s: %s", path, lineno, key, msg);
+		fl_seterr(err, errlen, "%s:%zu: %.64s: %s", path, lineno, key, msg);
 		return r;
 	}
 	seen[k] = lineno;
@@ -1219,7 +1207,7 @@ int fl_config__load(struct fl_config *c, const char *path, char *err, size_t err
 	}
 	r = fl_config__check(&n, msg, sizeof(msg));
 	if (r) {
-		seterr(err, errlen, "%s: %s", path, msg);
+		fl_seterr(err, errlen, "%s: %s", path, msg);
 		goto out_fini;
 	}
 	fl_config__fini(c);

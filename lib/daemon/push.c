@@ -21,6 +21,7 @@
 #include "flamed/common/cleanup.h"
 #include "flamed/common/log.h"
 #include "flamed/daemon/push.h"
+#include "common/seterr.h"
 
 #define SPOOL_PREFIX "push-"
 #define SPOOL_SUFFIX ".pprof"
@@ -104,19 +105,6 @@ static void sb_pct(struct sbuf *b, const char *s, size_t n)
 	}
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- options ---- */
 
@@ -196,11 +184,11 @@ static int parse_labels(const char *labels, struct label *out, size_t *nout, cha
 		struct label l;
 
 		if (n == FL_PUSH_MAX_LABELS) {
-			seterr(err, errlen, "more than %u labels", FL_PUSH_MAX_LABELS);
+			fl_seterr(err, errlen, "more than %u labels", FL_PUSH_MAX_LABELS);
 			return -EINVAL;
 		}
 		if (!eq) {
-			seterr(err, errlen, "label %u: \"%.*s\" is not key=value", (unsigned)n + 1,
+			fl_seterr(err, errlen, "label %u: \"%.*s\" is not key=value", (unsigned)n + 1,
 			       (int)(len > 64 ? 64 : len), s);
 			return -EINVAL;
 		}
@@ -211,25 +199,25 @@ static int parse_labels(const char *labels, struct label *out, size_t *nout, cha
 		trim(&l.k, &l.kn);
 		trim(&l.v, &l.vn);
 		if (!key_ok(l.k, l.kn)) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "label %u: \"%.*s\" is not a label name ([A-Za-z_][A-Za-z0-9_]*, at "
 			       "most %u bytes)",
 			       (unsigned)n + 1, (int)(l.kn > 64 ? 64 : l.kn), l.k, FL_PUSH_MAX_FIELD);
 			return -EINVAL;
 		}
 		if (l.kn >= 2 && l.k[0] == '_' && l.k[1] == '_') {
-			seterr(err, errlen, "label \"%.*s\": names starting with __ are reserved",
+			fl_seterr(err, errlen, "label \"%.*s\": names starting with __ are reserved",
 			       (int)l.kn, l.k);
 			return -EINVAL;
 		}
 		if (!l.vn || l.vn > FL_PUSH_MAX_FIELD) {
-			seterr(err, errlen, "label \"%.*s\": the value must have 1 to %u bytes",
+			fl_seterr(err, errlen, "label \"%.*s\": the value must have 1 to %u bytes",
 			       (int)l.kn, l.k, FL_PUSH_MAX_FIELD);
 			return -EINVAL;
 		}
 		for (i = 0; i < l.vn; i++) {
 			if (l.v[i] == '}' || is_ctl((unsigned char)l.v[i])) {
-				seterr(err, errlen,
+				fl_seterr(err, errlen,
 				       "label \"%.*s\": a value cannot hold ',', '}' or a control "
 				       "character",
 				       (int)l.kn, l.k);
@@ -238,7 +226,7 @@ static int parse_labels(const char *labels, struct label *out, size_t *nout, cha
 		}
 		for (j = 0; j < n; j++) {
 			if (out[j].kn == l.kn && !memcmp(out[j].k, l.k, l.kn)) {
-				seterr(err, errlen, "label \"%.*s\" given twice", (int)l.kn, l.k);
+				fl_seterr(err, errlen, "label \"%.*s\" given twice", (int)l.kn, l.k);
 				return -EINVAL;
 			}
 		}
@@ -258,12 +246,12 @@ static int check_url(const char *url, size_t *len, char *err, size_t errlen)
 	size_t n, i, hostlen;
 
 	if (!url || !*url) {
-		seterr(err, errlen, "no URL");
+		fl_seterr(err, errlen, "no URL");
 		return -EINVAL;
 	}
 	n = strlen(url);
 	if (n >= FL_PUSH_MAX_URL) {
-		seterr(err, errlen, "the URL is longer than %u bytes", FL_PUSH_MAX_URL - 1);
+		fl_seterr(err, errlen, "the URL is longer than %u bytes", FL_PUSH_MAX_URL - 1);
 		return -EINVAL;
 	}
 	if (!strncasecmp(url, "http://", 7))
@@ -271,14 +259,14 @@ static int check_url(const char *url, size_t *len, char *err, size_t errlen)
 	else if (!strncasecmp(url, "https://", 8))
 		host = url + 8;
 	else {
-		seterr(err, errlen, "the URL must start with http:// or https://");
+		fl_seterr(err, errlen, "the URL must start with http:// or https://");
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)url[i];
 
 		if (is_ctl(c) || c == ' ' || c == '?' || c == '#') {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "the URL cannot hold a query, a fragment, a blank or a control "
 			       "character");
 			return -EINVAL;
@@ -286,11 +274,11 @@ static int check_url(const char *url, size_t *len, char *err, size_t errlen)
 	}
 	hostlen = strcspn(host, "/");
 	if (!hostlen) {
-		seterr(err, errlen, "the URL has no host");
+		fl_seterr(err, errlen, "the URL has no host");
 		return -EINVAL;
 	}
 	if (memchr(host, '@', hostlen)) {
-		seterr(err, errlen, "the URL cannot hold credentials: give them as the auth");
+		fl_seterr(err, errlen, "the URL cannot hold credentials: give them as the auth");
 		return -EINVAL;
 	}
 	while (n > (size_t)(host - url) + hostlen && url[n - 1] == '/')
@@ -309,13 +297,13 @@ static int check_app(const char *app, char *err, size_t errlen)
 	size_t i, n = strlen(app);
 
 	if (!n || n > FL_PUSH_MAX_FIELD) {
-		seterr(err, errlen, "the application name must have 1 to %u bytes",
+		fl_seterr(err, errlen, "the application name must have 1 to %u bytes",
 		       FL_PUSH_MAX_FIELD);
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
 		if (!app_char_ok(app[i])) {
-			seterr(err, errlen,
+			fl_seterr(err, errlen,
 			       "the application name \"%.64s\" may hold only A-Z a-z 0-9 . _ - /",
 			       app);
 			return -EINVAL;
@@ -331,7 +319,7 @@ int fl_push__check_opts(const struct fl_push_opts *o, char *err, size_t errlen)
 	int e;
 
 	if (!o || o->sz < sizeof(*o)) {
-		seterr(err, errlen, "bad options structure");
+		fl_seterr(err, errlen, "bad options structure");
 		return -EINVAL;
 	}
 	e = check_url(o->url, &n, err, errlen);
@@ -344,12 +332,12 @@ int fl_push__check_opts(const struct fl_push_opts *o, char *err, size_t errlen)
 	if (o->auth) {
 		n = strlen(o->auth);
 		if (!n || n > MAX_AUTH) {
-			seterr(err, errlen, "the credentials must have 1 to %u bytes", MAX_AUTH);
+			fl_seterr(err, errlen, "the credentials must have 1 to %u bytes", MAX_AUTH);
 			return -EINVAL;
 		}
 		for (i = 0; i < n; i++) {
 			if (is_ctl((unsigned char)o->auth[i])) {
-				seterr(err, errlen, "the credentials hold a control character");
+				fl_seterr(err, errlen, "the credentials hold a control character");
 				return -EINVAL;
 			}
 		}
@@ -357,7 +345,7 @@ int fl_push__check_opts(const struct fl_push_opts *o, char *err, size_t errlen)
 	if (!(o->timeout_s >= 0 && o->timeout_s <= 86400) ||
 	    !(o->backoff_min_s >= 0 && o->backoff_min_s <= 86400) ||
 	    !(o->backoff_max_s >= 0 && o->backoff_max_s <= 86400)) {
-		seterr(err, errlen, "timeouts and delays must be between 0 and 1 day");
+		fl_seterr(err, errlen, "timeouts and delays must be between 0 and 1 day");
 		return -EINVAL;
 	}
 	return 0;
@@ -815,11 +803,11 @@ static enum outcome send_one(struct fl_push *p, const struct fl_push_spool_name 
 	*retry_after = 0;
 	e = read_spooled(p, n, &body, &len);
 	if (e == -ENOMEM) {
-		seterr(msg, msglen, "out of memory reading a spooled snapshot");
+		fl_seterr(msg, msglen, "out of memory reading a spooled snapshot");
 		return RETRY;
 	}
 	if (e) {
-		seterr(msg, msglen, "cannot read a spooled snapshot (%" PRIu64 "): %s", n->seq,
+		fl_seterr(msg, msglen, "cannot read a spooled snapshot (%" PRIu64 "): %s", n->seq,
 		       strerror(-e));
 		return BROKEN;
 	}
@@ -827,7 +815,7 @@ static enum outcome send_one(struct fl_push *p, const struct fl_push_spool_name 
 	add_query(&url, n->from_s, n->until_s, n->sample_rate);
 	if (url.oom) {
 		free(url.s);
-		seterr(msg, msglen, "out of memory");
+		fl_seterr(msg, msglen, "out of memory");
 		return RETRY;
 	}
 	curl_easy_setopt(p->curl, CURLOPT_URL, url.s);
@@ -841,7 +829,7 @@ static enum outcome send_one(struct fl_push *p, const struct fl_push_spool_name 
 	if (rc == CURLE_ABORTED_BY_CALLBACK && atomic_load(&p->stop))
 		return STOPPED;
 	if (rc != CURLE_OK) {
-		seterr(msg, msglen, "cannot send to %s: %s", p->where,
+		fl_seterr(msg, msglen, "cannot send to %s: %s", p->where,
 		       cerr[0] ? cerr : curl_easy_strerror(rc));
 		return RETRY;
 	}
@@ -851,7 +839,7 @@ static enum outcome send_one(struct fl_push *p, const struct fl_push_spool_name 
 	if (curl_easy_getinfo(p->curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
 		*retry_after = ra > 86400 ? 86400 : (long)ra;
 	body_note(ans.body);
-	seterr(msg, msglen, "HTTP %ld from %s%s%s", *status, p->where, ans.body[0] ? ": " : "",
+	fl_seterr(msg, msglen, "HTTP %ld from %s%s%s", *status, p->where, ans.body[0] ? ": " : "",
 	       ans.body);
 	if (*status >= 400 && *status <= 499 && *status != 408 && *status != 429)
 		return REFUSED;

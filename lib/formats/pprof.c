@@ -10,6 +10,7 @@
 #include "flamed/common/strpool.h"
 #include "flamed/profile/profile.h"
 #include "common/keycount.h"
+#include "common/utf8.h"
 #include "profile.pb-c.h"
 
 struct mapping {
@@ -78,36 +79,6 @@ static int grow(void **arr, size_t *cap, size_t n, size_t sz)
 
 #define GROW(arr, cap, n) grow((void **)&(arr), &(cap), (n), sizeof(*(arr)))
 
-/* The length of the valid UTF-8 sequence at s (of n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t c;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and past U+10FFFF are not UTF-8. */
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /*
  * Interns s as a string of the table. A proto3 string must be UTF-8, and a
  * backend that checks refuses the whole profile otherwise: names come from
@@ -118,10 +89,11 @@ static int str(struct fl_pprof *p, const char *s, uint32_t *id)
 {
 	size_t n = s ? strlen(s) : 0, i = 0, len;
 	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp;
 	char *fixed;
 	int err;
 
-	while (i < n && (len = utf8_len(u + i, n - i)))
+	while (i < n && (len = fl_utf8_decode(u + i, n - i, &cp)))
 		i += len;
 	if (i == n)
 		return fl_strpool__intern(p->strings, s ? s : "", n, id);
@@ -130,7 +102,7 @@ static int str(struct fl_pprof *p, const char *s, uint32_t *id)
 		return -ENOMEM;
 	memcpy(fixed, s, i);
 	while (i < n) {
-		len = utf8_len(u + i, n - i);
+		len = fl_utf8_decode(u + i, n - i, &cp);
 		if (len) {
 			memcpy(fixed + i, s + i, len);
 			i += len;

@@ -10,6 +10,7 @@
 #include "flamed/formats/nameattr.h"
 #include "flamed/formats/svg.h"
 #include "svg_script.h"
+#include "common/utf8.h"
 
 /*
  * Everything that reaches the document from outside (frame names, titles,
@@ -71,36 +72,15 @@ static void put_ch(struct out *o, char c)
 
 /*
  * Length of the valid UTF-8 sequence at s (n bytes available) that XML 1.0
- * allows, or 0: overlong forms, surrogates, code points above U+10FFFF and
- * the non-characters U+FFFE and U+FFFF are invalid.
+ * allows, or 0: what fl_utf8_decode() refuses, and the non-characters
+ * U+FFFE and U+FFFF.
  */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
 	uint32_t cp;
-	size_t len;
+	size_t len = fl_utf8_decode(s, n, &cp);
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1fu;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0fu;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07u;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3fu);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-		return 0;
-	return len;
+	return len && cp != 0xfffe && cp != 0xffff ? len : 0;
 }
 
 static const char REPLACEMENT[] = "\xef\xbf\xbd"; /* U+FFFD */

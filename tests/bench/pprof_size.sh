@@ -51,13 +51,16 @@ folded_gz=$(stat -c %s "$t/a.folded.gz")
 pprof_bytes=$(stat -c %s "$t/a.pb.gz")
 to_pprof=$(best_cpu "$flamed" convert "$t/a.folded" -o "$t/b.pb.gz")
 to_folded=$(best_cpu "$flamed" convert "$t/a.pb.gz" -o "$t/b.folded")
+# The same reading of folded stacks, written as folded: what writing pprof adds is the difference.
+same=$(best_cpu "$flamed" convert --format folded "$t/a.folded" -o "$t/c.folded")
 printf 'profile: %d stacks, %d samples\n' "$stacks" "$samples"
 printf 'folded:            %9d bytes\n' "$folded_bytes"
 printf 'folded, gzip -6:   %9d bytes\n' "$folded_gz"
 printf 'pprof (.pb.gz):    %9d bytes  (%.2fx folded, %.2fx folded gzipped)\n' "$pprof_bytes" \
 	"$(awk -v a="$pprof_bytes" -v b="$folded_bytes" 'BEGIN { print a / b }')" \
 	"$(awk -v a="$pprof_bytes" -v b="$folded_gz" 'BEGIN { print a / b }')"
-printf 'flamed convert folded -> pprof: %.3f s CPU; pprof -> folded: %.3f s CPU\n' "$to_pprof" "$to_folded"
+printf 'flamed convert folded -> pprof: %.3f s CPU (folded -> folded: %.3f s, so pprof costs %.3f s more to write); pprof -> folded: %.3f s CPU\n' \
+	"$to_pprof" "$same" "$(awk -v a="$to_pprof" -v b="$same" 'BEGIN { print a - b }')" "$to_folded"
 if command -v go >/dev/null; then
 	export HOME=$t GOCACHE=$t/gocache GOTOOLCHAIN=local
 	go tool pprof -raw "$t/a.pb.gz" >/dev/null 2>&1 # warm go's cache

@@ -688,7 +688,8 @@ static int scan_spool(struct fl_push *p)
 	closedir(d);
 	if (e)
 		return e;
-	qsort(p->q, p->n, sizeof(p->q[0]), cmp_seq);
+	if (p->n)
+		qsort(p->q, p->n, sizeof(p->q[0]), cmp_seq);
 	make_room(p, 0, 0);
 	note_high(p);
 	return 0;

@@ -282,7 +282,9 @@ int fl_pprof__location(struct fl_pprof *p, uint32_t mapping, uint64_t address,
 		err = GROW(p->lines, p->cap_lines, p->cap_lines);
 	if (err)
 		return err;
-	memcpy(p->lines + p->nr_lines, lines, n * sizeof(*lines));
+	/* A location with no lines (an address without a symbol) may come first: no array yet. */
+	if (n)
+		memcpy(p->lines + p->nr_lines, lines, n * sizeof(*lines));
 	if (mapping && mapping <= p->nr_maps && n) {
 		struct mapping *m = &p->maps[mapping - 1];
 
@@ -329,7 +331,8 @@ int fl_pprof__add(struct fl_pprof *p, const uint32_t *locs, size_t n,
 		p->key[K_PID] = l->pid >= 0 ? (uint32_t)l->pid + 1 : 0;
 		p->key[K_TID] = l->tid >= 0 ? (uint32_t)l->tid + 1 : 0;
 	}
-	memcpy(p->key + K__HEAD, locs, n * sizeof(*locs));
+	if (n)
+		memcpy(p->key + K__HEAD, locs, n * sizeof(*locs));
 	return fl_keycount__add(&p->samples, p->key, (K__HEAD + n) * sizeof(*p->key), count);
 }
 

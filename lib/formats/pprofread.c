@@ -364,7 +364,8 @@ static int append(struct reader *r, const char *s, size_t n)
 		r->line = nl;
 		r->cap = cap;
 	}
-	memcpy(r->line + r->len, s, n);
+	if (n)
+		memcpy(r->line + r->len, s, n);
 	r->len += n;
 	return 0;
 }

@@ -490,7 +490,8 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 		size_t len = fl_debuginfo__build_id(di, &bid);
 
 		m->build_id_len = (uint8_t)(len <= sizeof(m->build_id) ? len : 0);
-		memcpy(m->build_id, bid, m->build_id_len);
+		if (m->build_id_len)
+			memcpy(m->build_id, bid, m->build_id_len);
 	}
 	need = sizeof(*m) + fl_debuginfo__symbols_bytes(di);
 	if (need > room) {

@@ -142,6 +142,15 @@ for f in $(find "$T/dstate" -maxdepth 1 -type f -name '*.pb.gz'); do
 	cmp -s "$T/snap.folded" "$base.folded" || fail "$(basename "$f") does not hold the folded snapshot's stacks: $(diff "$T/snap.folded" "$base.folded" | head -n 4)"
 done
 
+# --- the other names of the format: .pprof, --format pprof to stdout ------------
+run_flamed dotpprof record -F 999 -o "$T/x.pprof" -- "$FIXTURES/inline_chain" 0.3
+expect_rc 0
+[[ $(head -c 2 "$T/x.pprof" | od -An -tx1 | tr -d ' ') == 1f8b ]] || fail "-o x.pprof did not write gzipped pprof"
+run_flamed stdout record -F 999 --format pprof -o - -- "$FIXTURES/inline_chain" 0.3
+expect_rc 0
+pprof "$T/stdout.out" -raw
+[[ $(pprof_total) -eq $(summary_samples "$T/stdout.err") ]] || fail "--format pprof -o -: $(pprof_total) samples read, $(summary_samples "$T/stdout.err") recorded"
+
 # --- errors: one line, non-zero ------------------------------------------------
 run_flamed badfmt record -a -d 1 -o "$T/x.html"
 [[ $RC -ne 0 && $(wc -l <"$T/badfmt.err") -eq 1 ]] || fail "-o x.html: exit $RC, $(cat "$T/badfmt.err")"

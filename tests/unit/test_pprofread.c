@@ -124,8 +124,10 @@ static Sample *b_sample(struct builder *b, size_t n, const uint64_t *locs, size_
 	Sample *s = &b->samples[k];
 
 	perftools__profiles__sample__init(s);
-	memcpy(b->loc_ids[k], locs, n * sizeof(*locs));
-	memcpy(b->values[k], values, nv * sizeof(*values));
+	if (n)
+		memcpy(b->loc_ids[k], locs, n * sizeof(*locs));
+	if (nv)
+		memcpy(b->values[k], values, nv * sizeof(*values));
 	s->n_location_id = n;
 	s->location_id = b->loc_ids[k];
 	s->n_value = nv;

@@ -17,7 +17,7 @@
 
 #include "flamed/sampling/procmaps.h"
 
-#define MAX_MAPS 256
+#define MAX_MAPS 4096 /* the test's own maps: libcurl's libraries are many */
 
 /*
  * Fixtures in tests/fixtures/data:

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Processes that live for a moment and are gone when the recording ends:
 # during `record -a`, a script runs short_burn 200 times (40 ms in short_hot
-# each); at least 95% of short_burn's samples name short_hot, with frame
-# pointers and with --call-graph dwarf. And a machine that starts thousands
+# each); short_hot's share of short_burn's samples is, within 5 points, its
+# share of their CPU, with frame pointers and with --call-graph dwarf, and
+# their samples match their CPU time. And a machine that starts thousands
 # of processes: what flamed keeps of those that exited is dropped once
 # their samples are named, so what it tracks follows the processes alive.
 # shellcheck source-path=SCRIPTDIR
@@ -27,23 +28,42 @@ record_during() {
 	check_folded "$T/$name.folded"
 }
 
+# cpu_seconds FILE: the children's user + system CPU seconds from what
+# bash's `times` wrote to FILE (its second line: "XmY.YYYs XmY.YYYs").
+cpu_seconds() {
+	sed -n 2p "$1" | awk '{ t = 0
+		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += 60 * a[1] + a[2] }
+		printf "%.3f\n", t }'
+}
+
 for mode in fp dwarf; do
 	args=()
 	[[ $mode == dwarf ]] && args=(--call-graph dwarf)
-	# Each burns 40 ms of its own CPU, however busy the machine (work.h);
-	# their pids tell them from the short_burn of other tests on the machine.
-	pids=$T/short-$mode.pids
-	record_during "short-$mode" "export FIXTURE_CLOCK=cpu; for i in \$(seq 200); do
-		'$FIXTURES/short_burn' 0.04 & echo \$! >>'$pids'; wait \$!; done" --per-process "${args[@]}"
+	# Each burns 40 ms of its own CPU, however busy the machine (work.h),
+	# and says how long its burn loop took; `times` gives the CPU of them
+	# all, start-up and exit included (the loop's only children). Their
+	# pids tell them from the short_burn of other tests on the machine.
+	pids=$T/short-$mode.pids burns=$T/short-$mode.burns times=$T/short-$mode.times
+	record_during "short-$mode" "export FIXTURE_CLOCK=cpu SHORT_BURN_REPORT=1; for i in \$(seq 200); do
+		'$FIXTURES/short_burn' 0.04 >>'$burns' & echo \$! >>'$pids'; wait \$!; done; times >'$times'" --per-process "${args[@]}"
 	# shellcheck disable=SC2046 # one pid per word
 	of_pids "$T/short-$mode.folded" $(cat "$pids") >"$T/short-$mode.mine"
 	all=$(total_count "$T/short-$mode.mine")
 	hot=$(count_matching "$T/short-$mode.mine" ";short_hot")
-	# 200 x 40 ms of CPU at 999 Hz: about 8000 samples, none lost with its process.
-	expect_samples_of_cpu "$all" 999 8 "$mode: short_burn"
+	cpu=$(cpu_seconds "$times")
+	burn=$(awk '{ t += $1 } END { printf "%.3f\n", t / 1e9 }' "$burns")
+	[[ $(wc -l <"$burns") -eq 200 ]] || fail "$mode: $(wc -l <"$burns") of 200 short_burn runs reported their burn"
+	# Every CPU second of theirs at 999 Hz, none lost with its process:
+	# measured against the CPU they used, which start-up and exit make
+	# more than 200 x 40 ms (by 2 % here, 16 % on a busy VM).
+	expect_samples_of_cpu "$all" 999 "$cpu" "$mode: short_burn"
+	# Named after they exited: short_hot's share of the samples is its
+	# share of their CPU (the burn loop), less the loop's clock reads.
+	want=$(awk -v b="$burn" -v c="$cpu" 'BEGIN { printf "%.1f\n", (c > 0 ? 100 * b / c : 0) }')
 	s=$(percent "$hot" "$all")
-	note "$mode: $hot of $all short_burn samples name short_hot ($s%)"
-	expect_between "$s" 95 100 "the share of short_burn samples in short_hot ($mode)"
+	note "$mode: $hot of $all short_burn samples name short_hot ($s%); their burn loops took $burn of their $cpu CPU seconds ($want%)"
+	expect_between "$want" 50 100 "$mode: the burn loops' share of short_burn's CPU (%)"
+	expect_between "$s" "$(awk -v w="$want" 'BEGIN { print w - 5 }')" 100 "the share of short_burn samples in short_hot ($mode, %)"
 	# They were named as the recording went, and their processes dropped.
 	grep -Eq "process tracker: .* [1-9][0-9]+ dropped once their samples were named" "$T/short-$mode.err" ||
 		fail "$mode: no processes dropped: $(grep 'process tracker' "$T/short-$mode.err")"

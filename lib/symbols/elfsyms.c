@@ -33,6 +33,13 @@
  */
 #define ENCLOSING_LOOKBACK 8
 
+/*
+ * PLT sections larger than this are not read for stub names (libLLVM's .plt
+ * is a few hundred KiB); relocation sections larger than this are not read.
+ */
+#define PLT_SECTION_MAX (16u << 20)
+#define RELA_SECTION_MAX (64u << 20)
+
 struct load_seg {
 	uint64_t off, vaddr, filesz, memsz;
 	bool exec;
@@ -48,19 +55,42 @@ struct fl_elfsyms {
 	enum fl_debuginfo_source source; /* debug info the symbols came from too */
 };
 
-/* A symbol while parsing; name points into the ELF string table data. */
+/*
+ * A symbol while parsing; name points into the ELF string table data, or
+ * into the names built for PLT stubs (struct plt_names).
+ */
 struct cand {
 	uint64_t addr, size;
 	uint64_t limit; /* end of its section: a zero-size symbol stops there */
 	const char *name;
 	size_t len;
-	unsigned rank; /* binding: lower is preferred */
+	unsigned rank;	 /* binding: lower is preferred */
+	bool label;	 /* STT_NOTYPE in code: names only what no function covers */
 };
+
+/* Label ranks follow every function's: a function at the same address names it. */
+#define RANK_LABEL 4
+/* A PLT stub's name is made up ("puts@plt"): any real symbol there wins. */
+#define RANK_PLT 3
 
 /* Section address ranges by index, to bound zero-size symbols. */
 struct sec_range {
 	uint64_t start, end;
+	bool exec;
 };
+
+/* The "sym@plt" names made while reading one set of files, freed after build_syms(). */
+struct plt_names {
+	char **v;
+	size_t nr, cap;
+};
+
+static void plt_names__free(struct plt_names *p)
+{
+	for (size_t i = 0; i < p->nr; i++)
+		free(p->v[i]);
+	free(p->v);
+}
 
 bool fl_elfsym__is_mapping_symbol(const char *name)
 {
@@ -151,6 +181,7 @@ static int read_sections(Elf *elf, struct sec_range **ret, size_t *nr)
 			continue;
 		r[idx].start = sh.sh_addr;
 		r[idx].end = sh.sh_addr + sh.sh_size;
+		r[idx].exec = sh.sh_flags & SHF_EXECINSTR;
 	}
 	*ret = r;
 	*nr = n;
@@ -175,6 +206,22 @@ static unsigned bind_rank(unsigned char bind)
 static bool is_func(unsigned char type)
 {
 	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/*
+ * A label in code: an STT_NOTYPE symbol defined in an executable section,
+ * as hand-written assembly leaves them (ld.so's _start and _dl_start_user).
+ * Assemblers' local labels (.L*) are not labels anyone wrote.
+ */
+static bool is_code_label(const GElf_Sym *sym, const char *name, const struct sec_range *secs,
+			  size_t nr_secs)
+{
+	if (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE || sym->st_shndx >= SHN_LORESERVE ||
+	    sym->st_shndx >= nr_secs || !secs[sym->st_shndx].exec)
+		return false;
+	if (name[0] == '.' && name[1] == 'L')
+		return false;
+	return sym->st_value >= secs[sym->st_shndx].start && sym->st_value < secs[sym->st_shndx].end;
 }
 
 /* The names of a symbol table: its linked string table, bounds known. */
@@ -251,12 +298,17 @@ static int collect(Elf *elf, Elf_Scn *scn, const struct sec_range *secs, size_t 
 		GElf_Sym sym;
 		size_t len;
 
-		if (!gelf_getsym(d, (int)i, &sym) || !is_func(GELF_ST_TYPE(sym.st_info)))
+		bool label;
+
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
-		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+		if (!is_func(GELF_ST_TYPE(sym.st_info)) && GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
 			continue;
 		name = strtab__name(&st, sym.st_name, &len);
 		if (!name || !len || fl_elfsym__is_mapping_symbol(name))
+			continue;
+		label = !is_func(GELF_ST_TYPE(sym.st_info));
+		if (label && !is_code_label(&sym, name, secs, nr_secs))
 			continue;
 		x->addr = sym.st_value;
 		/* ARM marks Thumb functions with bit 0 of the value. */
@@ -265,7 +317,8 @@ static int collect(Elf *elf, Elf_Scn *scn, const struct sec_range *secs, size_t 
 		x->size = sym.st_size;
 		x->name = name;
 		x->len = len;
-		x->rank = bind_rank(GELF_ST_BIND(sym.st_info));
+		x->rank = bind_rank(GELF_ST_BIND(sym.st_info)) + (label ? RANK_LABEL : 0);
+		x->label = label;
 		x->limit =
 			x->addr > UINT64_MAX - ZERO_SIZE_CAP ? UINT64_MAX : x->addr + ZERO_SIZE_CAP;
 		if (sym.st_shndx < SHN_LORESERVE && sym.st_shndx < nr_secs) {
@@ -375,14 +428,19 @@ static int sort_cands(struct cand *c, size_t n)
 static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 {
 	size_t i, j, total = 0, nr = 0;
+	uint64_t covered = 0; /* the end of the furthest-reaching function so far */
 	char *p;
 
 	if (n && sort_cands(c, n))
 		return -ENOMEM;
-	/* The best of each address names it, with the largest size of them all. */
+	/*
+	 * The best of each address names it, with the largest size of them all.
+	 * A label inside a function (a jump target in its assembly) would cut
+	 * the function's name off its tail: only labels outside are kept.
+	 */
 	for (i = 0; i < n; i = j) {
 		struct cand best = c[i];
-		uint64_t size = c[i].size;
+		uint64_t size = c[i].size, end;
 
 		for (j = i + 1; j < n && c[j].addr == best.addr; j++) {
 			if (c[j].size > size)
@@ -391,6 +449,11 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 				best = c[j];
 		}
 		best.size = size;
+		if (best.label && best.addr < covered)
+			continue;
+		end = size > UINT64_MAX - best.addr ? UINT64_MAX : best.addr + size;
+		if (!best.label && end > covered)
+			covered = end;
 		if (best.len > SIZE_MAX - total - 1)
 			return -ENOMEM;
 		total += best.len + 1;
@@ -476,6 +539,201 @@ static int collect_elf(Elf *elf, struct cand **c, size_t *n, size_t *cap)
 	return 0;
 }
 
+/* --- PLT stubs ------------------------------------------------------------------- */
+
+/* A GOT slot that a dynamic relocation fills with a symbol's address. */
+struct got_slot {
+	uint64_t addr;
+	const char *name;
+	size_t len;
+};
+
+static int got_slot_cmp(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * Appends the GOT slots of one SHT_RELA section whose symbols are in
+ * .dynsym: the JUMP_SLOT relocations of .rela.plt and the GLOB_DAT ones of
+ * .rela.dyn (what .plt.got's stubs jump through). Others (RELATIVE,
+ * IRELATIVE: no symbol) are not slots of a named function.
+ */
+static int collect_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct got_slot **v,
+			 size_t *nr, size_t *cap)
+{
+	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
+	Elf_Data *d, *symd;
+	struct strtab st;
+	GElf_Shdr symsh;
+	size_t n, entsize = gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT);
+
+	if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM ||
+	    strtab__get(elf, &symsh, &st) || sh->sh_size > RELA_SECTION_MAX || !entsize)
+		return 0;
+	d = elf_getdata(scn, NULL);
+	symd = elf_getdata(symscn, NULL);
+	if (!d || !d->d_buf || !symd || !symd->d_buf)
+		return 0;
+	n = d->d_size / entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+		size_t len, type, idx;
+
+		if (!gelf_getrela(d, (int)i, &r))
+			break;
+		type = GELF_R_TYPE(r.r_info);
+		idx = GELF_R_SYM(r.r_info);
+		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !idx ||
+		    idx > INT_MAX || !gelf_getsym(symd, (int)idx, &sym) ||
+		    !(name = strtab__name(&st, sym.st_name, &len)) || !len)
+			continue;
+		if (*nr == *cap) {
+			size_t ncap = *cap ? 2 * *cap : 64;
+			struct got_slot *grown = reallocarray(*v, ncap, sizeof(**v));
+
+			if (!grown)
+				return -ENOMEM;
+			*v = grown;
+			*cap = ncap;
+		}
+		(*v)[(*nr)++] = (struct got_slot){.addr = r.r_offset, .name = name, .len = len};
+	}
+	return 0;
+}
+
+/*
+ * The GOT slot an x86-64 PLT entry jumps through, or 0: the entry's first
+ * instruction (after an endbr64 and a bnd prefix, as IBT PLTs have them) is
+ * `jmp *disp32(%rip)`. PLT0 (push, then jmp) and the lazy .plt entries of an
+ * IBT PLT (endbr64, push, jmp) do not start so, and are not named.
+ */
+static uint64_t plt_entry_slot(const unsigned char *p, size_t size, uint64_t addr)
+{
+	static const unsigned char endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	size_t k = 0;
+	int32_t disp;
+
+	if (size >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
+		k = sizeof(endbr64);
+	if (k < size && p[k] == 0xf2)
+		k++;
+	if (size < k + 6 || p[k] != 0xff || p[k + 1] != 0x25)
+		return 0;
+	disp = (int32_t)((uint32_t)p[k + 2] | (uint32_t)p[k + 3] << 8 | (uint32_t)p[k + 4] << 16 |
+			 (uint32_t)p[k + 5] << 24);
+	return addr + k + 6 + (uint64_t)(int64_t)disp;
+}
+
+static int plt_names__add(struct plt_names *p, const char *name, size_t len, char **ret)
+{
+	char *s;
+
+	if (p->nr == p->cap) {
+		size_t ncap = p->cap ? 2 * p->cap : 64;
+		char **grown = reallocarray(p->v, ncap, sizeof(*p->v));
+
+		if (!grown)
+			return -ENOMEM;
+		p->v = grown;
+		p->cap = ncap;
+	}
+	if (len > SIZE_MAX - sizeof("@plt"))
+		return -ENOMEM;
+	s = malloc(len + sizeof("@plt"));
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, name, len);
+	memcpy(s + len, "@plt", sizeof("@plt"));
+	p->v[p->nr++] = s;
+	*ret = s;
+	return 0;
+}
+
+/*
+ * Names the PLT stubs of an x86-64 file as objdump and perf do, "puts@plt":
+ * each entry of .plt, .plt.sec and .plt.got whose jump goes through a GOT
+ * slot that a relocation fills with a .dynsym symbol. Read from the
+ * instructions and relocations themselves, so it holds for lazy and -z now
+ * binding, IBT's split PLT and .plt.got alike. Other machines: no stubs named.
+ * Appends to *c as collect_elf() does.
+ */
+static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_t *n, size_t *cap)
+{
+	_cleanup_free_ struct got_slot *slots = NULL;
+	size_t nr_slots = 0, cap_slots = 0, shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	int err;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+	    gelf_getclass(elf) != ELFCLASS64 || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA) {
+			err = collect_slots(elf, scn, &sh, &slots, &nr_slots, &cap_slots);
+			if (err)
+				return err;
+		}
+	}
+	if (!nr_slots)
+		return 0;
+	qsort(slots, nr_slots, sizeof(*slots), got_slot_cmp);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *secname;
+		Elf_Data *d;
+		GElf_Shdr sh;
+		size_t ent;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || sh.sh_size > PLT_SECTION_MAX)
+			continue;
+		secname = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!secname || (strcmp(secname, ".plt") && strcmp(secname, ".plt.sec") &&
+				 strcmp(secname, ".plt.got")))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size > sh.sh_size)
+			continue;
+		ent = sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize : 16;
+		for (size_t off = 0; off + ent <= d->d_size; off += ent) {
+			uint64_t addr = sh.sh_addr + off;
+			struct got_slot key = {.addr = plt_entry_slot((const unsigned char *)d->d_buf + off, ent, addr)};
+			const struct got_slot *hit;
+			struct cand *x;
+			char *name;
+
+			if (!key.addr || addr > UINT64_MAX - ent)
+				continue;
+			hit = bsearch(&key, slots, nr_slots, sizeof(*slots), got_slot_cmp);
+			if (!hit)
+				continue;
+			if (*n == *cap) {
+				size_t ncap = *cap ? 2 * *cap : 64;
+				struct cand *grown = reallocarray(*c, ncap, sizeof(**c));
+
+				if (!grown)
+					return -ENOMEM;
+				*c = grown;
+				*cap = ncap;
+			}
+			err = plt_names__add(names, hit->name, hit->len, &name);
+			if (err)
+				return err;
+			x = &(*c)[(*n)++];
+			*x = (struct cand){.addr = addr, .size = ent, .limit = addr + ent, .name = name,
+					   .len = hit->len + 4, .rank = RANK_PLT};
+		}
+	}
+	return 0;
+}
+
 /*
  * The union of the function symbols of elfs (NULL entries skipped), which
  * share one address space: a binary, its debug file, its MiniDebugInfo.
@@ -484,17 +742,21 @@ static int collect_elf(Elf *elf, struct cand **c, size_t *n, size_t *cap)
 static int read_symbols(Elf *const *elfs, size_t nr_elfs, struct fl_elfsyms *e)
 {
 	_cleanup_free_ struct cand *c = NULL;
+	struct plt_names names = {0};
 	size_t n = 0, cap = 0;
-	int err;
+	int err = 0;
 
-	for (size_t i = 0; i < nr_elfs; i++) {
+	for (size_t i = 0; i < nr_elfs && !err; i++) {
 		if (!elfs[i])
 			continue;
 		err = collect_elf(elfs[i], &c, &n, &cap);
-		if (err)
-			return err;
+		if (!err)
+			err = collect_plt(elfs[i], &names, &c, &n, &cap);
 	}
-	return build_syms(e, c, n);
+	if (!err)
+		err = build_syms(e, c, n);
+	plt_names__free(&names);
+	return err;
 }
 
 static bool elf_ok(Elf *elf)

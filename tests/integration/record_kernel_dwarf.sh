@@ -91,7 +91,7 @@ share_re() {
 # fast the machine starts and ends a process (0.3 % here, 1.1 % on a busy
 # CI VM), not how well flamed unwinds: the shares of whole chains leave them
 # out, and at most 5 % of the samples may be of them.
-readonly STARTUP_EXIT='_sys_execve(at)?_\[k\]|^[^;]*;\[ld-linux[^];]*\](;|$)|;_dl_start|;__libc_start_call_main;exit(;|$)|;_dl_fini(;|$)|;do_group_exit_\[k\]|;do_exit_\[k\]'
+readonly STARTUP_EXIT='_sys_execve(at)?_\[k\]|^[^;]*;_start(;[^;]*_\[k\])*$|^[^;]*;\[ld-linux[^];]*\](;|$)|;_dl_start|;__libc_start_call_main;exit(;|$)|;_dl_fini(;|$)|;do_group_exit_\[k\]|;do_exit_\[k\]'
 
 # startup_exit FILE: the samples of FILE in start-up or exit (STARTUP_EXIT,
 # without main), at most 5 % of them.

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "flamed/common/cleanup.h"
 #include "flamed/symbols/debuginfo.h"
 #include "flamed/symbols/elfsyms.h"
 #include "flamed/sampling/procmaps.h"
@@ -471,6 +472,153 @@ static void test_mapping_symbols(void **state)
 	assert_false(fl_elfsym__is_mapping_symbol(NULL));
 }
 
+/* A stub objdump names in a PLT section: "ADDR <NAME@plt>:". */
+struct stub {
+	uint64_t addr;
+	char name[256];
+};
+
+/* The stubs objdump -d names in path's .plt, .plt.sec and .plt.got, but the unnamed (*ABS*+0x...@plt). */
+static size_t objdump_stubs(const char *path, struct stub *out, size_t max)
+{
+	char cmd[PATH_MAX + 128], line[1024];
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char name[256];
+		size_t len;
+
+		if (sscanf(line, "%llx <%255[^>]>:", &a, name) != 2)
+			continue;
+		len = strlen(name);
+		if (len <= 4 || strcmp(name + len - 4, "@plt") || strchr(name, '*') || strchr(name, '+'))
+			continue;
+		assert_true(n < max);
+		out[n].addr = a;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", name);
+		n++;
+	}
+	pclose(p);
+	return n;
+}
+
+/*
+ * PLT stubs are named NAME@plt at the addresses objdump gives them, in the
+ * classic lazy PLT, the IBT PLT (.plt.sec) with -z now, a library, libc
+ * (.plt.got, IRELATIVE slots) and this test itself; no stub objdump does
+ * not name.
+ */
+static void test_plt_stubs(void **state)
+{
+#if defined(__x86_64__)
+	static const char *const fixtures[] = {"nofp_plt_lazy", "nofp_plt_now", "libnofp_plt.so"};
+	static struct stub stubs[8192];
+	char paths[5][PATH_MAX];
+	size_t nr_paths = 0, total = 0;
+	Dl_info info;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
+		fixture_path(paths[nr_paths++], PATH_MAX, fixtures[i]);
+	assert_true(dladdr((void *)&printf, &info) && info.dli_fname);
+	snprintf(paths[nr_paths++], PATH_MAX, "%s", info.dli_fname);
+	assert_non_null(realpath("/proc/self/exe", paths[nr_paths++]));
+	for (size_t i = 0; i < nr_paths; i++) {
+		struct fl_elfsyms *e = NULL;
+		size_t n = objdump_stubs(paths[i], stubs, ARRAY_SIZE(stubs)), ours = 0;
+		bool step = false;
+
+		assert_int_equal(fl_elfsyms__open(paths[i], &e), 0);
+		for (size_t j = 0; j < n; j++) {
+			const struct fl_elfsym *s = fl_elfsyms__find(e, stubs[j].addr);
+
+			if (!s || s->addr != stubs[j].addr || strcmp(s->name, stubs[j].name))
+				fail_msg("%s: %#" PRIx64 ": %s, objdump says %s", paths[i], stubs[j].addr,
+					 s ? s->name : "(nothing)", stubs[j].name);
+			/* The whole entry, and no further. */
+			assert_ptr_equal(fl_elfsyms__find(e, s->addr + s->size - 1), s);
+			assert_true(s->size == 8 || s->size == 16);
+			step |= !strcmp(s->name, "nofp_plt_step@plt");
+		}
+		for (size_t j = 0; j < fl_elfsyms__count(e); j++) {
+			const char *name = fl_elfsyms__at(e, j)->name;
+			size_t len = strlen(name);
+
+			ours += len > 4 && !strcmp(name + len - 4, "@plt");
+		}
+		printf("# %s: %zu PLT stubs named, objdump names %zu\n", paths[i], ours, n);
+		assert_int_equal(ours, n);
+		if (i < 2)
+			assert_true(step);
+		total += n;
+		fl_elfsyms__free(e);
+	}
+	assert_true(total > 20);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+/* The value nm -P gives name in path (a symbol of any type), or fails. */
+static uint64_t nm_value(const char *path, const char *name)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	uint64_t v = 0;
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -P '%s'", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char sym[256], type;
+		unsigned long long a;
+
+		if (sscanf(line, "%255s %c %llx", sym, &type, &a) == 3 && !strcmp(sym, name)) {
+			v = a;
+			found = true;
+		}
+	}
+	pclose(p);
+	if (!found)
+		fail_msg("nm does not list %s in %s", name, path);
+	return v;
+}
+
+/*
+ * Code labels (STT_NOTYPE in .text, no size): those outside any function
+ * name the code up to the next symbol, as perf names ld.so's _dl_start_user;
+ * one inside a function leaves the function its name.
+ */
+static void test_code_labels(void **state)
+{
+	struct fl_elfsyms *e = NULL;
+	const struct fl_elfsym *s;
+	char path[PATH_MAX];
+
+	(void)state;
+	fixture_path(path, sizeof(path), "liblabels.so");
+	assert_int_equal(fl_elfsyms__open(path, &e), 0);
+	s = fl_elfsyms__find(e, nm_value(path, "label_inside"));
+	assert_non_null(s);
+	assert_string_equal(s->name, "label_func");
+	s = fl_elfsyms__find(e, nm_value(path, "label_outside") + 2);
+	assert_non_null(s);
+	assert_string_equal(s->name, "label_outside");
+	assert_int_equal(s->addr, nm_value(path, "label_outside"));
+	assert_int_equal(s->size, nm_value(path, "label_outside_global") - s->addr);
+	s = fl_elfsyms__find(e, nm_value(path, "label_outside_global"));
+	assert_non_null(s);
+	assert_string_equal(s->name, "label_outside_global");
+	fl_elfsyms__free(e);
+}
+
 /* Sizes and lookups hold together on a real library: sorted, one per address, find agrees. */
 static void test_consistency(void **state)
 {
@@ -633,6 +781,8 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_mapping_symbols),
 		cmocka_unit_test(test_consistency),
+		cmocka_unit_test(test_plt_stubs),
+		cmocka_unit_test(test_code_labels),
 		cmocka_unit_test(test_debug_info),
 		cmocka_unit_test(test_debug_info_args),
 	};

@@ -36,6 +36,7 @@
 #include "flamed/profile/profile.h"
 #include "flamed/sampling/sampler.h"
 #include "flamed/symbols/symbolizer.h"
+#include "flamed/symbols/debuginfod.h"
 #include "session.h"
 
 static void closedirp(DIR **d)
@@ -372,6 +373,8 @@ static int open_session(struct daemon *d)
 		.nr_cgroups = c->cgroup[0] ? 1 : 0,
 		.on_exec = c->nr_names ? on_exec : NULL,
 		.on_exec_ctx = d,
+		/* On when DEBUGINFOD_URLS is set (Environment= in a drop-in); never waited for. */
+		.debuginfod = true,
 	};
 	int err;
 
@@ -1123,6 +1126,9 @@ static void snapshot(struct daemon *d, const char *why)
 	if (!d->ses.sampler)
 		return;
 	err = session_snapshot(&d->ses);
+	/* Each snapshot period has the fetcher's budget anew; what it fetched names the next ones. */
+	if (d->ses.debuginfod)
+		fl_debuginfod__reset_budget(d->ses.debuginfod);
 	if (err) {
 		/* Only -ENOMEM: what was taken so far is in the profile, the rest is lost. */
 		log_error(d, "snapshot: cannot collect the samples: %s", strerror(-err));

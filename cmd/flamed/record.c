@@ -37,6 +37,7 @@
 #include "flamed/symbols/symbolizer.h"
 #include "flamed/sampling/tracker.h"
 #include "flamed/unwinding/unwind.h"
+#include "flamed/symbols/debuginfod.h"
 #include "session.h"
 
 #define DEFAULT_FREQ 99
@@ -70,6 +71,12 @@ struct record_args {
 	uint32_t stack_size; /* its user-stack copy in bytes */
 	bool kdwarf;	     /* --call-graph kernel-dwarf (the default) */
 	uint64_t max_unwind_tables;
+	/* --debuginfod[=URLS], --no-debuginfod (default: on when DEBUGINFOD_URLS is set) */
+	int debuginfod; /* -1 unset, 0 off, 1 on */
+	const char *debuginfod_urls;
+	unsigned debuginfod_files; /* --debuginfod-budget FILES,SIZE,SECONDS */
+	uint64_t debuginfod_bytes;
+	double debuginfod_seconds;
 	struct svg_args svg; /* -o FILE.svg / --format svg */
 };
 
@@ -122,6 +129,13 @@ static const char record_usage[] =
 	"                           binaries have DWARF, their own or in separate debug files)\n"
 	"      --srcline            add \" (file:line)\" to user frames (needs DWARF)\n"
 	"      --no-demangle        keep C++ and Rust names as the binaries have them\n"
+	"      --debuginfod[=URLS]  fetch the debug info of files that have none here by\n"
+	"                           build-id from these servers (default: DEBUGINFOD_URLS,\n"
+	"                           on when it is set), in the background; the output waits\n"
+	"                           for the fetches at most the budget's seconds\n"
+	"      --no-debuginfod      not even when DEBUGINFOD_URLS is set\n"
+	"      --debuginfod-budget FILES,SIZE,SECONDS  the most fetched per run (default\n"
+	"                           64,1G,30; SIZE with K, M, G)\n"
 	"      --stack-storage-size N  BPF stack-map entries (default 32768)\n"
 	"      --max-stacks N       BPF counts-map entries (default 65536)\n"
 	"      --max-processes N    processes tracked at once (default 32768); frames of\n"
@@ -212,7 +226,51 @@ enum {
 	OPT_MAX_UNWIND_TABLES,
 	OPT_PER_CGROUP,
 	OPT_CGROUP,
+	OPT_DEBUGINFOD,
+	OPT_NO_DEBUGINFOD,
+	OPT_DEBUGINFOD_BUDGET,
 };
+
+/* "FILES,SIZE,SECONDS" of --debuginfod-budget: each positive; SIZE with K, M or G. */
+static int parse_debuginfod_budget(const char *s, struct record_args *a)
+{
+	unsigned long long files, size;
+	double secs;
+	char *end;
+
+	errno = 0;
+	files = strtoull(s, &end, 10);
+	if (errno || end == s || *end != ',' || !files || files > 1000000)
+		return -EINVAL;
+	s = end + 1;
+	size = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'K':
+	case 'k':
+		size <<= 10, end++;
+		break;
+	case 'M':
+	case 'm':
+		size <<= 20, end++;
+		break;
+	case 'G':
+	case 'g':
+		size <<= 30, end++;
+		break;
+	}
+	if (*end != ',' || !size || size >= (1ull << 44))
+		return -EINVAL;
+	s = end + 1;
+	secs = strtod(s, &end);
+	if (errno || end == s || *end || !(secs > 0 && secs <= 86400))
+		return -EINVAL;
+	a->debuginfod_files = (unsigned)files;
+	a->debuginfod_bytes = size;
+	a->debuginfod_seconds = secs;
+	return 0;
+}
 
 /* "fp", "dwarf" or "dwarf,SIZE", as perf record spells it, or "kernel-dwarf". */
 static int parse_call_graph(const char *s, struct record_args *a)
@@ -262,6 +320,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"max-processes", required_argument, NULL, OPT_MAX_PROCESSES},
 		{"max-symbol-cache", required_argument, NULL, OPT_MAX_SYMBOL_CACHE},
 		{"max-unwind-tables", required_argument, NULL, OPT_MAX_UNWIND_TABLES},
+		{"debuginfod", optional_argument, NULL, OPT_DEBUGINFOD},
+		{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
+		{"debuginfod-budget", required_argument, NULL, OPT_DEBUGINFOD_BUDGET},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		SVG_LONG_OPTIONS,
@@ -271,6 +332,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c;
 
 	a->freq = DEFAULT_FREQ;
+	a->debuginfod = -1;
 	a->kdwarf = true;
 	svg_args_init(&a->svg);
 	opterr = 0;
@@ -410,6 +472,27 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			fl_config__fini(&cfg);
 			break;
 		}
+		case OPT_DEBUGINFOD:
+			a->debuginfod = 1;
+			a->debuginfod_urls = optarg;
+			if (optarg && !optarg[strspn(optarg, " \t")]) {
+				usage_error("empty --debuginfod=: give server URLs, e.g. "
+					    "--debuginfod=https://debuginfod.debian.net");
+				return 1000 + EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_DEBUGINFOD:
+			a->debuginfod = 0;
+			a->debuginfod_urls = NULL;
+			break;
+		case OPT_DEBUGINFOD_BUDGET:
+			if (parse_debuginfod_budget(optarg, a)) {
+				usage_error("invalid --debuginfod-budget '%s': give FILES,SIZE,SECONDS, "
+					    "e.g. 64,1G,30",
+					    optarg);
+				return 1000 + EXIT_USAGE;
+			}
+			break;
 		case OPT_MAX_UNWIND_TABLES: {
 			struct fl_config cfg;
 			char why[256];
@@ -446,6 +529,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	if (optind < argc)
 		a->cmd = &argv[optind];
 
+	if (a->debuginfod == 1 && !a->debuginfod_urls) {
+		const char *env = getenv("DEBUGINFOD_URLS");
+
+		if (!env || !env[strspn(env, " \t")]) {
+			usage_error("--debuginfod: DEBUGINFOD_URLS is not set; give the servers, e.g. "
+				    "--debuginfod=https://debuginfod.debian.net");
+			return 1000 + EXIT_USAGE;
+		}
+	}
 	if (kernel_only && user_only) {
 		usage_error("--kernel-only and --user-only exclude each other");
 		return 1000 + EXIT_USAGE;
@@ -1025,6 +1117,12 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 			msg("symbol cache: %llu files, %.1f MiB at most",
 			    (unsigned long long)cs.files, (double)cs.peak_bytes / 1048576.0);
 	}
+	if (r->ses.debuginfod) {
+		char line[512];
+
+		fl_debuginfod__summary(r->ses.debuginfod, line, sizeof(line));
+		msg("%s", line);
+	}
 	if (fs->names_cut)
 		msg("%llu frame names longer than %d bytes were cut there",
 		    (unsigned long long)fs->names_cut, FL_FOLD_MAX_NAME);
@@ -1187,6 +1285,11 @@ static int record(struct record_args *a)
 		.max_cache_bytes = a->max_symbol_cache,
 		.duration = a->duration,
 		.pprof = a->format == FORMAT_PPROF,
+		.debuginfod = a->debuginfod != 0,
+		.debuginfod_urls = a->debuginfod_urls,
+		.debuginfod_files = a->debuginfod_files,
+		.debuginfod_bytes = a->debuginfod_bytes,
+		.debuginfod_seconds = a->debuginfod_seconds,
 	};
 	err = session_open(&r.ses, &so);
 	phase_done("set-up (sampler, tracker, symbols)", &phase);
@@ -1290,7 +1393,11 @@ static int record(struct record_args *a)
 		r.stop_reason = "stopped";
 
 	phase = now_s();
-	err = session_drain(&r.ses);
+	err = session_fetch_debuginfo(&r.ses);
+	if (r.ses.debuginfod)
+		phase_done("debuginfod", &phase);
+	if (!err)
+		err = session_drain(&r.ses);
 	phase_done("drain and symbolize", &phase);
 	if (err) {
 		msg("cannot collect the samples: %s", strerror(-err));

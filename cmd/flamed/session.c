@@ -18,6 +18,7 @@
 #include "flamed/profile/flametree.h"
 #include "flamed/sampling/perfbuf.h"
 #include "flamed/profile/profile.h"
+#include "flamed/symbols/debuginfod.h"
 #include "flamed/symbols/symbolizer.h"
 #include "flamed/unwinding/unwind.h"
 #include "session.h"
@@ -532,8 +533,23 @@ int session_open(struct session *s, const struct session_opts *o)
 		return err;
 	}
 
+	if (o->debuginfod) {
+		struct fl_debuginfod_opts dgo = {.sz = sizeof(dgo),
+						 .urls = o->debuginfod_urls,
+						 .max_files = o->debuginfod_files,
+						 .max_bytes = o->debuginfod_bytes,
+						 .max_seconds = o->debuginfod_seconds};
+
+		err = fl_debuginfod__new(&dgo, &s->debuginfod);
+		if (err && err != -ENOENT) {
+			msg("cannot start fetching debug info from debuginfod: %s", strerror(-err));
+			return err;
+		}
+	}
+
 	/* Without a working BPF sampler, kernel names come from kallsyms too. */
 	struct fl_symbolizer_opts syo = {.sz = sizeof(syo),
+					 .debuginfod = s->debuginfod,
 					 .tracker = s->tracker,
 					 .no_kernel = !o->kernel,
 					 .inlines = !o->no_inline,
@@ -902,6 +918,33 @@ int session_drain(struct session *s)
 	return s->err ?: fl_sampler__drain(s->sampler, fold_cb, s->fold);
 }
 
+int session_fetch_debuginfo(struct session *s)
+{
+	struct fl_debuginfod_stats st;
+	struct fl_profile *p = NULL;
+	struct fl_fold *fold = NULL;
+	int err;
+
+	if (!s->debuginfod || s->err)
+		return 0;
+	/* Named once for nothing: the files met are asked for as they are read. */
+	err = fl_profile__new(&p);
+	if (!err)
+		err = new_fold(s, p, NULL, &fold);
+	if (!err)
+		err = fl_sampler__peek(s->sampler, fold_cb, fold);
+	fl_fold__free(fold);
+	fl_profile__free(p);
+	if (err)
+		return err;
+	fl_debuginfod__stats(s->debuginfod, &st);
+	if (st.pending)
+		fl_debuginfod__wait(s->debuginfod, s->o.debuginfod_seconds > 0
+							   ? s->o.debuginfod_seconds
+							   : FL_DEBUGINFOD_DEFAULT_SECONDS);
+	return 0;
+}
+
 int session_snapshot(struct session *s)
 {
 	/* Mapping records first, as at a tick. */
@@ -971,7 +1014,8 @@ void session_close(struct session *s)
 	fl_fold__free(s->fold);
 	fl_profile__free(s->profile);
 	fl_pprof__free(s->pprof);
-	fl_symbolizer__free(s->symbolizer); /* borrows the tracker */
+	fl_symbolizer__free(s->symbolizer); /* borrows the tracker and the fetcher */
+	fl_debuginfod__free(s->debuginfod);
 	fl_tracker__free(s->tracker);
 	/* The sampler uses the unwinder until it is freed. */
 	fl_sampler__free(s->sampler);

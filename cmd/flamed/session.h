@@ -93,6 +93,16 @@ struct session_opts {
 	bool per_cgroup;
 	const char *const *cgroups;
 	size_t nr_cgroups;
+	/*
+	 * Debug files by build-id from debuginfod servers (debuginfod_urls,
+	 * NULL: DEBUGINFOD_URLS) for files with no DWARF here, within a budget
+	 * (0s: the defaults of debuginfod.h). Read by session_open() only.
+	 */
+	bool debuginfod;
+	const char *debuginfod_urls;
+	unsigned debuginfod_files;
+	uint64_t debuginfod_bytes;
+	double debuginfod_seconds;
 };
 
 struct session {
@@ -107,6 +117,7 @@ struct session {
 	struct fl_sampler *sampler;
 	struct fl_tracker *tracker;
 	struct fl_symbolizer *symbolizer;
+	struct fl_debuginfod *debuginfod; /* NULL: off */
 	struct fl_profile *profile; /* the stacks named so far */
 	struct fl_fold *fold;	    /* into profile */
 	struct fl_pprof *pprof;	    /* with o.pprof: the same samples as locations, else NULL */
@@ -184,6 +195,14 @@ void session_tick(struct session *s);
 void session_stop(struct session *s);
 /* Every stack not yet named goes into the profile (at the end). Returns 0 or -errno. */
 int session_drain(struct session *s);
+
+/*
+ * With debuginfod: looks at every stack recorded (before session_drain())
+ * so that the debug files of the files they are in are asked for, and
+ * waits for those fetches, at most the fetcher's time budget. The
+ * recording is over by then: only the output waits. 0 without debuginfod.
+ */
+int session_fetch_debuginfo(struct session *s);
 /*
  * The stacks sampled since the last snapshot go into the profile, and
  * sampling goes on. Returns 0 or -errno.

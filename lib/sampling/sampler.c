@@ -76,6 +76,11 @@ int fl_sampler__drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
 	return s->ops->drain(s, fn, ctx);
 }
 
+int fl_sampler__peek(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
+{
+	return s->ops->peek(s, fn, ctx);
+}
+
 int fl_sampler__take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		     void *ctx)
 {

@@ -1102,6 +1102,17 @@ static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 	return drain_with(s, s->active, false, NULL, fn, ctx);
 }
 
+/* As drain, counting nothing: the stacks cut at the depth limit are counted by the drain. */
+static int bpf_peek(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	uint64_t truncated = s->truncated;
+	int err = drain_with(s, s->active, false, NULL, fn, ctx);
+
+	s->truncated = truncated;
+	return err;
+}
+
 /*
  * Empties the stack map fd. Ids are collected first: the kernel finds the
  * next id by scanning on from the one given, unless that one is empty.
@@ -1342,6 +1353,7 @@ static const struct fl_sampler_ops ops = {
 	.poll = bpf_poll,
 	.revive = bpf_revive,
 	.drain = bpf_drain,
+	.peek = bpf_peek,
 	.take = bpf_take,
 	.snapshot = bpf_snapshot,
 	.stats = bpf_stats,

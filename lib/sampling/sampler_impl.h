@@ -15,6 +15,7 @@ struct fl_sampler_ops {
 	int (*poll)(struct fl_sampler *s);
 	int (*revive)(struct fl_sampler *s, int *cpus, size_t max);
 	int (*drain)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
+	int (*peek)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
 	int (*take)(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		    void *ctx);
 	int (*snapshot)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);

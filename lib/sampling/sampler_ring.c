@@ -906,6 +906,7 @@ static const struct fl_sampler_ops ring_ops = {
 	.poll = ring_poll,
 	.revive = ring_revive,
 	.drain = ring_drain,
+	.peek = ring_drain, /* it counts nothing, and gives the same stacks again */
 	.take = ring_take,
 	.snapshot = ring_snapshot,
 	.stats = ring_stats,

@@ -20,6 +20,7 @@
 
 #include "flamed/common/cleanup.h"
 #include "flamed/symbols/debuginfo.h"
+#include "flamed/symbols/debuginfod.h"
 #include "flamed/common/log.h"
 #include "flamed/files/regfile.h"
 #include "symbols/elfsize.h"
@@ -52,6 +53,7 @@ struct fl_debuginfo {
 	Elf *dwarf; /* bin or dbg, or NULL */
 	int alt_fd;
 	Elf *alt; /* the dwz file dwarf's .gnu_debugaltlink names, or NULL */
+	bool debuginfod_pending;
 };
 
 /* What one search needs besides the object it fills. */
@@ -61,6 +63,7 @@ struct search {
 	const char *const *dirs;
 	struct stat bin_st;
 	GElf_Ehdr bin_eh;
+	bool real_root; /* open candidates from "/", not o.root_fd (debuginfod's cache) */
 };
 
 /* --- CRC-32 ---------------------------------------------------------------------- */
@@ -414,7 +417,7 @@ uint64_t fl_debuginfo__dwarf_bytes(const struct fl_debuginfo *di)
  */
 static int open_regular(const struct search *s, const char *path)
 {
-	bool in_root = s->o.root_fd > 0;
+	bool in_root = s->o.root_fd > 0 && !s->real_root;
 
 	return fl_regfile__open(in_root ? s->o.root_fd : AT_FDCWD, path,
 				in_root ? FL_REGFILE_IN_ROOT : 0, NULL);
@@ -544,6 +547,35 @@ static bool try_debuglink(struct search *s, const char *bin_path)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The debug file debuginfod fetched for the binary's build-id, when it has
+ * one: in flamed's own cache, so opened from the real root; checked like
+ * any other candidate (the server is not trusted to send the right file).
+ * A fetch still going is remembered, not waited for.
+ */
+static bool try_debuginfod(struct search *s)
+{
+	struct fl_debuginfo *di = s->di;
+	const char *path = NULL;
+	bool ok;
+
+	if (!s->o.debuginfod || !di->build_id_len)
+		return false;
+	switch (fl_debuginfod__lookup(s->o.debuginfod, di->build_id, di->build_id_len, &path)) {
+	case FL_DEBUGINFOD_FETCHED:
+		break;
+	case FL_DEBUGINFOD_PENDING:
+		di->debuginfod_pending = true;
+		return false;
+	default:
+		return false;
+	}
+	s->real_root = true;
+	ok = path && try_candidate(s, path, FL_DEBUGINFO_DEBUGINFOD, false, 0);
+	s->real_root = false;
+	return ok;
 }
 
 /* Keeps path as the alternate DWARF if it is an ELF file like the binary with build-id id. */
@@ -788,7 +820,7 @@ int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts 
 	di->build_id_len = read_build_id(di->bin, di->build_id);
 	/* Symbols and DWARF are all here already. */
 	if (!(has_symtab(di->bin) && has_dwarf(di->bin)) && !try_build_id(&s) &&
-	    !try_debuglink(&s, path))
+	    !try_debuglink(&s, path) && (has_dwarf(di->bin) || !try_debuginfod(&s)))
 		try_mini(&s);
 	if (di->dbg && has_dwarf(di->dbg))
 		di->dwarf = di->dbg;
@@ -816,6 +848,8 @@ const char *fl_debuginfo_source__str(enum fl_debuginfo_source src)
 		return "debuglink";
 	case FL_DEBUGINFO_MINIDEBUGINFO:
 		return "minidebuginfo";
+	case FL_DEBUGINFO_DEBUGINFOD:
+		return "debuginfod";
 	}
 	return "?";
 }
@@ -848,6 +882,11 @@ Elf *fl_debuginfo__dwarf_elf(const struct fl_debuginfo *di)
 Elf *fl_debuginfo__alt_elf(const struct fl_debuginfo *di)
 {
 	return di ? di->alt : NULL;
+}
+
+bool fl_debuginfo__debuginfod_pending(const struct fl_debuginfo *di)
+{
+	return di && di->debuginfod_pending;
 }
 
 size_t fl_debuginfo__build_id(const struct fl_debuginfo *di, const uint8_t **id)

@@ -14,6 +14,7 @@
 #include "flamed/common/budget.h"
 #include "flamed/common/cleanup.h"
 #include "flamed/symbols/debuginfo.h"
+#include "flamed/symbols/debuginfod.h"
 #include "flamed/symbols/elfsyms.h"
 #include "flamed/symbols/ksym_bpf.h"
 #include "flamed/symbols/ksyms.h"
@@ -47,6 +48,9 @@ struct module {
 	bool not_read;	/* met with the cache full */
 	uint8_t build_id[32]; /* SHA-1's 20 bytes, or up to 32; longer ones are not kept */
 	uint8_t build_id_len;
+	/* debuginfod was fetching its debug file when it was read: at this generation. */
+	bool debuginfod_pending;
+	uint64_t debuginfod_gen;
 };
 
 /* A JIT process: its perf map, or the tries left to find one. */
@@ -91,6 +95,7 @@ struct fl_symbolizer {
 	struct fl_symbolizer_cache_stats cache; /* its bytes: the budget's */
 	struct fl_budget budget;		/* symbol tables, DWARF and perf maps */
 	struct fl_budget jit_budget;		/* perf maps: a part of budget */
+	struct fl_debuginfod *debuginfod;	/* borrowed, or NULL */
 	struct fl_elfsyms *vdso;
 	bool vdso_tried;
 	bool inlines, srclines;
@@ -155,6 +160,7 @@ int fl_symbolizer__new(const struct fl_symbolizer_opts *opts, struct fl_symboliz
 		if (opts->max_cache_bytes)
 			s->budget.max = opts->max_cache_bytes;
 		s->budget.parent = opts->budget;
+		s->debuginfod = opts->debuginfod;
 	}
 	/* Hostile perf maps must not keep the binaries' symbols from being read. */
 	s->jit_budget =
@@ -462,6 +468,7 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 		.sz = sizeof(dio),
 		/* Decompressed before anything else is known: never more than there is room for. */
 		.max_minidebuginfo = room < FL_DEBUGINFO_MINI_MAX ? (size_t)room : 0,
+		.debuginfod = s->debuginfod,
 	};
 	struct fl_debuginfo *di = NULL;
 	Elf *dwarf_elf;
@@ -484,6 +491,10 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 	if (err) {
 		fl_pr_debug("symbolizer: %s: %s\n", tm->path, strerror(-err));
 		return true;
+	}
+	if (fl_debuginfo__debuginfod_pending(di)) {
+		m->debuginfod_pending = true;
+		m->debuginfod_gen = fl_debuginfod__generation(s->debuginfod);
 	}
 	{
 		const uint8_t *bid;
@@ -540,6 +551,34 @@ void fl_symbolizer__cache_stats(const struct fl_symbolizer *s, struct fl_symboli
 	st->max_bytes = s->budget.max;
 }
 
+static void module_read(struct fl_symbolizer *s, struct module *m, const struct fl_tmap *tm,
+			uint32_t pid);
+
+/*
+ * A file read while debuginfod fetched its debug file is read again once a
+ * fetch has ended since (its own, or another: asking is cheap), while it
+ * is still pending: what it holds is given back first.
+ */
+static void module_refresh(struct fl_symbolizer *s, struct module *m, const struct fl_tmap *tm,
+			   uint32_t pid)
+{
+	if (!m->debuginfod_pending || fl_debuginfod__generation(s->debuginfod) == m->debuginfod_gen)
+		return;
+	fl_budget__give(&s->budget, m->bytes);
+	fl_elfsyms__free(m->syms);
+	fl_srcinfo__free(m->src);
+	fl_debuginfo__free(m->di);
+	m->syms = NULL;
+	m->src = NULL;
+	m->di = NULL;
+	m->bytes = 0;
+	m->debuginfod_pending = false;
+	if (m->not_read)
+		s->cache.files_not_read--;
+	m->not_read = false;
+	module_read(s, m, tm, pid);
+}
+
 static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *tm, uint32_t pid)
 {
 	struct module *m;
@@ -552,6 +591,7 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		if (m->ino == tm->ino && m->dev_major == tm->dev_major &&
 		    m->dev_minor == tm->dev_minor) {
 			m->used = s->gen;
+			module_refresh(s, m, tm, pid);
 			return m;
 		}
 	m = calloc(1, sizeof(*m));
@@ -566,6 +606,17 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		free(m);
 		return NULL;
 	}
+	module_read(s, m, tm, pid);
+	s->mods[j] = m;
+	s->nr_mods++;
+	s->cache.files = s->nr_mods;
+	return m;
+}
+
+/* Reads m's file into it, within the budget (or marks it not read). */
+static void module_read(struct fl_symbolizer *s, struct module *m, const struct fl_tmap *tm,
+			uint32_t pid)
+{
 	/* Its frames are named by the file; tried again after a trim (the daemon). */
 	if (!fl_budget__fits(&s->budget, sizeof(*m))) {
 		m->not_read = true;
@@ -586,10 +637,6 @@ static struct module *module_get(struct fl_symbolizer *s, const struct fl_tmap *
 		m->bytes = 0;
 		s->cache.files_not_read++;
 	}
-	s->mods[j] = m;
-	s->nr_mods++;
-	s->cache.files = s->nr_mods;
-	return m;
 }
 
 /* The vdso is the same image in every process: read it from our own memory. */

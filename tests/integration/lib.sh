@@ -77,6 +77,10 @@ note() {
 [[ -x $FLAMED ]] || fail "no flamed binary at $FLAMED"
 [[ -x $FIXTURES/chains ]] || fail "no fixture programs in $FIXTURES"
 FLAMED=$(readlink -f "$FLAMED")
+# Names come from the files here: a machine that sets DEBUGINFOD_URLS for
+# login shells would have every recording ask a server (record_debuginfod.sh
+# sets it where it means to).
+unset DEBUGINFOD_URLS
 FIXTURES=$(readlink -f "$FIXTURES")
 
 # Skips unless this process may sample every CPU: root, a kernel with perf

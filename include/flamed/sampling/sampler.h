@@ -259,6 +259,13 @@ typedef int (*fl_raw_stack_fn)(const struct fl_raw_stack *st, void *ctx);
 int fl_sampler__drain(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
 
 /*
+ * The same stacks as a drain now, counted nowhere: called before the drain
+ * (after fl_sampler__stop() and the last poll) by a caller that wants to
+ * look at them first (which files they are in, say).
+ */
+int fl_sampler__peek(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
+
+/*
  * Calls fn for every distinct stack of the processes pids (ascending, no
  * duplicates) recorded so far, and forgets them: a later drain or take
  * does not give them again, and a process taking over one of these pids

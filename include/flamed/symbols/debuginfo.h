@@ -17,7 +17,10 @@ enum fl_debuginfo_source {
 	FL_DEBUGINFO_BUILD_ID,	    /* <debugdir>/.build-id/xx/rest.debug */
 	FL_DEBUGINFO_DEBUGLINK,	    /* .gnu_debuglink: beside, .debug/, <debugdir>/<dir>/ */
 	FL_DEBUGINFO_MINIDEBUGINFO, /* .gnu_debugdata, xz-compressed in the binary */
+	FL_DEBUGINFO_DEBUGINFOD,    /* fetched by build-id from a debuginfod server */
 };
+
+struct fl_debuginfod;
 
 struct fl_debuginfo_opts {
 	size_t sz; /* sizeof(struct fl_debuginfo_opts) */
@@ -33,6 +36,15 @@ struct fl_debuginfo_opts {
 	const char *const *debug_dirs;
 	/* Cap on the decompressed MiniDebugInfo, in bytes; 0: FL_DEBUGINFO_MINI_MAX. */
 	size_t max_minidebuginfo;
+	/*
+	 * Asked, when no separate debug file is found locally and the binary
+	 * has no DWARF of its own, for the debug file of its build-id
+	 * (debuginfod.h); never waited for: a fetch still going leaves
+	 * fl_debuginfo__debuginfod_pending() true. The file it fetched is
+	 * opened from the real root (flamed's own cache, not the process's
+	 * root) and checked as any other candidate. NULL: not asked.
+	 */
+	struct fl_debuginfod *debuginfod;
 };
 
 #define FL_DEBUGINFO_MINI_MAX ((size_t)64 << 20)
@@ -52,7 +64,9 @@ struct fl_debuginfo_opts {
  *   1. with a build-id note: <debugdir>/.build-id/xx/rest.debug;
  *   2. with .gnu_debuglink NAME: <dir>/NAME, <dir>/.debug/NAME and
  *      <debugdir>/<dir>/NAME;
- *   3. else .gnu_debugdata, decompressed in memory.
+ *   3. without DWARF in the binary: from opts->debuginfod, when it has
+ *      fetched the build-id's debug file already;
+ *   4. else .gnu_debugdata, decompressed in memory.
  * A separate file is used only when it is a regular ELF file of the same
  * class and machine, not the binary itself, and carries the binary's
  * build-id (when the binary has one; a debug file without a build-id is
@@ -80,7 +94,7 @@ int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts 
 void fl_debuginfo__free(struct fl_debuginfo *di);
 
 enum fl_debuginfo_source fl_debuginfo__source(const struct fl_debuginfo *di);
-/* "none", "build-id", "debuglink", "minidebuginfo". */
+/* "none", "build-id", "debuglink", "minidebuginfo", "debuginfod". */
 const char *fl_debuginfo_source__str(enum fl_debuginfo_source src);
 
 /*
@@ -134,6 +148,12 @@ Elf *fl_debuginfo__alt_elf(const struct fl_debuginfo *di);
  */
 uint64_t fl_debuginfo__symbols_bytes(const struct fl_debuginfo *di);
 uint64_t fl_debuginfo__dwarf_bytes(const struct fl_debuginfo *di);
+
+/*
+ * Whether opts->debuginfod was fetching the binary's debug file when it was
+ * searched: finding it again once the fetch has ended may find more.
+ */
+bool fl_debuginfo__debuginfod_pending(const struct fl_debuginfo *di);
 
 /* The binary's build-id (*id points into di), or 0 when it has none. */
 size_t fl_debuginfo__build_id(const struct fl_debuginfo *di, const uint8_t **id);

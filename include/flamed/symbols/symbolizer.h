@@ -52,6 +52,13 @@ struct fl_symbolizer_opts {
 	 * Borrowed: it must outlive the symbolizer.
 	 */
 	struct fl_budget *budget;
+	/*
+	 * Debug files fetched by build-id for files with no DWARF here
+	 * (fl_debuginfo_opts.debuginfod). A file looked up while its fetch
+	 * was going is read again, once, the first time it is met after
+	 * the fetcher's generation moved on. Borrowed; NULL: none.
+	 */
+	struct fl_debuginfod *debuginfod;
 };
 
 #define FL_SYM_DEFAULT_CACHE (1024ull << 20)

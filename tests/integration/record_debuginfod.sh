@@ -13,7 +13,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
 command -v debuginfod >/dev/null || skip "debuginfod is not installed (Debian: the debuginfod package)"
 command -v python3 >/dev/null || skip "python3 is not installed (the broken server is a Python script)"
-command -v curl >/dev/null || skip "curl is not installed (to ask the server whether it is ready)"
 
 # The program: its debug build served, its stripped copy run (the build-id
 # note stays: that is what it is fetched by).
@@ -36,7 +35,8 @@ bg debuginfod -F "$T/srv" -p "$PORT" -d "$T/debuginfod.sqlite" -t 0 -g 0
 SRV=$BG_PID
 # shellcheck disable=SC2317 # called through wait_until
 served() {
-	[[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/buildid/$ID/debuginfo") == 200 ]]
+	python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5).read()' \
+		"http://127.0.0.1:$PORT/buildid/$ID/debuginfo" 2>/dev/null
 }
 wait_until 60 "debuginfod serving the fixture's debug info" served
 note "debuginfod (pid $SRV) on 127.0.0.1:$PORT serves $ID"

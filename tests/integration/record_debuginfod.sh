@@ -119,4 +119,39 @@ grep -Eq "^flamed: debuginfod: 0 files fetched .*1 failed" "$T/half.err" ||
 expect_between "$(share "$T/half.folded" ';\[inline_chain\]$')" 90 100 "the share of samples named by the file, transfer cut (%)"
 [[ ! -s $T/cache-half/$ID/debuginfo ]] || fail "half: a cut transfer left a debug file in the cache"
 
-pass "debuginfod: fetched by build-id with inlined frames, nothing without it, a hung or cut server bounded"
+# --- The daemon: snapshots on time while the server hangs, named once it answers ---
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib_daemon.sh"
+: >"$T/empty.conf"
+bg "$T/bin/inline_chain" 120
+BURNER=$BG_PID
+wait_comm "$BURNER" inline_chain
+kill -STOP "$SRV"
+DAEMON_ENV=(DEBUGINFOD_URLS="http://127.0.0.1:$PORT" DEBUGINFOD_CACHE_PATH="$T/cache-daemon")
+start_daemon daemon --config "$T/empty.conf" --interval 1s --output-dir "$T/snaps" --formats folded \
+	--targets "$BURNER"
+# Its snapshots come every second while the fetch hangs (it never waits):
+# three within 15 s, all of them named by the file.
+wait_until 15 "three snapshots while the debuginfod server hangs" nsnap_at_least "$T/snaps" 3
+for f in $(snapshots "$T/snaps" | head -n 3); do
+	! grep -q inline_outer "$T/snaps/$f.folded" || fail "daemon: $f named inline_outer while the server hung"
+	grep -q ';\[inline_chain\] ' "$T/snaps/$f.folded" || fail "daemon: $f has no [inline_chain] frame"
+done
+kill -CONT "$SRV"
+# Once the server answers, a later snapshot has the functions and their inlined frames.
+# shellcheck disable=SC2317 # called through wait_until
+named() {
+	local f
+	for f in $(snapshots "$T/snaps"); do
+		grep -Eq "$WHOLE_LINE" "$T/snaps/$f.folded" && return 0
+	done
+	return 1
+}
+WHOLE_LINE=';main;inline_outer;inline_a_\[i\];inline_b_\[i\];inline_c_\[i\] [0-9]+$'
+wait_until 60 "a snapshot named with the fetched debug info" named
+note "daemon: $(nsnap "$T/snaps") snapshots, the first ones by file, later ones named"
+stop_daemon TERM
+[[ $DRC -eq 0 ]] || fail "the daemon exited $DRC"
+kill "$BURNER"
+
+pass "debuginfod: fetched by build-id with inlined frames, nothing without it, a hung or cut server bounded, the daemon never waits"

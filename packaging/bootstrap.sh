@@ -67,7 +67,7 @@ debian | ubuntu)
 	# libcap2-bin: setcap, to let a user record without root (README, Privileges).
 	REQUIRED=(build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev libdw-dev
 		liblzma-dev libiberty-dev libcap2-bin libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
-		libmicrohttpd-dev libcurl4-openssl-dev)
+		libmicrohttpd-dev libcurl4-openssl-dev libdebuginfod-dev)
 	OPTIONAL=(time)
 	if [[ $family == debian ]]; then
 		REQUIRED+=(bpftool)
@@ -89,6 +89,9 @@ debian | ubuntu)
 		REQUIRED+=(golang-go)
 		# A real Prometheus scrapes the daemon's metrics endpoint (daemon_metrics.sh).
 		REQUIRED+=(prometheus)
+		# A real debuginfod server hands debug files to the debuginfod client;
+		# python3 runs test_debuginfod's stub server (hanging, truncating).
+		REQUIRED+=(debuginfod python3)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
@@ -97,11 +100,11 @@ debian | ubuntu)
 fedora)
 	REQUIRED=(gcc make cmake pkgconf-pkg-config clang llvm libbpf-devel elfutils-libelf-devel
 		elfutils-devel xz-devel binutils-devel bpftool libcap protobuf-c-devel protobuf-c-compiler
-		zlib-devel libmicrohttpd-devel libcurl-devel)
+		zlib-devel libmicrohttpd-devel libcurl-devel elfutils-debuginfod-client-devel)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
 		REQUIRED+=(libcmocka-devel libxml2 chromium rpm-build systemd-rpm-macros strace dwz
-			util-linux procps-ng golang)
+			util-linux procps-ng golang elfutils-debuginfod python3)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }
@@ -194,7 +197,7 @@ for tool in cmake cc clang pkg-config; do
 	command -v "$tool" >/dev/null || die "$tool not found in PATH"
 done
 BPFTOOL=$(find_bpftool) || die "no working bpftool (Debian: apt-get install bpftool; Ubuntu: linux-tools-\$(uname -r))"
-modules=(libbpf libelf libdw liblzma libprotobuf-c zlib libmicrohttpd libcurl)
+modules=(libbpf libelf libdw liblzma libprotobuf-c zlib libmicrohttpd libcurl libdebuginfod)
 [[ $want_tests -eq 1 ]] && modules+=(cmocka)
 for module in "${modules[@]}"; do
 	pkg-config --exists "$module" || die "pkg-config cannot find $module"

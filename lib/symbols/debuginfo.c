@@ -567,6 +567,7 @@ static bool try_debuginfod(struct search *s)
 	case FL_DEBUGINFOD_FETCHED:
 		break;
 	case FL_DEBUGINFOD_PENDING:
+	case FL_DEBUGINFOD_SKIPPED: /* over this budget: asked again with the next one (the daemon) */
 		di->debuginfod_pending = true;
 		return false;
 	default:

@@ -39,7 +39,8 @@ struct fl_debuginfo_opts {
 	/*
 	 * Asked, when no separate debug file is found locally and the binary
 	 * has no DWARF of its own, for the debug file of its build-id
-	 * (debuginfod.h); never waited for: a fetch still going leaves
+	 * (debuginfod.h); never waited for: a fetch still going, or one
+	 * skipped over the fetcher's budget, leaves
 	 * fl_debuginfo__debuginfod_pending() true. The file it fetched is
 	 * opened from the real root (flamed's own cache, not the process's
 	 * root) and checked as any other candidate. NULL: not asked.

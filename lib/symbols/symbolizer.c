@@ -109,13 +109,22 @@ struct fl_symbolizer {
 	struct fl_src_frame src[FL_SYM_MAX_INLINE + 1]; /* scratch: the last address's frames */
 };
 
+/* What m read from its file: symbols, DWARF, the files kept open for it. */
+static void module_clear(struct module *m)
+{
+	fl_elfsyms__free(m->syms);
+	fl_srcinfo__free(m->src); /* before the files its DWARF is in */
+	fl_debuginfo__free(m->di);
+	m->syms = NULL;
+	m->src = NULL;
+	m->di = NULL;
+}
+
 static void module_free(struct module *m)
 {
 	if (!m)
 		return;
-	fl_elfsyms__free(m->syms);
-	fl_srcinfo__free(m->src);
-	fl_debuginfo__free(m->di);
+	module_clear(m);
 	free(m->basename);
 	free(m);
 }
@@ -565,12 +574,7 @@ static void module_refresh(struct fl_symbolizer *s, struct module *m, const stru
 	if (!m->debuginfod_pending || fl_debuginfod__generation(s->debuginfod) == m->debuginfod_gen)
 		return;
 	fl_budget__give(&s->budget, m->bytes);
-	fl_elfsyms__free(m->syms);
-	fl_srcinfo__free(m->src);
-	fl_debuginfo__free(m->di);
-	m->syms = NULL;
-	m->src = NULL;
-	m->di = NULL;
+	module_clear(m);
 	m->bytes = 0;
 	m->debuginfod_pending = false;
 	if (m->not_read)

@@ -419,8 +419,12 @@ static int open_regular(const struct search *s, const char *path)
 {
 	bool in_root = s->o.root_fd > 0 && !s->real_root;
 
+	/* debuginfod's cache holds regular files: a link there is not one it wrote. */
 	return fl_regfile__open(in_root ? s->o.root_fd : AT_FDCWD, path,
-				in_root ? FL_REGFILE_IN_ROOT : 0, NULL);
+				in_root	       ? FL_REGFILE_IN_ROOT
+				: s->real_root ? FL_REGFILE_NOFOLLOW
+					       : 0,
+				NULL);
 }
 
 /* --- candidates ------------------------------------------------------------------ */

@@ -480,6 +480,8 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 		.debuginfod = s->debuginfod,
 	};
 	struct fl_debuginfo *di = NULL;
+	/* Before the lookup: a fetch that ends while the file is read moves it on. */
+	uint64_t gen = fl_debuginfod__generation(s->debuginfod);
 	Elf *dwarf_elf;
 	int err;
 
@@ -503,7 +505,7 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 	}
 	if (fl_debuginfo__debuginfod_pending(di)) {
 		m->debuginfod_pending = true;
-		m->debuginfod_gen = fl_debuginfod__generation(s->debuginfod);
+		m->debuginfod_gen = gen;
 	}
 	{
 		const uint8_t *bid;

@@ -75,6 +75,21 @@ grep -q "^flamed: debuginfod: 1 file fetched" "$T/fetched.err" ||
 [[ -s $T/cache-fetched/$ID/debuginfo ]] || fail "nothing in the debuginfod cache for $ID"
 cmp -s "$T/cache-fetched/$ID/debuginfo" "$T/srv/inline_chain" || fail "the cached file is not the debug build"
 
+# Again from the cache it filled, with the server stopped: named all the same
+# (a fetch that ends while the file is first read is not missed).
+kill -STOP "$SRV"
+record warm DEBUGINFOD_URLS="http://127.0.0.1:$PORT" DEBUGINFOD_CACHE_PATH="$T/cache-fetched" --
+kill -CONT "$SRV"
+expect_between "$(share "$T/warm.folded" "$WHOLE")" 90 100 "the share of whole inlined chains from the debuginfod cache (%)"
+
+# A symbolic link in the cache where libdebuginfod keeps files is not one it
+# wrote: flamed does not follow it (the file there would be used as the
+# binary's debug info, whoever wrote it).
+mkdir -p "$T/cache-link/$ID"
+ln -s "$T/srv/inline_chain" "$T/cache-link/$ID/debuginfo"
+record link DEBUGINFOD_URLS="http://127.0.0.1:$PORT" --
+expect_between "$(share "$T/link.folded" ';\[inline_chain\]$')" 90 100 "the share of samples named by the file, the cache entry a symlink (%)"
+
 # The same with --debuginfod=URL and no variable.
 record option -- --debuginfod="http://127.0.0.1:$PORT"
 expect_between "$(share "$T/option.folded" "$WHOLE")" 90 100 "the share of whole inlined chains with --debuginfod=URL (%)"

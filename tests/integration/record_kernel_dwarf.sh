@@ -431,10 +431,15 @@ EOF_C
 	d_all=$(grep -E '^dense;.*;dense(;[^;]*_\[k\])* [0-9]+$' "$T/dense.folded" | awk '{ n += $NF } END { print n + 0 }')
 	d_main=$(awk -v re="^dense;.*;main;dense_outer;dense$K" '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) n += c } END { print n + 0 }' "$T/dense.folded")
 	alone=$(sed -nE 's/^flamed: user stacks \(kernel-dwarf\): [0-9]+ walked, ([0-9.]+)% by unwind tables alone.*/\1/p' "$T/dense.err")
-	note "dense CFI: $d_main of $d_all samples in dense reach main, ${alone:-?}% of stacks by the tables alone"
+	# Walks before its table was loaded (how long 300k rows take to load,
+	# longer on a slow or sanitized build) went as stack copies: the share
+	# by the tables is of the walks made once it was there.
+	notyet=$(sed -nE 's/^flamed: user stacks \(kernel-dwarf\): .* ([0-9.]+)% met a file whose table was not loaded yet.*/\1/p' "$T/dense.err")
+	note "dense CFI: $d_main of $d_all samples in dense reach main, ${alone:-?}% of stacks by the tables alone, ${notyet:-?}% before its table was loaded"
+	alone=$(awk -v a="${alone:-0}" -v y="${notyet:-0}" 'BEGIN { printf "%.1f\n", (y < 100 ? 100 * a / (100 - y) : 0) }')
 	expect_between "$d_all" 200 1000000 "samples in dense"
 	# (Without a table, stack copies would still reach main: libdw unwinds them.)
-	expect_between "${alone:-0}" 70 100 "the share of dense's stacks unwound by the tables alone (%)"
+	expect_between "$alone" 70 100 "the share of dense's stacks unwound by the tables alone, once its table was loaded (%)"
 	expect_between "$(percent "$d_main" "$d_all")" 90 100 "the share of dense's samples reaching main (%)"
 fi
 

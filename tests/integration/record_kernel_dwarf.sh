@@ -491,7 +491,14 @@ if [[ -z ${KDW_MODE_ARGS:-} ]]; then
 	[[ -n $copies ]] || fail "no kernel-dwarf summary: $(cat "$T/reruns.err")"
 	copied=$(awk -v w="${copies% *}" -v p="${copies#* }" 'BEGIN { printf "%.0f\n", w * p / 100 }')
 	note "30 runs of nofp_qsort: $copied of ${copies% *} stacks sent as copies"
-	expect_between "$copied" 0 15 "stacks of 30 new processes sent as copies"
+	# Built with the sanitizers (ASAN_OPTIONS, set by sanitize.sh), user
+	# space is about three times slower to hand over the mappings: 33 were
+	# seen there, so three times the bound. That bound no longer tells a
+	# walker that learns nothing at exec (30 or more) from a slow one: the
+	# unsanitized run, bound 15, does.
+	max_copied=15
+	[[ -n ${ASAN_OPTIONS:-} ]] && max_copied=45
+	expect_between "$copied" 0 "$max_copied" "stacks of 30 new processes sent as copies"
 fi
 
 # --- Many distinct stacks -----------------------------------------------------------

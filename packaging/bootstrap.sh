@@ -91,7 +91,8 @@ debian | ubuntu)
 		REQUIRED+=(prometheus)
 		# A real debuginfod server hands debug files to the debuginfod client;
 		# python3 runs test_debuginfod's stub server (hanging, truncating).
-		REQUIRED+=(debuginfod python3)
+		# test_pyruntime checks CPython's offsets against its internal headers.
+		REQUIRED+=(debuginfod python3 python3-dev)
 		# Any Node.js will do (Debian's, or one from NodeSource already there).
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
@@ -104,7 +105,7 @@ fedora)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then
 		REQUIRED+=(libcmocka-devel libxml2 chromium rpm-build systemd-rpm-macros strace dwz
-			util-linux procps-ng golang elfutils-debuginfod python3)
+			util-linux procps-ng golang elfutils-debuginfod python3 python3-devel)
 		command -v node >/dev/null || REQUIRED+=(nodejs)
 	fi
 	is_installed() { rpm -q "$1" >/dev/null 2>&1; }

@@ -70,14 +70,14 @@ spool_files() {
 }
 
 # A watcher records the largest spool it sees (every 0.1 s) in $T/spool.max.
+# The file is the maximum: a phase resets it by writing 0 there.
 echo 0 >"$T/spool.max"
 (
-	max=0
 	while sleep 0.1; do
 		b=$(spool_bytes)
-		if [[ $b -gt $max ]]; then
-			max=$b
-			echo "$max" >"$T/spool.max.new" && mv "$T/spool.max.new" "$T/spool.max"
+		max=$(cat "$T/spool.max" 2>/dev/null || echo 0)
+		if [[ $b -gt ${max:-0} ]]; then
+			echo "$b" >"$T/spool.max.new" && mv "$T/spool.max.new" "$T/spool.max"
 		fi
 	done
 ) &

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/elfsize.h"
@@ -153,4 +154,23 @@ int fl_elfsize__check_mem(const void *image, size_t size)
 	struct src s = {.fd = -1, .mem = image, .size = size};
 
 	return image ? check(&s) : 0;
+}
+
+int fl_elfsize__begin(int fd, Elf **ret)
+{
+	struct stat st;
+
+	*ret = NULL;
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	if (fl_elfsize__check_fd(fd))
+		return -EFBIG;
+	*ret = elf_begin(fd, ELF_C_READ, NULL);
+	return 0;
 }

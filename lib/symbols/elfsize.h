@@ -39,6 +39,17 @@ uint64_t fl_elfsize__section(Elf *elf, int fd, const char *name, const GElf_Shdr
 int fl_elfsize__check_fd(int fd);
 int fl_elfsize__check_mem(const void *image, size_t size);
 
+/*
+ * elf_begin(fd, ELF_C_READ) for a file of another user: a regular file
+ * only (a FIFO or a device could block or never end), and its header
+ * checked first (fl_elfsize__check_fd()). ELF_C_READ rather than a
+ * mapping: libelf reads the headers and the sections asked for with pread,
+ * so a file truncated under us gives a short read, never SIGBUS. Returns 0
+ * and *ret (which may still be NULL or no ELF: libelf's to say), or
+ * -errno, -EISDIR, -EINVAL, -EFBIG.
+ */
+int fl_elfsize__begin(int fd, Elf **ret);
+
 /* a + b, UINT64_MAX when that overflows. */
 static inline uint64_t fl_elfsize__add(uint64_t a, uint64_t b)
 {

@@ -842,22 +842,13 @@ enum fl_debuginfo_source fl_elfsyms__debug_source(const struct fl_elfsyms *e)
 int fl_elfsyms__open_fd(int fd, struct fl_elfsyms **ret)
 {
 	_cleanup_(elf_endp) Elf *elf = NULL;
-	struct stat st;
+	int err;
 
 	if (fd < 0 || !ret)
 		return -EINVAL;
-	if (fstat(fd, &st))
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	/* A FIFO or a device could block or never end: only regular files. */
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	if (fl_elfsize__check_fd(fd))
-		return -EFBIG;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	err = fl_elfsize__begin(fd, &elf);
+	if (err)
+		return err;
 	return elfsyms__from_elf(elf, ret);
 }
 

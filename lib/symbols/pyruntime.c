@@ -365,16 +365,11 @@ int fl_pyruntime__probe(int fd, struct fl_pyruntime *out)
 
 	if (fd < 0 || !out)
 		return -EINVAL;
+	err = fl_elfsize__begin(fd, &elf);
+	if (err)
+		return err == -EISDIR ? -EINVAL : err;
 	if (fstat(fd, &st))
 		return -errno;
-	/* A FIFO or a device could block or never end. */
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	if (fl_elfsize__check_fd(fd))
-		return -EFBIG;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
 		return -EINVAL;
 	if (!is_host_abi(&eh))

@@ -555,6 +555,23 @@ static int got_slot_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Room for one more of *v's elements (size bytes each): 0, or -ENOMEM with *v as it was. */
+static int grow_one(void **v, size_t size, size_t nr, size_t *cap)
+{
+	size_t ncap;
+	void *grown;
+
+	if (nr < *cap)
+		return 0;
+	ncap = *cap ? 2 * *cap : 64;
+	grown = reallocarray(*v, ncap, size);
+	if (!grown)
+		return -ENOMEM;
+	*v = grown;
+	*cap = ncap;
+	return 0;
+}
+
 /*
  * Appends the GOT slots of one SHT_RELA section whose symbols are in
  * .dynsym: the JUMP_SLOT relocations of .rela.plt and the GLOB_DAT ones of
@@ -592,15 +609,8 @@ static int collect_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct got
 		    idx > INT_MAX || !gelf_getsym(symd, (int)idx, &sym) ||
 		    !(name = strtab__name(&st, sym.st_name, &len)) || !len)
 			continue;
-		if (*nr == *cap) {
-			size_t ncap = *cap ? 2 * *cap : 64;
-			struct got_slot *grown = reallocarray(*v, ncap, sizeof(**v));
-
-			if (!grown)
-				return -ENOMEM;
-			*v = grown;
-			*cap = ncap;
-		}
+		if (grow_one((void **)v, sizeof(**v), *nr, cap))
+			return -ENOMEM;
 		(*v)[(*nr)++] = (struct got_slot){.addr = r.r_offset, .name = name, .len = len};
 	}
 	return 0;
@@ -633,15 +643,8 @@ static int plt_names__add(struct plt_names *p, const char *name, size_t len, cha
 {
 	char *s;
 
-	if (p->nr == p->cap) {
-		size_t ncap = p->cap ? 2 * p->cap : 64;
-		char **grown = reallocarray(p->v, ncap, sizeof(*p->v));
-
-		if (!grown)
-			return -ENOMEM;
-		p->v = grown;
-		p->cap = ncap;
-	}
+	if (grow_one((void **)&p->v, sizeof(*p->v), p->nr, &p->cap))
+		return -ENOMEM;
 	if (len > SIZE_MAX - sizeof("@plt"))
 		return -ENOMEM;
 	s = malloc(len + sizeof("@plt"));
@@ -714,15 +717,8 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 			hit = bsearch(&key, slots, nr_slots, sizeof(*slots), got_slot_cmp);
 			if (!hit)
 				continue;
-			if (*n == *cap) {
-				size_t ncap = *cap ? 2 * *cap : 64;
-				struct cand *grown = reallocarray(*c, ncap, sizeof(**c));
-
-				if (!grown)
-					return -ENOMEM;
-				*c = grown;
-				*cap = ncap;
-			}
+			if (grow_one((void **)c, sizeof(**c), *n, cap))
+				return -ENOMEM;
 			err = plt_names__add(names, hit->name, hit->len, &name);
 			if (err)
 				return err;

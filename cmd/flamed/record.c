@@ -234,7 +234,10 @@ enum {
 /* "FILES,SIZE,SECONDS" of --debuginfod-budget: each positive; SIZE with K, M or G. */
 static int parse_debuginfod_budget(const char *s, struct record_args *a)
 {
-	unsigned long long files, size;
+	unsigned long long files;
+	uint64_t size;
+	char sz[32], why[128];
+	const char *comma;
 	double secs;
 	char *end;
 
@@ -243,26 +246,15 @@ static int parse_debuginfod_budget(const char *s, struct record_args *a)
 	if (errno || end == s || *end != ',' || !files || files > 1000000)
 		return -EINVAL;
 	s = end + 1;
-	size = strtoull(s, &end, 10);
-	if (errno || end == s)
+	/* The size as the configuration's keys take it. */
+	comma = strchr(s, ',');
+	if (!comma || (size_t)(comma - s) >= sizeof(sz))
 		return -EINVAL;
-	switch (*end) {
-	case 'K':
-	case 'k':
-		size <<= 10, end++;
-		break;
-	case 'M':
-	case 'm':
-		size <<= 20, end++;
-		break;
-	case 'G':
-	case 'g':
-		size <<= 30, end++;
-		break;
-	}
-	if (*end != ',' || !size || size >= (1ull << 44))
+	memcpy(sz, s, (size_t)(comma - s));
+	sz[comma - s] = '\0';
+	if (fl_config__parse_size(sz, &size, why, sizeof(why)) || !size || size >= (1ull << 44))
 		return -EINVAL;
-	s = end + 1;
+	s = comma + 1;
 	secs = strtod(s, &end);
 	if (errno || end == s || *end || !(secs > 0 && secs <= 86400))
 		return -EINVAL;

@@ -234,6 +234,11 @@ static int parse_size(const char *v, const char *zero, uint64_t *n, char *err, s
 	return 0;
 }
 
+int fl_config__parse_size(const char *v, uint64_t *n, char *err, size_t errlen)
+{
+	return parse_size(v, NULL, n, err, errlen);
+}
+
 static int set_keep_bytes(struct fl_config *c, const char *v, char *err, size_t errlen)
 {
 	uint64_t n;

@@ -147,6 +147,13 @@ int fl_config__set(struct fl_config *c, const char *key, const char *value, char
 int fl_config__check(const struct fl_config *c, char *err, size_t errlen);
 
 /*
+ * A size as the keys take it (bytes, or a number with K, M or G, powers of
+ * 1024), for options that take one among other things: 0, or -EINVAL with
+ * the reason in err.
+ */
+int fl_config__parse_size(const char *v, uint64_t *n, char *err, size_t errlen);
+
+/*
  * Reads the file at path over the defaults: keys the file does not set get
  * their default, not what c held (a reload forgets a removed key). c must be
  * initialized. On success the old contents of c are freed and replaced; on

@@ -102,6 +102,20 @@ static __always_inline void count(__u32 idx)
 }
 
 #include "unwind.bpf.h"
+#include "python.bpf.h"
+
+/* Set by user space: slots of pystacks (a power of two) for the ids. */
+const volatile __u32 pystack_slots = 1;
+
+/* id -> a sample's Python frames (python.bpf.h), zero-terminated as ustacks' stacks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct uw_stack);
+} pystacks SEC(".maps"), pystacks1 SEC(".maps");
+
+_Static_assert(sizeof(struct py_frames) == sizeof(struct uw_stack), "one layout of stacks");
 
 /* Whether the current task is in one of the --cgroup targets or below one. */
 static __always_inline bool in_cgroups(void)
@@ -126,7 +140,8 @@ static __always_inline __u64 key_cgroup(void)
  * walked by the kernel-dwarf walker (its scratch stack), else NULL.
  */
 static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
-				       __u64 now, const struct uw_stack *uwalked, __u32 nr_walked)
+				       __u64 now, const struct uw_stack *uwalked, __u32 nr_walked,
+				       const struct uw_stack *py, __u32 nr_py)
 {
 	struct fl_overflow_rec *rec;
 	long n;
@@ -145,6 +160,9 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 	rec->nr_user = 0;
 	rec->kerr = FL_STACK_NONE;
 	rec->uerr = FL_STACK_NONE;
+	rec->nr_py = 0;
+	if (py && nr_py && !bpf_probe_read_kernel(rec->py, sizeof(rec->py), py))
+		rec->nr_py = nr_py;
 	if (want_kernel) {
 		n = bpf_get_stack(ctx, rec->ips, FL_MAX_STACK_DEPTH * sizeof(__u64), 0);
 		if (n > 0) {
@@ -219,14 +237,14 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct uw
  * The two slots a walked stack may take, from its hash (uw_mix() of its
  * frames): ids below ustack_slots.
  */
-static __always_inline __u32 ustack_id(__u64 h)
+static __always_inline __u32 ustack_id(__u64 h, __u32 slots)
 {
-	return (__u32)(h ^ (h >> 32)) & (ustack_slots - 1);
+	return (__u32)(h ^ (h >> 32)) & (slots - 1);
 }
 
-static __always_inline __u32 ustack_id2(__u64 h)
+static __always_inline __u32 ustack_id2(__u64 h, __u32 slots)
 {
-	return (__u32)((h * 0xff51afd7ed558ccdULL) >> 32) & (ustack_slots - 1);
+	return (__u32)((h * 0xff51afd7ed558ccdULL) >> 32) & (slots - 1);
 }
 
 /*
@@ -273,7 +291,7 @@ const volatile bool want_copies = false;
  * ring is full.
  */
 static __always_inline bool send_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
-				      __u64 now)
+				      __u64 now, const struct uw_stack *py, __u32 nr_py)
 {
 	void *saved = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct fl_ucopy_rec *rec;
@@ -292,6 +310,9 @@ static __always_inline bool send_copy(struct bpf_perf_event_data *ctx, __u32 tgi
 	rec->cgroup_id = key_cgroup();
 	rec->nr_kernel = 0;
 	rec->kerr = FL_STACK_NONE;
+	rec->nr_py = 0;
+	if (py && nr_py && !bpf_probe_read_kernel(rec->py, sizeof(rec->py), py))
+		rec->nr_py = nr_py;
 	if (want_kernel) {
 		n = bpf_get_stack(ctx, rec->kips, sizeof(rec->kips), 0);
 		rec->kerr = n > 0 ? 0 : n < 0 ? (__s32)n : -EFAULT;
@@ -321,14 +342,53 @@ enum walked_how {
 	WALKED_COPIED,	/* sent as a copy for user space: nothing more to do */
 };
 
+/*
+ * Puts the stack out (of hash h) in map (slots ids) and sets *id to it: in
+ * the first of its two slots, else the second: found there (most
+ * samples: a stack seen before), or put in the first free one. Two slots
+ * taken by other stacks (or a full map): WALKED_WHOLE, it travels whole.
+ */
+static __always_inline enum walked_how store_stack(void *map, __u32 slots, struct uw_stack *out,
+						   __u64 h, __s32 *id)
+{
+	struct uw_stack *old;
+	__u32 slot;
+	long err;
+
+	for (int i = 0; i < 2; i++) {
+		slot = i ? ustack_id2(h, slots) : ustack_id(h, slots);
+		*id = (__s32)slot;
+		old = bpf_map_lookup_elem(map, &slot);
+		if (old) {
+			if (uw_same_stack(out, old))
+				return WALKED_COUNTED;
+			continue;
+		}
+		err = bpf_map_update_elem(map, &slot, out, BPF_NOEXIST);
+		if (!err)
+			return WALKED_COUNTED;
+		/* Another CPU took the slot a moment ago: its stack may be this one. */
+		if (err == -EEXIST) {
+			old = bpf_map_lookup_elem(map, &slot);
+			if (old && uw_same_stack(out, old))
+				return WALKED_COUNTED;
+			continue;
+		}
+		count(FL_CNT_STACKMAP_FULL);
+		return WALKED_WHOLE;
+	}
+	count(FL_CNT_COLLISION);
+	return WALKED_WHOLE;
+}
+
 static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx, __u32 tgid,
 						 __u32 tid, __u64 now, void *ustack_map, __s32 *id,
-						 struct uw_stack **walked, __u32 *nr_walked)
+						 struct uw_stack **walked, __u32 *nr_walked,
+						 const struct uw_stack *py, __u32 nr_py)
 {
 	struct uw_walk w = {.tgid = tgid, .exact = true};
-	__u32 zero = 0, n, slot;
-	struct uw_stack *out = bpf_map_lookup_elem(&uw_scratch, &zero), *old;
-	long err;
+	__u32 zero = 0, n;
+	struct uw_stack *out = bpf_map_lookup_elem(&uw_scratch, &zero);
 
 	if (!out)
 		return WALKED_COUNTED;
@@ -360,7 +420,7 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 	 * user space's to count; the walk's end only for the walks kept.
 	 */
 	if ((w.how & UW_FP_NOTABLE) && want_copies) {
-		if (send_copy(ctx, tgid, tid, now)) {
+		if (send_copy(ctx, tgid, tid, now, py, nr_py)) {
 			count(FL_CNT_UW_COPIED);
 			return WALKED_COPIED;
 		}
@@ -376,35 +436,7 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 	}
 	*walked = out;
 	*nr_walked = n;
-	/*
-	 * In the first of its two slots, else the second: found there (most
-	 * samples: a stack seen before), or put in the first free one. Two
-	 * slots taken by other stacks (or a full map): it travels whole.
-	 */
-	for (int i = 0; i < 2; i++) {
-		slot = i ? ustack_id2(w.hash) : ustack_id(w.hash);
-		*id = (__s32)slot;
-		old = bpf_map_lookup_elem(ustack_map, &slot);
-		if (old) {
-			if (uw_same_stack(out, old))
-				return WALKED_COUNTED;
-			continue;
-		}
-		err = bpf_map_update_elem(ustack_map, &slot, out, BPF_NOEXIST);
-		if (!err)
-			return WALKED_COUNTED;
-		/* Another CPU took the slot a moment ago: its stack may be this one. */
-		if (err == -EEXIST) {
-			old = bpf_map_lookup_elem(ustack_map, &slot);
-			if (old && uw_same_stack(out, old))
-				return WALKED_COUNTED;
-			continue;
-		}
-		count(FL_CNT_STACKMAP_FULL);
-		return WALKED_WHOLE;
-	}
-	count(FL_CNT_COLLISION);
-	return WALKED_WHOLE;
+	return store_stack(ustack_map, ustack_slots, out, w.hash, id);
 }
 
 /* A stack id, or the reason there is none; true when the sample must travel whole. */
@@ -429,10 +461,10 @@ static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, void *map,
 }
 
 static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_map,
-				   void *counts_map, void *ustack_map)
+				   void *counts_map, void *ustack_map, void *pystack_map)
 {
-	struct uw_stack *walked = NULL;
-	__u32 nr_walked = 0;
+	struct uw_stack *walked = NULL, *py = NULL;
+	__u32 nr_walked = 0, nr_py = 0;
 	struct fl_stack_key key = {};
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
@@ -475,13 +507,28 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	key.tid = per_thread ? tid : 0;
 	key.kstack = FL_STACK_NONE;
 	key.ustack = FL_STACK_NONE;
+	key.pystack = FL_STACK_NONE;
 	key.cgroup_id = key_cgroup();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	if (want_kernel)
 		whole |= stack_id(ctx, stack_map, 0, &key.kstack, FL_CNT_KSTACK_NONE);
+	if (want_user && want_python && tid) {
+		__u32 zero = 0;
+		struct py_scratch *sc;
+		int got = py_walk(tgid, (__u32)pid_tgid);
+
+		sc = got > 0 ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
+		if (sc) {
+			nr_py = (__u32)got;
+			py = (struct uw_stack *)&sc->frames;
+			count(FL_CNT_PY_WALKED);
+			whole |= store_stack(pystack_map, pystack_slots, py, sc->hash,
+					     &key.pystack) == WALKED_WHOLE;
+		}
+	}
 	if (want_user && kdwarf) {
 		enum walked_how how = walk_user(ctx, tgid, key.tid, now, ustack_map, &key.ustack,
-						&walked, &nr_walked);
+						&walked, &nr_walked, py, nr_py);
 
 		if (how == WALKED_COPIED)
 			return;
@@ -490,7 +537,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 		whole |=
 			stack_id(ctx, stack_map, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
 	if (whole) {
-		send_whole(ctx, tgid, key.tid, now, walked, nr_walked);
+		send_whole(ctx, tgid, key.tid, now, walked, nr_walked, py, nr_py);
 		return;
 	}
 
@@ -515,7 +562,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	}
 	if (err) {
 		count(FL_CNT_COUNTS_FULL);
-		send_whole(ctx, tgid, key.tid, now, walked, nr_walked);
+		send_whole(ctx, tgid, key.tid, now, walked, nr_walked, py, nr_py);
 	}
 }
 
@@ -534,9 +581,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (entered)
 		__sync_fetch_and_add(entered, 1);
 	if (two_sets && *(volatile __u32 *)&active_set)
-		sample(ctx, &stacks1, &counts1, &ustacks1);
+		sample(ctx, &stacks1, &counts1, &ustacks1, &pystacks1);
 	else
-		sample(ctx, &stacks, &counts, &ustacks);
+		sample(ctx, &stacks, &counts, &ustacks, &pystacks);
 	count(FL_CNT_DONE);
 	return 0;
 }

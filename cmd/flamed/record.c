@@ -35,6 +35,7 @@
 #include "flamed/sampling/sampler.h"
 #include "flamed/symbols/perfmap.h"
 #include "flamed/symbols/symbolizer.h"
+#include "flamed/symbols/pyprocs.h"
 #include "flamed/sampling/tracker.h"
 #include "flamed/unwinding/unwind.h"
 #include "flamed/symbols/debuginfod.h"
@@ -64,6 +65,7 @@ struct record_args {
 	bool kernel, user;
 	bool no_bpf;
 	bool no_inline, srcline, no_demangle;
+	bool no_python;
 	uint32_t stack_storage_size, max_stacks;
 	uint32_t max_processes;
 	uint64_t max_symbol_cache;
@@ -128,6 +130,9 @@ static const char record_usage[] =
 	"      --no-inline          no frames for inlined functions (shown, _[i], when the\n"
 	"                           binaries have DWARF, their own or in separate debug files)\n"
 	"      --srcline            add \" (file:line)\" to user frames (needs DWARF)\n"
+	"      --no-python          show Python processes' native frames only (by default\n"
+	"                           the functions CPython 3.11 runs replace its interpreter\n"
+	"                           loop's frames: \"func (file.py:line)_[p]\")\n"
 	"      --no-demangle        keep C++ and Rust names as the binaries have them\n"
 	"      --debuginfod[=URLS]  fetch the debug info of files that have none here by\n"
 	"                           build-id from these servers (default: DEBUGINFOD_URLS,\n"
@@ -217,6 +222,7 @@ enum {
 	OPT_USER_ONLY,
 	OPT_NO_BPF,
 	OPT_NO_INLINE,
+	OPT_NO_PYTHON,
 	OPT_SRCLINE,
 	OPT_NO_DEMANGLE,
 	OPT_STACK_STORAGE,
@@ -305,6 +311,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{"user-only", no_argument, NULL, OPT_USER_ONLY},
 		{"no-bpf", no_argument, NULL, OPT_NO_BPF},
 		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
+		{"no-python", no_argument, NULL, OPT_NO_PYTHON},
 		{"srcline", no_argument, NULL, OPT_SRCLINE},
 		{"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
 		{"stack-storage-size", required_argument, NULL, OPT_STACK_STORAGE},
@@ -416,6 +423,9 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_NO_BPF:
 			a->no_bpf = true;
+			break;
+		case OPT_NO_PYTHON:
+			a->no_python = true;
 			break;
 		case OPT_NO_INLINE:
 			a->no_inline = true;
@@ -1124,6 +1134,22 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	msg("unsymbolized frames: %.1f%% (%llu of %llu frames in all samples)",
 	    fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
+	if (session_python(&r->ses)) {
+		uint64_t procs = fl_pyprocs__nr_found(r->ses.pyprocs);
+
+		/* The processes found: those recorded, or any the tracker followed. */
+		if (procs || verbose)
+			msg("python: %llu samples with Python frames (%.1f%% with their leaf "
+			    "named)",
+			    (unsigned long long)fs->py_samples,
+			    fs->py_samples
+				    ? 100.0 * (double)fs->py_named_leaf / (double)fs->py_samples
+				    : 0.0);
+		if (ss->py_lost)
+			msg("python: %llu samples' Python frames lost (the ring that carries them "
+			    "to flamed was full): those samples show native frames",
+			    (unsigned long long)ss->py_lost);
+	}
 	if (r->started - r->begun >= SLOW_SETUP_S)
 		msg("sampling started %.1f s after flamed did (BPF, perf events, the scan of "
 		    "/proc): that time is not in the recording",
@@ -1265,6 +1291,7 @@ static int record(struct record_args *a)
 		.user = a->user,
 		.no_bpf = a->no_bpf,
 		.no_inline = a->no_inline,
+		.python = !a->no_python,
 		.srcline = a->srcline,
 		.no_demangle = a->no_demangle,
 		.dwarf = a->dwarf,

@@ -19,6 +19,7 @@
 #include "flamed/sampling/perfbuf.h"
 #include "flamed/profile/profile.h"
 #include "flamed/symbols/debuginfod.h"
+#include "flamed/symbols/pyprocs.h"
 #include "flamed/symbols/symbolizer.h"
 #include "flamed/unwinding/unwind.h"
 #include "session.h"
@@ -317,6 +318,7 @@ static int open_sampler(struct session *s)
 		.cgroups = s->cg_targets,
 		.nr_cgroups = o->nr_cgroups,
 		.cgroup_tree = s->cgroups,
+		.python = o->python && o->user,
 	};
 	int err, bpf_err = 0, kfilter;
 
@@ -327,6 +329,16 @@ static int open_sampler(struct session *s)
 			msg("--no-bpf: counting stacks from the perf ring buffer");
 	} else {
 		bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &s->sampler);
+		if (bpf_err && so.python) {
+			/* Python frames are a part the kernel may refuse (CO-RE on task_struct): without them then. */
+			s->python_failed = bpf_err;
+			so.python = false;
+			bpf_err = fl_sampler__new(FL_SAMPLER_BPF, &so, &s->sampler);
+			if (!bpf_err)
+				msg("cannot load the Python frame reader (%s): Python processes show "
+				    "the interpreter's native frames",
+				    strerror(-s->python_failed));
+		}
 		if (bpf_err && so.kdwarf && o->user) {
 			/*
 			 * The walker needs more of the kernel than counting stacks
@@ -459,6 +471,13 @@ static int open_cgroups(struct session *s)
 	return err;
 }
 
+static int py_code(void *ctx, uint32_t pid, uint64_t code, struct fl_py_code *out)
+{
+	struct session *s = ctx;
+
+	return fl_sampler__py_code(s->sampler, pid, code, out);
+}
+
 static int new_fold(struct session *s, struct fl_profile *p, struct fl_pprof *pp,
 		    struct fl_fold **ret)
 {
@@ -473,7 +492,9 @@ static int new_fold(struct session *s, struct fl_profile *p, struct fl_pprof *pp
 				  .pprof = pp,
 				  .per_cgroup = s->o.per_cgroup,
 				  .cgroup_name = cgroup_name,
-				  .cgroup_ctx = s->cgroups};
+				  .cgroup_ctx = s->cgroups,
+				  .py_code = py_code,
+				  .py_ctx = s};
 
 	return fl_fold__new(&fo, ret);
 }
@@ -517,6 +538,8 @@ int session_open(struct session *s, const struct session_opts *o)
 	if (err)
 		return err;
 
+	/* A BPF program reads Python frames (loaded with them): processes are told to it. */
+	bool python = o->python && o->user && fl_sampler__python(s->sampler);
 	struct fl_tracker_opts to = {.sz = sizeof(to),
 				     .pids = o->pids,
 				     .nr_pids = o->nr_pids,
@@ -525,12 +548,17 @@ int session_open(struct session *s, const struct session_opts *o)
 				     .on_exec = o->on_exec ? on_exec : NULL,
 				     .max_processes = o->max_processes,
 				     .child_pidns = !s->pidns.initial,
-				     .track_changes = fl_sampler__kdwarf(s->sampler),
+				     .track_changes = fl_sampler__kdwarf(s->sampler) || python,
 				     .ctx = s};
 	err = fl_tracker__new(&to, &s->tracker);
 	if (err) {
 		open_failed("the process-tracking perf events", err);
 		return err;
+	}
+	if (python) {
+		err = fl_pyprocs__new(s->tracker, &s->pyprocs);
+		if (err)
+			return err;
 	}
 
 	if (o->debuginfod) {
@@ -615,7 +643,7 @@ int session_watch(struct session *s, int ep)
 	 * also read every MAPS_PERIOD: a program just started is walked with
 	 * its tables after some milliseconds, not after a second.
 	 */
-	if (fl_sampler__kdwarf(s->sampler) && s->maps_fd < 0) {
+	if ((fl_sampler__kdwarf(s->sampler) || session_python(s)) && s->maps_fd < 0) {
 		s->maps_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (s->maps_fd < 0 || timer_arm(s->maps_fd, MAPS_PERIOD, MAPS_PERIOD))
 			return s->maps_fd < 0 ? -errno : -EINVAL;
@@ -758,24 +786,52 @@ const char *call_graph_name(const struct session *s)
 	return "fp";
 }
 
+bool session_python(const struct session *s)
+{
+	return s->pyprocs != NULL;
+}
+
+/*
+ * Python: whether process pid maps a CPython flamed can read (the program
+ * or libpython), and where its runtime is; the BPF program reads its
+ * frames from then on. n == 0: it exited.
+ */
+static void python_maps(struct session *s, uint32_t pid, const struct fl_tmap *maps, size_t n)
+{
+	struct fl_pyprocs_found found;
+	int ret = fl_pyprocs__find(s->pyprocs, pid, maps, n, &found);
+
+	if (ret == 1 && !fl_sampler__set_python(s->sampler, pid, &found.proc))
+		return;
+	if (ret == -EOPNOTSUPP && found.first && !s->o.quiet)
+		msg("python: %s is CPython %u.%u.%u, whose frames flamed cannot read (it knows "
+		    "3.11): its processes show the interpreter's native frames",
+		    found.path, found.version >> 24, found.version >> 16 & 0xff,
+		    found.version >> 8 & 0xff);
+	fl_sampler__set_python(s->sampler, pid, NULL);
+}
+
 static int push_maps_cb(void *ctx, uint32_t pid, const struct fl_tmap *maps, size_t n)
 {
 	struct session *s = ctx;
 
 	/* A process the kernel could not be told about has frame-pointer stacks: not fatal. */
-	fl_sampler__set_maps(s->sampler, pid, maps, n);
+	if (fl_sampler__kdwarf(s->sampler))
+		fl_sampler__set_maps(s->sampler, pid, maps, n);
+	if (session_python(s))
+		python_maps(s, pid, maps, n);
 	return 0;
 }
 
 /*
- * Reads the mapping records, then (kernel-dwarf) tells the BPF walker what
- * changed: its view of the processes' mappings lags the tracker's by one
- * read.
+ * Reads the mapping records, then (kernel-dwarf, Python) tells the BPF
+ * program what changed: its view of the processes' mappings lags the
+ * tracker's by one read.
  */
 static void tracker_poll(struct session *s)
 {
 	fl_tracker__poll(s->tracker);
-	if (fl_sampler__kdwarf(s->sampler))
+	if (fl_sampler__kdwarf(s->sampler) || session_python(s))
 		fl_tracker__changed(s->tracker, push_maps_cb, s);
 }
 
@@ -788,7 +844,7 @@ int session_start(struct session *s)
 	s->max_rate_min = s->max_rate_start;
 	/* Tracker first: mappings made while the sampler starts are not missed. */
 	err = fl_tracker__start(s->tracker);
-	if (!err && fl_sampler__kdwarf(s->sampler))
+	if (!err && (fl_sampler__kdwarf(s->sampler) || session_python(s)))
 		fl_tracker__changed(s->tracker, push_maps_cb, s);
 	if (!err)
 		err = fl_sampler__start(s->sampler);
@@ -1015,6 +1071,7 @@ void session_close(struct session *s)
 	fl_profile__free(s->profile);
 	fl_pprof__free(s->pprof);
 	fl_symbolizer__free(s->symbolizer); /* borrows the tracker and the fetcher */
+	fl_pyprocs__free(s->pyprocs);
 	fl_debuginfod__free(s->debuginfod);
 	fl_tracker__free(s->tracker);
 	/* The sampler uses the unwinder until it is freed. */

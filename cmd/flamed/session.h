@@ -24,6 +24,7 @@ struct fl_pprof;
 struct fl_symbolizer;
 struct fl_unwinder;
 struct svg_args;
+struct fl_pyprocs;
 
 /* epoll tags: what woke the loop up (data.u64 = tag << 32 | index). */
 enum tag {
@@ -103,6 +104,12 @@ struct session_opts {
 	unsigned debuginfod_files;
 	uint64_t debuginfod_bytes;
 	double debuginfod_seconds;
+	/*
+	 * Python frames (BPF backend): in each process running a CPython
+	 * flamed knows, the Python functions replace the interpreter loop's
+	 * native frames.
+	 */
+	bool python;
 };
 
 struct session {
@@ -138,6 +145,8 @@ struct session {
 	/* per_cgroup or cgroups: the cgroup tree (names, ancestry), else NULL; and the targets. */
 	struct fl_cgroups *cgroups;
 	struct fl_cgroup_target cg_targets[FL_CGROUP_MAX_TARGETS];
+	struct fl_pyprocs *pyprocs; /* Python frames read: the processes' interpreters, else NULL */
+	int python_failed; /* -errno: Python frames asked for and not loadable */
 };
 
 /*
@@ -155,6 +164,8 @@ void session_report_hotplug(const struct fl_sampler_stats *ss);
  * (kernel-dwarf could not load)"; "none" with user stacks not recorded.
  */
 const char *call_graph_name(const struct session *s);
+/* Whether Python frames are read (asked for, and the BPF program has them). */
+bool session_python(const struct session *s);
 
 /* A sampling frequency the kernel takes, or one line saying why not. Returns 0 or -EINVAL. */
 int session_check_freq(uint64_t freq);

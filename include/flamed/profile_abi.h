@@ -22,6 +22,8 @@ struct fl_stack_key {
 	__u32 tid; /* 0 unless per-thread counts were asked for */
 	__s32 kstack;
 	__s32 ustack;
+	__s32 pystack; /* id in pystacks of its Python frames, or FL_STACK_NONE */
+	__u32 pad;
 	char comm[FL_TASK_COMM_LEN];
 	__u64 cgroup_id; /* the task's cgroup v2 id with per_cgroup, else 0 */
 };
@@ -63,6 +65,7 @@ enum fl_counter {
 	FL_CNT_UW_TRUNCATED,  /* ... cut at FL_MAX_STACK_DEPTH frames */
 	FL_CNT_UW_COPIED,     /* ... sent as a stack copy for user space (a table not loaded yet) */
 	FL_CNT_UW_COPY_FULL,  /* ... not: the copies' ring was full (counted as walked) */
+	FL_CNT_PY_WALKED,     /* samples with Python frames (python.bpf.h) */
 	FL_CNT_MAX,
 };
 
@@ -83,6 +86,9 @@ struct fl_overflow_rec {
 	__u32 nr_kernel;
 	__u32 nr_user;
 	__u64 ips[2 * FL_MAX_STACK_DEPTH];
+	__u32 nr_py; /* Python frames in py (python_abi.h), leaf first */
+	__u32 pad;
+	__u64 py[FL_MAX_STACK_DEPTH];
 };
 
 /*
@@ -109,7 +115,8 @@ struct fl_ucopy_rec {
 	__u64 kips[FL_MAX_STACK_DEPTH];
 	__u64 regs[FL_UCOPY_REGS];
 	__u32 stack_size; /* bytes of stack from regs' rsp up */
-	__u32 pad;
+	__u32 nr_py;	  /* as in fl_overflow_rec */
+	__u64 py[FL_MAX_STACK_DEPTH];
 	__u8 stack[FL_UCOPY_BYTES];
 };
 

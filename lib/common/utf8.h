@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Decoding UTF-8 that others wrote (names of functions and processes). Private to lib/. */
+/* Decoding UTF-8 that others wrote (names of functions and processes), and encoding it. Private to lib/. */
 #ifndef FLAMED_UTF8_H
 #define FLAMED_UTF8_H
 
@@ -40,6 +40,33 @@ static inline size_t fl_utf8_decode(const unsigned char *s, size_t n, uint32_t *
 		return 0;
 	*cp = c;
 	return len;
+}
+
+/* Writes code point cp (a valid one, not a surrogate) as UTF-8 at out (room for 4); its length. */
+static inline size_t fl_utf8_encode(uint32_t cp, char *out)
+{
+	unsigned char *o = (unsigned char *)out;
+
+	if (cp < 0x80) {
+		o[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (unsigned char)(0xc0 | cp >> 6);
+		o[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (unsigned char)(0xe0 | cp >> 12);
+		o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+		o[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	o[0] = (unsigned char)(0xf0 | cp >> 18);
+	o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+	o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+	o[3] = (unsigned char)(0x80 | (cp & 0x3f));
+	return 4;
 }
 
 #endif

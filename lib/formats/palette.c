@@ -66,12 +66,13 @@ enum pal_annot {
 	PA_JIT,
 	PA_INLINE,
 	PA_WAKER,
+	PA_PYTHON, /* flamed's own: a Python function (lib/profile/fold.c) */
 };
 
 #define PAL_ANNOT_LEN 4 /* "_[k]" */
 static const char pal_annot_suffix[][PAL_ANNOT_LEN + 1] = {
 	[PA_NONE] = "",	      [PA_KERNEL] = "_[k]", [PA_JIT] = "_[j]",
-	[PA_INLINE] = "_[i]", [PA_WAKER] = "_[w]",
+	[PA_INLINE] = "_[i]", [PA_WAKER] = "_[w]", [PA_PYTHON] = "_[p]",
 };
 
 static const char *const pal_kind_names[] = {
@@ -228,6 +229,9 @@ static enum pal_annot pal_split_annot(const char *name, size_t len, size_t *stem
 		break;
 	case 'w':
 		a = PA_WAKER;
+		break;
+	case 'p':
+		a = PA_PYTHON;
 		break;
 	default:
 		return PA_NONE;
@@ -431,6 +435,8 @@ static enum pal_family pal_family_of(enum fl_palette_kind kind, const char *s, s
 	case PA_INLINE:
 	case PA_WAKER:
 		return PF_AQUA;
+	case PA_PYTHON:
+		return PF_BLUE;
 	case PA_NONE:
 		break;
 	}

@@ -11,16 +11,18 @@
 #include "flamed/profile/fold.h"
 #include "flamed/profile/profile.h"
 #include "flamed/profile_abi.h"
+#include "flamed/python_abi.h"
 #include "flamed/symbols/srcinfo.h"
 #include "flamed/symbols/symbolizer.h"
 #include "flamed/sampling/tracker.h"
 #include "common/hash.h"
+#include "common/utf8.h"
 
 /*
  * Room for the root (and the service's frame), both halves at full depth,
  * one marker frame, and inlined frames.
  */
-#define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + 3 + 1024)
+#define MAX_FRAMES (2 * FL_MAX_STACK_DEPTH + FL_PY_MAX_FRAMES + 3 + 1024)
 #define NAME_MAX_LEN (FL_FOLD_MAX_NAME + 1)
 
 /*
@@ -37,7 +39,11 @@ enum fkind {
 	FK_SPECIAL,  /* k0: offset in it, k1: the interned path ("[vdso]", ...) */
 	FK_ANON,     /* anonymous executable memory: k0 the address, k1 the pid (perf maps) */
 	FK_UNMAPPED, /* outside every known mapping */
+	FK_PYCODE,   /* a Python frame: k0 its code object and fingerprint (FL_PY_KEY), k1 the pid */
 };
+
+/* The native frame of a run of CPython's interpreter loop, which Python frames replace. */
+#define PY_EVAL_FRAME "_PyEval_EvalFrameDefault"
 
 struct fentry {
 	uint64_t k0, k1, k2;
@@ -46,6 +52,7 @@ struct fentry {
 	uint32_t n;	/* 1, or more with inlined functions */
 	uint32_t loc;	/* with opts.pprof: its location there */
 	bool unsym;	/* the name is a placeholder, not a symbol */
+	bool pyeval;	/* the function is PY_EVAL_FRAME */
 };
 
 struct fl_fold {
@@ -78,6 +85,10 @@ struct fl_fold {
 	uint32_t locs[MAX_FRAMES];
 	size_t nr_locs;
 	struct fl_pprof_line lines[FL_MAX_STACK_DEPTH + 1];
+	/* Python: where each segment of a stack's frames starts, and its end. */
+	size_t seg[FL_PY_MAX_FRAMES + 1];
+	bool py_leaf_named;	  /* the stack's leaf Python frame was named */
+	const struct fentry *slot_py; /* the cache entry of the last Python frame added */
 	uint32_t kernel_map;	/* the kernel's mapping, 0 until needed */
 	uint32_t marker_loc[2]; /* "[stack copy ended]", "[unwind failed]" */
 	struct fl_pprof_labels labels;
@@ -548,6 +559,11 @@ static int cache_fill(struct fl_fold *f, struct fentry *e, const struct fentry *
 	e->first = (uint32_t)first;
 	e->n = (uint32_t)(f->nr_ids - first);
 	e->unsym = sym->reason != FL_SYM_OK;
+	/* Its cold part (".cold", ".part.N" of the compiler) is the same run of the loop. */
+	e->pyeval = !kernel && sym->reason == FL_SYM_OK && sym->name && !sym->jit &&
+		    !strncmp(sym->name, PY_EVAL_FRAME, sizeof(PY_EVAL_FRAME) - 1) &&
+		    (sym->name[sizeof(PY_EVAL_FRAME) - 1] == '\0' ||
+		     sym->name[sizeof(PY_EVAL_FRAME) - 1] == '.');
 	e->loc = 0;
 	if (f->opts.pprof) {
 		err = pprof_location(f, sym, kernel, tm, pid, addr, f->ids[first], &e->loc);
@@ -557,6 +573,154 @@ static int cache_fill(struct fl_fold *f, struct fentry *e, const struct fentry *
 		}
 	}
 	f->nr_cache++;
+	return 0;
+}
+
+/*
+ * Appends the characters of a Python str as CPython held them (kind bytes
+ * each, len bytes) to f->name from n as UTF-8; a character that is no
+ * code point (a lone surrogate, past U+10FFFF, a control character)
+ * becomes U+FFFD. Returns the new length.
+ */
+static size_t py_chars(struct fl_fold *f, size_t n, const char *src, size_t len, unsigned int kind)
+{
+	const unsigned char *p = (const unsigned char *)src;
+
+	if (kind != 1 && kind != 2 && kind != 4)
+		return n;
+	for (size_t i = 0; i + kind <= len && n + 4 < sizeof(f->name); i += kind) {
+		uint32_t cp = kind == 1	  ? p[i]
+			      : kind == 2 ? (uint32_t)(p[i] | p[i + 1] << 8)
+					  : (uint32_t)(p[i] | p[i + 1] << 8 | p[i + 2] << 16 |
+						       (uint32_t)p[i + 3] << 24);
+
+		if (cp < 0x20 || cp == 0x7f || (cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff)
+			cp = 0xfffd;
+		n += fl_utf8_encode(cp, f->name + n);
+	}
+	return n;
+}
+
+/* Appends str to f->name at n, as much as fits; the new length. */
+static size_t name_put(struct fl_fold *f, size_t n, const char *str)
+{
+	size_t len = strnlen(str, sizeof(f->name) - 1 - n);
+
+	memcpy(f->name + n, str, len);
+	return n + len;
+}
+
+/*
+ * The frame of a Python code object: "qualname (file:line)_[p]", or
+ * "[python code]_[p]" when its names were not read. A cut name ends in
+ * "...", a cut path starts with it.
+ */
+static int py_frame_fill(struct fl_fold *f, struct fentry *e, const struct fentry *key,
+			 uint32_t pid, uint64_t code)
+{
+	struct fl_py_code pc;
+	/* Lengths past their room are not believed. */
+	bool named = f->opts.py_code && !f->opts.py_code(f->opts.py_ctx, pid, code, &pc) &&
+		     pc.name_kind && pc.name_len && pc.name_len <= FL_PY_NAME_LEN &&
+		     pc.file_len <= FL_PY_FILE_LEN;
+	size_t first = f->nr_ids, n = 0, name_end = 0, file_at = 0, file_end = 0;
+	int err = ids_reserve(f, 1);
+
+	if (err)
+		return err;
+	if (named) {
+		char line[24];
+
+		snprintf(line, sizeof(line), ":%u)_[p]", pc.firstlineno);
+		n = py_chars(f, 0, pc.name, pc.name_len, pc.name_kind);
+		n = name_end = name_put(f, n, pc.name_cut ? "..." : "");
+		n = file_at = name_put(f, n, " (");
+		n = name_put(f, n, pc.file_cut ? "..." : "");
+		if (pc.file_kind)
+			n = py_chars(f, n, pc.file, pc.file_len, pc.file_kind);
+		file_end = n;
+		n = name_put(f, n, line);
+		err = intern(f, f->name, n, &f->ids[first]);
+	} else {
+		err = intern_cat(f, &f->ids[first], "[python code]_[p]", NULL, NULL);
+	}
+	if (err)
+		return err;
+	f->nr_ids++;
+	*e = *key;
+	e->first = (uint32_t)first;
+	e->n = 1;
+	e->unsym = !named;
+	e->loc = 0;
+	if (f->opts.pprof) {
+		struct fl_pprof_line line = {0};
+		/* The function is the qualified name, its file and first line apart. */
+		char *name = named ? strndup(f->name, name_end) : strdup("[python code]");
+		char *file = named ? strndup(f->name + file_at, file_end - file_at) : NULL;
+
+		if (!name || (named && !file)) {
+			free(name);
+			free(file);
+			return -ENOMEM;
+		}
+		err = fl_pprof__function(f->opts.pprof, name, name, file, named ? pc.firstlineno : 0,
+					 &line.function);
+		line.line = named ? pc.firstlineno : 0;
+		if (!err)
+			err = fl_pprof__location(f->opts.pprof, 0, FL_PY_CODE(code), &line, 1, &e->loc);
+		free(file);
+		free(name);
+		if (err) {
+			e->kind = FK_EMPTY;
+			return err;
+		}
+	}
+	f->nr_cache++;
+	return 0;
+}
+
+/* The frame of Python frame word w of process pid (named once per code object). */
+static int py_frame(struct fl_fold *f, uint32_t pid, uint64_t w, size_t *nframes, uint64_t count)
+{
+	struct fentry key = {.kind = FK_PYCODE, .k0 = FL_PY_KEY(w), .k1 = pid}, *e;
+	int err = cache_reserve(f, 1);
+
+	if (err)
+		return err;
+	e = cache_slot(f->cache, f->cap_cache, &key);
+	if (!e->kind) {
+		err = py_frame_fill(f, e, &key, pid, key.k0);
+		if (err)
+			return err;
+	}
+	f->frames[(*nframes)++] = f->ids[e->first];
+	f->slot_py = e;
+	if (f->opts.pprof)
+		f->locs[f->nr_locs++] = e->loc;
+	f->stats.frames += count;
+	if (e->unsym)
+		f->stats.unsymbolized += count;
+	return 0;
+}
+
+/*
+ * The Python frames of segments [from, to] of st (leaf first: a segment
+ * is one run of the interpreter's loop, ending at a frame marked
+ * FL_PY_ENTRY), outermost first.
+ */
+static int py_segments(struct fl_fold *f, const struct fl_raw_stack *st, const size_t *seg,
+		       size_t from, size_t to, size_t *nframes)
+{
+	for (size_t j = to + 1; j-- > from;) {
+		for (size_t i = seg[j + 1]; i-- > seg[j];) {
+			int err = py_frame(f, st->pid, st->pyips[i], nframes, st->count);
+
+			if (err)
+				return err;
+			if (i == 0)
+				f->py_leaf_named = !f->slot_py->unsym;
+		}
+	}
 	return 0;
 }
 
@@ -620,13 +784,51 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 				return err;
 		}
 	}
+	/*
+	 * Python: segment j (from the leaf) is the run of the j-th loop frame
+	 * from the leaf. Stacks are cut at their outermost end: a Python
+	 * segment without its loop frame goes with the outermost loop frame,
+	 * or before every native frame when none is left.
+	 */
+	size_t nseg = 0, nevals = 0, evals_seen = 0;
+
+	if (!kernel && st->nr_pyips) {
+		size_t np = st->nr_pyips < FL_PY_MAX_FRAMES ? st->nr_pyips : FL_PY_MAX_FRAMES;
+
+		f->seg[0] = 0;
+		for (size_t i = 0; i < np; i++)
+			if ((st->pyips[i] & FL_PY_ENTRY) || i + 1 == np)
+				f->seg[++nseg] = i + 1;
+		for (size_t i = 0; i < n; i++)
+			nevals += f->slot[i]->pyeval;
+		if (!nevals) {
+			err = py_segments(f, st, f->seg, 0, nseg - 1, nframes);
+			if (err)
+				return err;
+		}
+	}
 	for (size_t i = n; i-- > 0;) {
 		const struct fentry *e = f->slot[i];
+		uint32_t j0 = 0;
 
+		if (nseg && e->pyeval) {
+			/* This loop frame's segment, from the leaf. */
+			size_t at = nevals - 1 - evals_seen++;
+
+			if (at < nseg) {
+				err = py_segments(f, st, f->seg, at,
+						  evals_seen == 1 ? nseg - 1 : at, nframes);
+				if (err)
+					return err;
+				j0 = 1; /* the loop's own frame replaced; what was inlined in it stays */
+			}
+		}
 		/* The function, then what was inlined into it (dropped past the room left). */
-		for (uint32_t j = 0;
+		for (uint32_t j = j0;
 		     j < e->n && (j == 0 || *nframes < MAX_FRAMES - FL_MAX_STACK_DEPTH); j++)
 			f->frames[(*nframes)++] = f->ids[e->first + j];
+		if (j0)
+			continue;
 		if (f->opts.pprof)
 			f->locs[f->nr_locs++] = e->loc;
 		f->stats.frames += st->count;
@@ -693,6 +895,7 @@ int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
 		f->stats.no_user_stack += st->count;
 
 	f->nr_locs = 0;
+	f->py_leaf_named = false;
 	err = root_frame(f, st, &n);
 	/* DWARF mode: an unwinding that stopped early says so where the missing callers would be. */
 	if (!err && nu &&
@@ -714,6 +917,11 @@ int fl_fold__add(struct fl_fold *f, const struct fl_raw_stack *st)
 	}
 	if (!err && nk)
 		err = add_half(f, st, true, st->kips, nk, &n);
+	if (!err && st->nr_pyips) {
+		f->stats.py_samples += st->count;
+		if (f->py_leaf_named)
+			f->stats.py_named_leaf += st->count;
+	}
 	if (!err)
 		err = fl_profile__add(f->opts.profile, f->frames, n, st->count);
 	if (!err && f->opts.pprof) {

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Loads bpf/filter.bpf.c, keeps its targets and attaches it to the ring sampler's perf events. */
+/*
+ * Loads bpf/filter.bpf.c, keeps its targets and attaches it to the ring
+ * sampler's perf events; reads the Python frames it sends.
+ */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +17,24 @@
 #include "flamed/common/cleanup.h"
 #include "flamed/common/log.h"
 #include "flamed/filter_abi.h"
+#include "flamed/python_abi.h"
 #include "filter.skel.h"
 #include "sampling/pidfilter.h"
+
+/* Processes, threads and code objects the Python part keeps track of (as the BPF sampler's). */
+#define PF_PY_PROCS 4096
+#define PF_PY_TSTATES 8192
+#define PF_PY_CODES 16384
 
 struct fl_pidfilter {
 	struct filter_bpf *skel;
 	struct bpf_link *fork_link;
+	struct bpf_link *exec_link; /* python */
+	struct ring_buffer *py_rb;  /* python: pyframes */
+	fl_pidfilter_py_fn on_python;
+	void *py_ctx;
+	bool python;
+	bool keep_all;	 /* no target yet: the program keeps every sample */
 	int nr_possible; /* the per-CPU counters' slots */
 };
 
@@ -37,12 +53,64 @@ void fl_pidfilter__free(struct fl_pidfilter *f)
 {
 	if (!f)
 		return;
+	ring_buffer__free(f->py_rb);
+	bpf_link__destroy(f->exec_link);
 	bpf_link__destroy(f->fork_link);
 	filter_bpf__destroy(f->skel);
 	free(f);
 }
 
 DEFINE_FREE_FUNC(struct fl_pidfilter, fl_pidfilter__free)
+
+/* A record of pyframes to on_python: written by our program, and still checked before it is read. */
+static int on_pyrec(void *ctx, void *data, size_t size)
+{
+	struct fl_pidfilter *f = ctx;
+	const struct fl_filter_pyrec *rec = data;
+	size_t head = offsetof(struct fl_filter_pyrec, frames);
+
+	if (size < head || !rec->nr || rec->nr > FL_PY_MAX_FRAMES ||
+	    size < head + rec->nr * sizeof(rec->frames[0]))
+		return 0;
+	f->on_python(f->py_ctx, rec);
+	return 0;
+}
+
+/*
+ * Without python the Python part is neither loaded nor made: its maps (a
+ * ring buffer: Linux 5.8) and programs (bpf_loop: 5.17) stay out of the
+ * way of a kernel that can filter but not read Python frames.
+ */
+static int setup_python(struct filter_bpf *skel, const struct fl_pidfilter_opts *opts)
+{
+	struct bpf_map *maps[] = {skel->maps.pyprocs,  skel->maps.py_tstates,
+				  skel->maps.pycodes,  skel->maps.py_scratch,
+				  skel->maps.pyframes, skel->maps.pyrec_scratch};
+	size_t ring = opts->py_ring_bytes;
+	int err;
+
+	if (!opts->python) {
+		for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+			err = bpf_map__set_autocreate(maps[i], false);
+			if (err)
+				return err;
+		}
+		bpf_program__set_autoload(skel->progs.keep_targets_py, false);
+		bpf_program__set_autoload(skel->progs.py_on_exec, false);
+		return 0;
+	}
+	if (!opts->on_python || ring < 4096 || ring & (ring - 1) || ring > (1U << 30))
+		return -EINVAL;
+	bpf_program__set_autoload(skel->progs.keep_targets, false);
+	skel->rodata->want_python = true;
+	skel->rodata->py_wakeup = (__u32)(ring / 4);
+	if ((err = bpf_map__set_max_entries(skel->maps.pyprocs, PF_PY_PROCS)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.py_tstates, PF_PY_TSTATES)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.pycodes, PF_PY_CODES)) ||
+	    (err = bpf_map__set_max_entries(skel->maps.pyframes, (__u32)ring)))
+		return err;
+	return 0;
+}
 
 int fl_pidfilter__new(const struct fl_pidfilter_opts *opts, struct fl_pidfilter **ret)
 {
@@ -74,15 +142,35 @@ int fl_pidfilter__new(const struct fl_pidfilter_opts *opts, struct fl_pidfilter 
 	}
 	if (!opts->follow_children)
 		bpf_program__set_autoload(f->skel->progs.follow_fork, false);
+	err = setup_python(f->skel, opts);
+	if (err)
+		goto out_err;
 	err = filter_bpf__load(f->skel);
 	if (err)
 		goto out_err;
+	f->keep_all = opts->keep_all;
+	f->skel->data->filter_pids = !f->keep_all;
 	if (opts->follow_children) {
 		f->fork_link = bpf_program__attach(f->skel->progs.follow_fork);
 		if (!f->fork_link) {
 			err = -errno ?: -EINVAL;
 			goto out_err;
 		}
+	}
+	if (opts->python) {
+		f->exec_link = bpf_program__attach(f->skel->progs.py_on_exec);
+		if (!f->exec_link) {
+			err = -errno ?: -EINVAL;
+			goto out_err;
+		}
+		f->on_python = opts->on_python;
+		f->py_ctx = opts->py_ctx;
+		f->py_rb = ring_buffer__new(bpf_map__fd(f->skel->maps.pyframes), on_pyrec, f, NULL);
+		if (!f->py_rb) {
+			err = -errno ?: -ENOMEM;
+			goto out_err;
+		}
+		f->python = true;
 	}
 	*ret = TAKE_PTR(f);
 	return 0;
@@ -101,6 +189,11 @@ int fl_pidfilter__add(struct fl_pidfilter *f, uint32_t pid)
 	if (bpf_map__update_elem(f->skel->maps.targets, &pid, sizeof(pid), &kind, sizeof(kind),
 				 BPF_ANY))
 		return -errno;
+	/* The target first: from here on its samples are the only ones kept. */
+	if (f->keep_all) {
+		f->skel->data->filter_pids = true;
+		f->keep_all = false;
+	}
 	return 0;
 }
 
@@ -117,24 +210,76 @@ int fl_pidfilter__attach(struct fl_pidfilter *f, int perf_fd)
 	 * their rings and reopens them after CPU hotplug), and the program goes
 	 * with the event when the event is closed. Works since Linux 4.9.
 	 */
-	if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_program__fd(f->skel->progs.keep_targets)) <
-	    0)
+	struct bpf_program *prog =
+		f->python ? f->skel->progs.keep_targets_py : f->skel->progs.keep_targets;
+
+	if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, bpf_program__fd(prog)) < 0)
 		return -errno;
+	return 0;
+}
+
+/* Counter idx summed over the CPUs. */
+static int counter(const struct fl_pidfilter *f, uint32_t idx, uint64_t *ret)
+{
+	_cleanup_free_ uint64_t *vals = calloc((size_t)f->nr_possible, sizeof(uint64_t));
+	uint64_t sum = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.counters), &idx, vals))
+		return -errno;
+	for (int cpu = 0; cpu < f->nr_possible; cpu++)
+		sum += vals[cpu];
+	*ret = sum;
 	return 0;
 }
 
 int fl_pidfilter__dropped(const struct fl_pidfilter *f, uint64_t *dropped)
 {
-	_cleanup_free_ uint64_t *vals = calloc((size_t)f->nr_possible, sizeof(uint64_t));
-	uint32_t key = FL_FILTER_DROPPED;
-	uint64_t sum = 0;
+	return counter(f, FL_FILTER_DROPPED, dropped);
+}
 
-	if (!vals)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.counters), &key, vals))
-		return -errno;
-	for (int cpu = 0; cpu < f->nr_possible; cpu++)
-		sum += vals[cpu];
-	*dropped = sum;
-	return 0;
+int fl_pidfilter__set_python(struct fl_pidfilter *f, uint32_t pid, const struct fl_py_proc *p)
+{
+	int fd;
+
+	if (!f->python)
+		return -EOPNOTSUPP;
+	fd = bpf_map__fd(f->skel->maps.pyprocs);
+	if (!p)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, p, BPF_ANY) ? -errno : 0;
+}
+
+int fl_pidfilter__py_code(const struct fl_pidfilter *f, uint32_t pid, uint64_t code,
+			  struct fl_py_code *out)
+{
+	struct fl_py_code_key key = {.tgid = pid, .code = code};
+
+	if (!f->python)
+		return -EOPNOTSUPP;
+	return bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.pycodes), &key, out) ? -errno : 0;
+}
+
+int fl_pidfilter__py_consume(struct fl_pidfilter *f)
+{
+	if (!f->python)
+		return -EOPNOTSUPP;
+	return ring_buffer__consume(f->py_rb);
+}
+
+int fl_pidfilter__py_fd(const struct fl_pidfilter *f)
+{
+	if (!f->python)
+		return -EOPNOTSUPP;
+	return ring_buffer__epoll_fd(f->py_rb);
+}
+
+int fl_pidfilter__py_lost(const struct fl_pidfilter *f, uint64_t *lost)
+{
+	if (!f->python) {
+		*lost = 0;
+		return 0;
+	}
+	return counter(f, FL_FILTER_PY_LOST, lost);
 }

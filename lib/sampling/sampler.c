@@ -130,3 +130,18 @@ int sampler_pidns(const struct fl_sampler_opts *opts, struct fl_pidns *ret)
 	}
 	return fl_pidns__self(ret);
 }
+
+int fl_sampler__set_python(struct fl_sampler *s, uint32_t pid, const struct fl_py_proc *p)
+{
+	return s->ops->set_python ? s->ops->set_python(s, pid, p) : -EOPNOTSUPP;
+}
+
+int fl_sampler__py_code(struct fl_sampler *s, uint32_t pid, uint64_t code, struct fl_py_code *out)
+{
+	return s->ops->py_code ? s->ops->py_code(s, pid, code, out) : -EOPNOTSUPP;
+}
+
+bool fl_sampler__python(const struct fl_sampler *s)
+{
+	return s->ops->python && s->ops->python(s);
+}

@@ -15,6 +15,7 @@
 #include "flamed/common/log.h"
 #include "flamed/sampling/perfbuf.h"
 #include "flamed/profile_abi.h"
+#include "flamed/python_abi.h"
 #include "flamed/sampling/stackagg.h"
 #include "sampling/perf_records.h"
 #include "profile.skel.h"
@@ -60,6 +61,8 @@ struct fl_sampler_bpf {
 	uint32_t depth;		      /* frames per stack-map entry */
 	uint32_t stack_slots;	      /* stack ids are below this */
 	uint32_t ustack_slots;	      /* ... and ids of walked user stacks (kernel-dwarf) */
+	uint32_t pystack_slots;	      /* ... and of Python stacks (python) */
+	bool python;
 	int nr_possible;
 	uint64_t truncated; /* samples whose stack filled a whole stack-map entry, once counted */
 	uint32_t active;    /* the set of maps samples go to (two_sets; else always 0) */
@@ -82,6 +85,7 @@ struct fl_sampler_bpf {
 	uint64_t uc_rows_retried;     /* row steps of unwinds tried again later */
 	uint64_t uc_rows0;  /* the unwinder's row steps when we began (it is the caller's) */
 	struct bpf_link *uw_exec_link, *uw_fork_link;
+	struct bpf_link *py_exec_link;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -120,6 +124,7 @@ static void bpf_free(struct fl_sampler *base)
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->uw_exec_link);
 	bpf_link__destroy(s->uw_fork_link);
+	bpf_link__destroy(s->py_exec_link);
 	fl_cpu_events__free(s->events);
 	/* The unwinder is the caller's: it must not step by our tables once they go. */
 	if (s->unwinder && s->kt)
@@ -156,6 +161,8 @@ static int on_overflow(void *ctx, void *data, size_t size)
 	st.nr_uips = rec->nr_user <= FL_MAX_STACK_DEPTH ? rec->nr_user : FL_MAX_STACK_DEPTH;
 	st.kerr = rec->kerr == FL_STACK_NONE ? -ENOENT : rec->kerr;
 	st.uerr = rec->uerr == FL_STACK_NONE ? -ENOENT : rec->uerr;
+	st.pyips = (const uint64_t *)rec->py;
+	st.nr_pyips = rec->nr_py <= FL_MAX_STACK_DEPTH ? rec->nr_py : FL_MAX_STACK_DEPTH;
 	/* An error here leaves the sample uncounted; the ring callback has no way to report it. */
 	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
 		fl_pr_debug("sampler_bpf: out of memory counting an overflow sample\n");
@@ -226,6 +233,8 @@ static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 	st.kerr = rec->kerr == FL_STACK_NONE ? -ENOENT : rec->kerr;
 	st.uips = uips;
 	st.nr_uips = n;
+	st.pyips = (const uint64_t *)rec->py;
+	st.nr_pyips = rec->nr_py <= FL_MAX_STACK_DEPTH ? rec->nr_py : FL_MAX_STACK_DEPTH;
 	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
 		fl_pr_debug("sampler_bpf: out of memory counting a stack copy\n");
 	return true;
@@ -577,6 +586,24 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		bpf_program__set_autoload(s->skel->progs.uw_on_exec, false);
 		bpf_program__set_autoload(s->skel->progs.uw_on_fork, false);
 	}
+	/*
+	 * Python stacks: as many as the stack map, ids in four times as many
+	 * slots (as the walked user stacks); code objects' names, 264 bytes
+	 * each: 4.3 MB for 16384.
+	 */
+	s->python = opts->sz >= sizeof(*opts) && opts->python && opts->user;
+	s->skel->rodata->want_python = s->python;
+	s->pystack_slots = s->python ? s->stack_slots * 4 : 1;
+	s->skel->rodata->pystack_slots = s->pystack_slots;
+	if ((err = bpf_map__set_max_entries(s->skel->maps.pystacks, s->python ? storage : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.pystacks1,
+					    s->python && s->two_sets ? storage : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.pyprocs, s->python ? 4096 : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.py_tstates, s->python ? 8192 : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.pycodes, s->python ? 16384 : 1)))
+		goto out_free;
+	if (!s->python)
+		bpf_program__set_autoload(s->skel->progs.py_on_exec, false);
 
 	err = profile_bpf__load(s->skel);
 	if (err)
@@ -676,6 +703,11 @@ static int bpf_start(struct fl_sampler *base)
 			return -errno ?: -EINVAL;
 		s->uw_fork_link = bpf_program__attach(s->skel->progs.uw_on_fork);
 		if (!s->uw_fork_link)
+			return -errno ?: -EINVAL;
+	}
+	if (s->python) {
+		s->py_exec_link = bpf_program__attach(s->skel->progs.py_on_exec);
+		if (!s->py_exec_link)
 			return -errno ?: -EINVAL;
 	}
 	/* Attaching enables each event: sampling starts here (offline CPUs: once back). */
@@ -833,6 +865,7 @@ struct stack_cache {
 	size_t nr_held, cap_held;
 	uint64_t *buf;
 	struct stack_cache *user; /* the cache of user stack ids (itself without kernel-dwarf) */
+	struct stack_cache *py;	  /* the cache of Python stack ids (NULL without) */
 };
 
 static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
@@ -883,7 +916,7 @@ static int stack_err(int32_t id)
 static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
 		    const struct fl_stack_val *val, fl_raw_stack_fn fn, void *ctx)
 {
-	const struct cached_stack *ks = NULL, *us = NULL;
+	const struct cached_stack *ks = NULL, *us = NULL, *ps;
 	char comm[FL_TASK_COMM_LEN + 1];
 	struct fl_raw_stack st = {
 		.pid = key->tgid,
@@ -915,6 +948,13 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
 			st.nr_uips = us->nr;
 		} else {
 			st.uerr = -EFAULT;
+		}
+	}
+	if (c->py && key->pystack >= 0) {
+		ps = stack_get(c->py, key->pystack);
+		if (ps) {
+			st.pyips = ps->ips;
+			st.nr_pyips = ps->nr;
 		}
 	}
 	if ((ks && ks->nr == c->depth) || (us && us->nr == c->user->depth))
@@ -1066,6 +1106,11 @@ static int ustacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
 	return bpf_map__fd(set ? s->skel->maps.ustacks1 : s->skel->maps.ustacks);
 }
 
+static int pystacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
+{
+	return bpf_map__fd(set ? s->skel->maps.pystacks1 : s->skel->maps.pystacks);
+}
+
 /*
  * The keys of one set of maps (those of tk's pids, with tk; with del all of
  * them, deleted), then the overflow path's.
@@ -1073,7 +1118,7 @@ static int ustacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
 static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct take *tk,
 		      fl_raw_stack_fn fn, void *ctx)
 {
-	struct stack_cache c, uc = {0};
+	struct stack_cache c, uc = {0}, pc = {0};
 	int err;
 
 	/* The copies held are samples taken: counted before any of them is passed on. */
@@ -1083,11 +1128,17 @@ static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct t
 		err = cache_init(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH, s->ustack_slots);
 		c.user = &uc;
 	}
+	if (!err && s->python) {
+		err = cache_init(&pc, s, pystacks_fd(s, set), FL_PY_MAX_FRAMES, s->pystack_slots);
+		c.py = &pc;
+	}
 	if (!err)
 		err = drain_counts(counts_fd(s, set), del, &c, tk, fn, ctx);
 	cache_fini(&c);
 	if (s->kt)
 		cache_fini(&uc);
+	if (s->python)
+		cache_fini(&pc);
 	if (err)
 		return err;
 	if (tk)
@@ -1199,6 +1250,8 @@ static int bpf_snapshot(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 	clear_stacks(stacks_fd(s, old), s->stack_slots);
 	if (s->kt)
 		clear_stacks(ustacks_fd(s, old), s->ustack_slots);
+	if (s->python)
+		clear_stacks(pystacks_fd(s, old), s->pystack_slots);
 	/* Emptied even on failure (only -ENOMEM or fn's): no stack is given twice. */
 	fl_stackagg__free(s->overflow);
 	s->overflow = fresh;
@@ -1266,6 +1319,7 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		.uw_truncated = sum[FL_CNT_UW_TRUNCATED],
 		.uw_copied = sum[FL_CNT_UW_COPIED],
 		.uw_copy_full = sum[FL_CNT_UW_COPY_FULL],
+		.py_samples = sum[FL_CNT_PY_WALKED],
 		.unwind_complete = s->uc_outcomes[FL_UNWIND_COMPLETE],
 		.unwind_truncated = s->uc_outcomes[FL_UNWIND_TRUNCATED],
 		.unwind_failed = s->uc_outcomes[FL_UNWIND_FAILED],
@@ -1340,7 +1394,39 @@ static bool bpf_kdwarf(const struct fl_sampler *base)
 	return ((const struct fl_sampler_bpf *)base)->kt != NULL;
 }
 
+static int bpf_set_python(struct fl_sampler *base, uint32_t pid, const struct fl_py_proc *p)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	int fd;
+
+	if (!s->python)
+		return -EOPNOTSUPP;
+	fd = bpf_map__fd(s->skel->maps.pyprocs);
+	if (!p)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, p, BPF_ANY) ? -errno : 0;
+}
+
+static int bpf_py_code(struct fl_sampler *base, uint32_t pid, uint64_t code,
+		       struct fl_py_code *out)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	struct fl_py_code_key key = {.tgid = pid, .code = code};
+
+	if (!s->python)
+		return -EOPNOTSUPP;
+	return bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.pycodes), &key, out) ? -errno : 0;
+}
+
+static bool bpf_python(const struct fl_sampler *base)
+{
+	return ((const struct fl_sampler_bpf *)base)->python;
+}
+
 static const struct fl_sampler_ops ops = {
+	.python = bpf_python,
+	.set_python = bpf_set_python,
+	.py_code = bpf_py_code,
 	.set_maps = bpf_set_maps,
 	.trim_tables = bpf_trim_tables,
 	.settle_tables = bpf_settle_tables,

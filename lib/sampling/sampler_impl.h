@@ -26,6 +26,10 @@ struct fl_sampler_ops {
 	void (*trim_tables)(struct fl_sampler *s);
 	void (*settle_tables)(struct fl_sampler *s, unsigned int ms);
 	bool (*kdwarf)(const struct fl_sampler *s);
+	/* Python frames (NULL, or -EOPNOTSUPP: not read). */
+	bool (*python)(const struct fl_sampler *s);
+	int (*set_python)(struct fl_sampler *s, uint32_t pid, const struct fl_py_proc *p);
+	int (*py_code)(struct fl_sampler *s, uint32_t pid, uint64_t code, struct fl_py_code *out);
 };
 
 /* Each backend's object starts with this. */

@@ -12,6 +12,7 @@
 #include "flamed/common/log.h"
 #include "flamed/sampling/perfbuf.h"
 #include "flamed/profile_abi.h"
+#include "flamed/python_abi.h"
 #include "flamed/sampling/stackagg.h"
 #include "flamed/unwinding/unwind.h"
 #include "sampling/perf_records.h"
@@ -24,6 +25,10 @@
 #define SR_DEFAULT_DWARF_RING_PAGES 1024
 /* Ancestors walked to find a kept one; pid reuse could otherwise make a loop. */
 #define SR_MAX_ANCESTRY 256
+/* Python: records of one CPU waiting for their samples, at most (the oldest go first). */
+#define SR_PYQ_MAX 1024
+/* ... the farthest a record's time is from its sample's, in ns (and half the sampling period). */
+#define SR_PY_WINDOW_NS 1000000ULL
 
 static const char sr_idle_comm[] = "swapper";
 static const char sr_unknown_comm[] = "[unknown]";
@@ -49,6 +54,19 @@ struct comm_ent {
 	uint64_t exit_poll; /* ... in this poll */
 };
 
+/* A sample's Python frames from the kernel filter, waiting for the sample (struct fl_filter_pyrec). */
+struct py_ent {
+	uint64_t time, end; /* the program's run: [time, end] */
+	uint32_t tid, nr;
+	uint64_t frames[FL_PY_MAX_FRAMES];
+};
+
+/* One CPU's records, oldest first: n entries from head in a ring of cap (0 or a power of two). */
+struct py_queue {
+	struct py_ent *ents;
+	size_t head, n, cap;
+};
+
 struct ring_sampler {
 	struct fl_sampler base;
 	struct fl_sampler_opts opts; /* opts.pids not kept: copied into kept */
@@ -72,6 +90,22 @@ struct ring_sampler {
 	 */
 	struct fl_pidfilter *kfilter;
 	int kfilter_err;
+	/*
+	 * Python frames (opts.python): the kernel filter's program reads them
+	 * for each sample it keeps (loaded then without targets too, keeping
+	 * every sample) and writes them to a BPF ring before the kernel writes
+	 * the sample; they are joined here by CPU, thread and time. python: it
+	 * does; sample_cpu: the samples carry their CPU (PERF_SAMPLE_CPU, asked
+	 * for when the program loaded with python). pyq: per CPU number, the
+	 * records read and not yet joined; pyips: the sample's being read.
+	 */
+	bool python, sample_cpu;
+	uint64_t py_window; /* ns: a record is within this of its sample's time */
+	struct py_queue *pyq;
+	size_t nr_pyq;
+	uint64_t py_dropped; /* records dropped here: their CPU's queue full */
+	uint64_t pyips[FL_PY_MAX_FRAMES];
+	size_t nr_pyips;
 	struct fl_u32map kept;	  /* tgid -> KEEP_* */
 	struct fl_u32map parents; /* follow_children: tgid -> parent tgid from fork records */
 
@@ -268,14 +302,155 @@ static const char *comm_of(struct ring_sampler *r, uint32_t pid, uint32_t tid, u
 
 /* ---- records ---- */
 
-/* PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN, in the kernel's order. */
+/*
+ * PERF_SAMPLE_TID | PERF_SAMPLE_TIME, then (sample_cpu) PERF_SAMPLE_CPU's
+ * u32 cpu, u32 reserved, then PERF_SAMPLE_CALLCHAIN's u64 nr, u64 ips[nr]:
+ * the kernel's order.
+ */
 struct sample_rec {
 	struct perf_event_header hdr;
 	uint32_t pid, tid;
 	uint64_t time;
-	uint64_t nr;
-	uint64_t ips[];
 };
+
+/* ---- Python frames ---- */
+
+static struct py_ent *pyq_at(const struct py_queue *q, size_t i)
+{
+	return &q->ents[(q->head + i) & (q->cap - 1)];
+}
+
+static void pyq_pop(struct py_queue *q, size_t k)
+{
+	q->head = (q->head + k) & (q->cap - 1);
+	q->n -= k;
+}
+
+/* Room for one more: the queue grows up to SR_PYQ_MAX, then its oldest goes. */
+static int pyq_room(struct ring_sampler *r, struct py_queue *q)
+{
+	struct py_ent *ents;
+	size_t cap;
+
+	if (q->n < q->cap)
+		return 0;
+	if (q->cap >= SR_PYQ_MAX) {
+		pyq_pop(q, 1);
+		r->py_dropped++;
+		return 0;
+	}
+	cap = q->cap ? q->cap * 2 : 16;
+	ents = malloc(cap * sizeof(*ents));
+	if (!ents)
+		return -ENOMEM;
+	for (size_t i = 0; i < q->n; i++)
+		ents[i] = *pyq_at(q, i);
+	free(q->ents);
+	q->ents = ents;
+	q->cap = cap;
+	q->head = 0;
+	return 0;
+}
+
+/*
+ * A record of the kernel filter: queued on its CPU's (records of one CPU
+ * come in the order of its samples). Without memory it is dropped: its
+ * sample goes without Python frames.
+ */
+static void on_pyrec(void *ctx, const struct fl_filter_pyrec *rec)
+{
+	struct ring_sampler *r = ctx;
+	struct py_queue *q;
+	struct py_ent *e;
+
+	if (rec->cpu >= r->nr_pyq)
+		return;
+	q = &r->pyq[rec->cpu];
+	if (pyq_room(r, q)) {
+		r->py_dropped++;
+		return;
+	}
+	e = pyq_at(q, q->n++);
+	e->time = rec->time;
+	e->end = rec->time + rec->took;
+	e->tid = rec->tid;
+	e->nr = rec->nr;
+	memcpy(e->frames, rec->frames, rec->nr * sizeof(e->frames[0]));
+}
+
+/* How far time is from the program's run of e. */
+static uint64_t time_dist(const struct py_ent *e, uint64_t time)
+{
+	return time < e->time ? e->time - time : time > e->end ? time - e->end : 0;
+}
+
+/*
+ * The Python frames of the sample of thread tid on CPU cpu at time, into
+ * pyips: the record of that CPU and thread nearest to time, within the
+ * window. The program writes a sample's record while the kernel makes
+ * the sample: before it is in the perf ring, the sample's time read a
+ * moment before the program ran or after (struct fl_filter_pyrec).
+ * Samples of one CPU are a sampling period apart, twice the window at
+ * least: no other sample's record is that near. Whatever is older than
+ * the sample (others' records, those of samples the perf ring had no room
+ * for) is dropped then: a later sample cannot be that far.
+ */
+static void py_join(struct ring_sampler *r, uint32_t cpu, uint32_t tid, uint64_t time)
+{
+	struct py_queue *q;
+	size_t best = SIZE_MAX, i;
+	uint64_t best_d = UINT64_MAX;
+
+	r->nr_pyips = 0;
+	if (!r->python || cpu >= r->nr_pyq)
+		return;
+	q = &r->pyq[cpu];
+	/*
+	 * The BPF ring is read before the perf rings, but the program may have
+	 * written since: the record of a sample read now is there once the
+	 * sample is. Read again unless a record after this sample's is in.
+	 */
+	if (!q->n || pyq_at(q, q->n - 1)->time <= time + r->py_window) {
+		fl_pidfilter__py_consume(r->kfilter);
+		q = &r->pyq[cpu];
+	}
+	for (i = 0; i < q->n; i++) {
+		const struct py_ent *e = pyq_at(q, i);
+		uint64_t d = time_dist(e, time);
+
+		if (e->time > time && d >= r->py_window)
+			break;
+		if (e->tid == tid && d < r->py_window && d < best_d) {
+			best = i;
+			best_d = d;
+		}
+	}
+	if (best != SIZE_MAX) {
+		const struct py_ent *e = pyq_at(q, best);
+
+		memcpy(r->pyips, e->frames, e->nr * sizeof(e->frames[0]));
+		r->nr_pyips = e->nr;
+		pyq_pop(q, best + 1);
+		return;
+	}
+	while (q->n && pyq_at(q, 0)->time <= time)
+		pyq_pop(q, 1);
+}
+
+static void pyq_clear(struct ring_sampler *r, uint32_t cpu)
+{
+	if (cpu < r->nr_pyq)
+		r->pyq[cpu].n = 0;
+}
+
+static void pyq_free(struct ring_sampler *r)
+{
+	for (size_t i = 0; i < r->nr_pyq; i++)
+		free(r->pyq[i].ents);
+	free(r->pyq);
+	r->pyq = NULL;
+	r->nr_pyq = 0;
+}
 
 static uint32_t keep_state(const struct ring_sampler *r, uint32_t pid)
 {
@@ -315,6 +490,8 @@ static void account_kept(struct ring_sampler *r, const struct fl_raw_stack *st, 
 		r->st.ustack_none += count;
 	if (st->nr_kips >= FL_MAX_STACK_DEPTH || st->nr_uips >= FL_MAX_STACK_DEPTH)
 		r->st.truncated += count;
+	if (st->nr_pyips)
+		r->st.py_samples += count;
 	/*
 	 * DWARF outcomes are counted here, for the samples kept only: with
 	 * -- CMD a sample is unwound before it is known whose it is (the
@@ -393,23 +570,33 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	enum { CTX_OTHER, CTX_KERNEL, CTX_USER } ctx = CTX_OTHER;
 	struct fl_raw_stack st = {0};
 	size_t nk = 0, nu = 0;
+	size_t off = sizeof(*rec) + (r->sample_cpu ? 8 : 0); /* the callchain's nr */
+	const uint64_t *ips;
 	uint64_t nr, cgroup = 0;
+	uint32_t cpu = 0;
 	bool pending = false;
 
-	if (hdr->size < sizeof(*rec))
+	if (hdr->size < off + sizeof(nr))
 		return 0;
-	nr = rec->nr;
-	if (nr > (hdr->size - sizeof(*rec)) / sizeof(uint64_t))
+	if (r->sample_cpu)
+		memcpy(&cpu, (const char *)hdr + sizeof(*rec), sizeof(cpu));
+	memcpy(&nr, (const char *)hdr + off, sizeof(nr));
+	off += sizeof(nr);
+	ips = (const uint64_t *)((const char *)hdr + off);
+	if (nr > (hdr->size - off) / sizeof(uint64_t))
 		return 0; /* a chain longer than its record: not one of ours */
 	if (rec->time > r->known_until)
 		return FL_PERFBUF_LATER; /* its mappings may sit unread in the tracker's rings */
 	r->st.samples++;
+	/* Every sample read of its CPU, kept or not: the records older than it go. */
+	if (r->python)
+		py_join(r, cpu, rec->tid, rec->time);
 	/*
 	 * PERF_SAMPLE_CGROUP is the last part asked for, and every part before
 	 * it a whole number of words: the record's last word.
 	 */
 	if (r->want_cgroup) {
-		if (hdr->size < sizeof(*rec) + (nr + 1) * sizeof(uint64_t))
+		if (hdr->size < off + (nr + 1) * sizeof(uint64_t))
 			return 0;
 		memcpy(&cgroup, (const char *)hdr + hdr->size - sizeof(cgroup), sizeof(cgroup));
 		if (r->nr_cgroups &&
@@ -443,8 +630,8 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	}
 
 	if (r->opts.dwarf) {
-		int err = dwarf_user_stack(r, hdr, sizeof(*rec) + nr * sizeof(uint64_t), rec->pid,
-					   rec->time, &nu);
+		int err = dwarf_user_stack(r, hdr, off + nr * sizeof(uint64_t), rec->pid, rec->time,
+					   &nu);
 
 		if (err)
 			return 0; /* a malformed record: not one of ours */
@@ -452,7 +639,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 
 	/* Leaf first within each half; other contexts (hypervisor, guest) are not ours. */
 	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t ip = rec->ips[i];
+		uint64_t ip = ips[i];
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			if (ip == PERF_CONTEXT_KERNEL)
@@ -490,6 +677,10 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	} else {
 		st.uerr = -ENOENT;
 	}
+	if (r->nr_pyips) {
+		st.pyips = r->pyips;
+		st.nr_pyips = r->nr_pyips;
+	}
 
 	if (pending)
 		return fl_stackagg__add(r->pending, &st, 1);
@@ -501,15 +692,19 @@ static int on_comm(struct ring_sampler *r, const struct perf_event_header *hdr)
 {
 	const struct fl_comm_rec *rec = (const void *)hdr;
 	uint64_t time = 0;
-	size_t room;
+	size_t room, tail;
 
 	/* tid 0: a task outside flamed's pid namespace (the idle task is never renamed). */
 	if (hdr->size <= sizeof(*rec) || rec->tid == 0)
 		return 0;
 	room = hdr->size - sizeof(*rec);
-	/* sample_id_all: the record ends in its pid, tid and time (the name is padded before). */
-	if (room >= 8 + 16)
-		memcpy(&time, (const char *)hdr + hdr->size - sizeof(time), sizeof(time));
+	/*
+	 * sample_id_all: the record ends in its pid, tid and time, then
+	 * (sample_cpu) its cpu; the name is padded before.
+	 */
+	tail = r->sample_cpu ? 8 : 0;
+	if (room >= 8 + 16 + tail)
+		memcpy(&time, (const char *)hdr + hdr->size - tail - sizeof(time), sizeof(time));
 	return comm_rename(r, rec->tid, rec->comm, strnlen(rec->comm, room), time);
 }
 
@@ -634,30 +829,70 @@ static int kfilter_attach(struct ring_sampler *r, size_t i)
 	return err;
 }
 
+/* Bytes of the Python frames' ring: a quarter second of the longest records of every CPU. */
+static size_t py_ring_bytes(const struct ring_sampler *r)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t want =
+		r->opts.freq * (uint64_t)(cpus > 0 ? cpus : 1) * sizeof(struct fl_filter_pyrec) / 4;
+	size_t bytes = 256 << 10;
+
+	while (bytes < want && bytes < (32u << 20))
+		bytes <<= 1;
+	return bytes;
+}
+
 /*
- * Filtering starts with the targets pids: the kernel filter is loaded with
- * them and attached to every event. On failure the rings get every
- * process's samples, as they did before there was one, and kfilter_err
- * says why.
+ * Loads the kernel filter with the targets pids; without any (python),
+ * it keeps every sample until the first is added. With python it reads
+ * the Python frames too. Returns 0 (r->kfilter set) or -errno.
  */
-static void kfilter_start(struct ring_sampler *r, const int *pids, size_t n)
+static int kfilter_load(struct ring_sampler *r, const int *pids, size_t n, bool python)
 {
 	struct fl_pidfilter_opts fo = {
 		.sz = sizeof(fo),
 		.pidns = &r->ns,
 		.follow_children = r->opts.follow_children,
+		.keep_all = !n,
+		.python = python,
+		.py_ring_bytes = python ? py_ring_bytes(r) : 0,
+		.on_python = on_pyrec,
+		.py_ctx = r,
 	};
-	size_t attached = 0;
-	int err;
+	struct fl_pidfilter *f = NULL;
+	int err = fl_pidfilter__new(&fo, &f);
 
-	err = fl_pidfilter__new(&fo, &r->kfilter);
 	for (size_t i = 0; !err && i < n; i++)
-		err = fl_pidfilter__add(r->kfilter, (uint32_t)pids[i]);
-	for (size_t i = 0; !err && i < fl_cpu_events__nr(r->events); i++) {
+		err = fl_pidfilter__add(f, (uint32_t)pids[i]);
+	if (err) {
+		fl_pr_debug("sampler_ring: cannot load the kernel filter%s: %s\n",
+			    python ? " with Python frames" : "", strerror(-err));
+		fl_pidfilter__free(f);
+		return err;
+	}
+	r->kfilter = f;
+	return 0;
+}
+
+/*
+ * The kernel filter loaded goes to every event. On failure the rings get
+ * the samples it would have dropped, as they did before there was one,
+ * and kfilter_err says why; attached nowhere, it goes, and the Python
+ * frames with it.
+ */
+static void kfilter_attach_all(struct ring_sampler *r)
+{
+	size_t attached = 0;
+	int err = 0, e;
+
+	for (size_t i = 0; i < fl_cpu_events__nr(r->events); i++) {
 		if (fl_cpu_events__fd(r->events, i) < 0)
 			continue;
-		err = kfilter_attach(r, i);
-		attached += !err;
+		e = kfilter_attach(r, i);
+		if (e)
+			err = e;
+		else
+			attached++;
 	}
 	if (!err)
 		return;
@@ -666,6 +901,7 @@ static void kfilter_start(struct ring_sampler *r, const int *pids, size_t n)
 	if (!attached) {
 		fl_pidfilter__free(r->kfilter);
 		r->kfilter = NULL;
+		r->python = false;
 	}
 }
 
@@ -687,8 +923,13 @@ static int ring_add_pid(struct fl_sampler *s, int pid)
 	err = fl_u32map__put(&r->kept, (uint32_t)pid, KEEP_ASKED);
 	if (err)
 		return err;
-	if (!r->filter && !r->kfilter_err)
-		kfilter_start(r, &pid, 1);
+	if (!r->filter && !r->kfilter && !r->kfilter_err) {
+		err = kfilter_load(r, &pid, 1, false);
+		if (err)
+			r->kfilter_err = err;
+		else
+			kfilter_attach_all(r);
+	}
 	r->filter = true;
 	return 0;
 }
@@ -697,6 +938,9 @@ static int ring_kernel_filter(const struct fl_sampler *s)
 {
 	const struct ring_sampler *r = to_ring_const(s);
 
+	/* Loaded for the Python frames only, it keeps every sample. */
+	if (!r->filter)
+		return 0;
 	if (r->kfilter_err)
 		return r->kfilter_err;
 	return r->kfilter ? 1 : 0;
@@ -716,9 +960,13 @@ static int ring_stop(struct fl_sampler *s)
 static int refilter_event(void *ctx, size_t i)
 {
 	struct ring_sampler *r = ctx;
+	int cpu = fl_cpu_events__cpu(r->events, i);
 
 	if (r->kfilter)
 		kfilter_attach(r, i); /* on failure, its samples are filtered here */
+	/* What waits of the old event's samples never comes: its ring was read. */
+	if (cpu >= 0)
+		pyq_clear(r, (uint32_t)cpu);
 	if (ioctl(fl_cpu_events__fd(r->events, i), PERF_EVENT_IOC_ENABLE, 0) < 0)
 		return -errno;
 	return 0;
@@ -732,14 +980,21 @@ static int ring_revive(struct fl_sampler *s, int *cpus, size_t max)
 	return fl_cpu_events__revive(r->events, NULL, refilter_event, r, cpus, max);
 }
 
+/* The perf rings, then (python) the Python frames' ring. */
 static size_t ring_nr_fds(const struct fl_sampler *s)
 {
-	return fl_cpu_events__nr(to_ring_const(s)->events);
+	const struct ring_sampler *r = to_ring_const(s);
+
+	return fl_cpu_events__nr(r->events) + (r->python ? 1 : 0);
 }
 
 static int ring_fd(const struct fl_sampler *s, size_t i)
 {
-	return fl_cpu_events__fd(to_ring_const(s)->events, i);
+	const struct ring_sampler *r = to_ring_const(s);
+
+	if (r->python && i == fl_cpu_events__nr(r->events))
+		return fl_pidfilter__py_fd(r->kfilter);
+	return fl_cpu_events__fd(r->events, i);
 }
 
 static int resolve_one(const struct fl_raw_stack *st, void *ctx)
@@ -800,6 +1055,13 @@ static int ring_poll(struct fl_sampler *s)
 	err = fl_cpu_events__peek(r->events, on_peek, r);
 	if (err)
 		return err;
+	/*
+	 * The Python frames first: the program writes a sample's before the
+	 * kernel writes the sample, so each sample read finds its own (or
+	 * reads them again: py_join()).
+	 */
+	if (r->python)
+		fl_pidfilter__py_consume(r->kfilter);
 	ret = fl_cpu_events__consume(r->events, on_record, r);
 	/* A corrupt ring was reset and the others read: the pending samples can still be decided. */
 	if (ret < 0 && ret != -EBADMSG)
@@ -864,9 +1126,12 @@ static int ring_snapshot(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
 static int ring_stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 {
 	struct ring_sampler *r = to_ring(s);
-	uint64_t dropped;
+	uint64_t dropped, py_lost;
 
 	*st = r->st;
+	st->py_lost = r->py_dropped;
+	if (r->python && fl_pidfilter__py_lost(r->kfilter, &py_lost) == 0)
+		st->py_lost += py_lost;
 	/*
 	 * The samples the kernel dropped were taken, and not asked for. (A
 	 * failed read leaves them out: the accounting line then says so.)
@@ -886,6 +1151,7 @@ static void ring_free(struct fl_sampler *s)
 
 	fl_cpu_events__free(r->events);
 	fl_pidfilter__free(r->kfilter);
+	pyq_free(r);
 	fl_stackagg__free(r->agg);
 	fl_stackagg__free(r->pending);
 	fl_stackagg__free(r->pending_prev);
@@ -896,7 +1162,29 @@ static void ring_free(struct fl_sampler *s)
 	free(r);
 }
 
+static int ring_set_python(struct fl_sampler *s, uint32_t pid, const struct fl_py_proc *p)
+{
+	struct ring_sampler *r = to_ring(s);
+
+	return r->python ? fl_pidfilter__set_python(r->kfilter, pid, p) : -EOPNOTSUPP;
+}
+
+static int ring_py_code(struct fl_sampler *s, uint32_t pid, uint64_t code, struct fl_py_code *out)
+{
+	struct ring_sampler *r = to_ring(s);
+
+	return r->python ? fl_pidfilter__py_code(r->kfilter, pid, code, out) : -EOPNOTSUPP;
+}
+
+static bool ring_python(const struct fl_sampler *s)
+{
+	return to_ring_const(s)->python;
+}
+
 static const struct fl_sampler_ops ring_ops = {
+	.python = ring_python,
+	.set_python = ring_set_python,
+	.py_code = ring_py_code,
 	.add_pid = ring_add_pid,
 	.kernel_filter = ring_kernel_filter,
 	.start = ring_start,
@@ -915,7 +1203,7 @@ static const struct fl_sampler_ops ring_ops = {
 
 /* Samples with callchains, and the names and parentage in the same ring. */
 static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, bool child_ns,
-					bool want_cgroup, size_t ring_bytes)
+					bool want_cgroup, bool want_cpu, size_t ring_bytes)
 {
 	return (struct perf_event_attr){
 		.size = sizeof(struct perf_event_attr),
@@ -926,6 +1214,7 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, bool
 		/* The callchain's first kernel or user entry is the sampled ip: no PERF_SAMPLE_IP. */
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
 			       (opts->dwarf ? PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER : 0) |
+			       (want_cpu ? PERF_SAMPLE_CPU : 0) |
 			       (want_cgroup ? PERF_SAMPLE_CGROUP : 0),
 		/* The tracker's clock: a sample's time finds the mappings of its moment. */
 		.use_clockid = 1,
@@ -948,6 +1237,33 @@ static struct perf_event_attr ring_attr(const struct fl_sampler_opts *opts, bool
 		.watermark = 1,
 		.wakeup_watermark = (uint32_t)(ring_bytes / 4),
 	};
+}
+
+/*
+ * Python: a queue per CPU number an event has, and the window of a join:
+ * half the sampling period (cpu-clock samples a CPU at a fixed period,
+ * 1/freq), at most SR_PY_WINDOW_NS.
+ */
+static int py_queues(struct ring_sampler *r)
+{
+	uint64_t half = 500000000ULL / r->opts.freq;
+	int max = -1;
+
+	for (size_t i = 0; i < fl_cpu_events__nr(r->events); i++) {
+		int cpu = fl_cpu_events__cpu(r->events, i);
+
+		if (cpu > max)
+			max = cpu;
+	}
+	if (max < 0)
+		return -ENODEV;
+	r->pyq = calloc((size_t)max + 1, sizeof(*r->pyq));
+	if (!r->pyq)
+		return -ENOMEM;
+	r->nr_pyq = (size_t)max + 1;
+	r->py_window = half < SR_PY_WINDOW_NS ? half : SR_PY_WINDOW_NS;
+	r->python = true;
+	return 0;
 }
 
 int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
@@ -1025,12 +1341,31 @@ int fl_sampler_ring__new(const struct fl_sampler_opts *opts, struct fl_sampler *
 	if (err)
 		goto out_free;
 
-	attr = ring_attr(&r->opts, r->child_ns, r->want_cgroup, ring_pages * (size_t)page);
+	/*
+	 * The kernel filter before the events: loaded with the Python frames,
+	 * the samples carry their CPU to be joined with them. It goes to the
+	 * events once they are open. Python frames the kernel cannot read are
+	 * none (fl_sampler__set_python() says so): no failure.
+	 */
+	if (r->opts.python && r->opts.user)
+		r->sample_cpu = !kfilter_load(r, opts->pids, opts->nr_pids, true);
+	if (r->filter && !r->kfilter) {
+		err = kfilter_load(r, opts->pids, opts->nr_pids, false);
+		if (err)
+			r->kfilter_err = err;
+	}
+	attr = ring_attr(&r->opts, r->child_ns, r->want_cgroup, r->sample_cpu,
+			 ring_pages * (size_t)page);
 	err = fl_cpu_events__open(&attr, ring_pages, &r->events);
 	if (err)
 		goto out_free;
-	if (r->filter)
-		kfilter_start(r, opts->pids, opts->nr_pids);
+	if (r->sample_cpu) {
+		err = py_queues(r);
+		if (err)
+			goto out_free;
+	}
+	if (r->kfilter)
+		kfilter_attach_all(r);
 	*ret = &r->base;
 	return 0;
 

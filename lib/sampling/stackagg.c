@@ -18,10 +18,11 @@
  *   [4] nr_kips << 32 | nr_uips
  *   [5] time: the start of the stack's era
  *   [6] cgroup id
- *   [7..] kips, then uips
+ *   [7] nr_pyips
+ *   [8..] kips, then uips, then pyips
  */
-#define SA_KEY_HDR 7
-#define SA_KEY_MAX_WORDS (SA_KEY_HDR + 2 * FL_MAX_STACK_DEPTH)
+#define SA_KEY_HDR 8
+#define SA_KEY_MAX_WORDS (SA_KEY_HDR + 3 * FL_MAX_STACK_DEPTH)
 
 struct fl_stackagg {
 	struct fl_keycount stacks;
@@ -56,6 +57,7 @@ static size_t sa_build_key(struct fl_stackagg *a, const struct fl_raw_stack *st)
 {
 	size_t nk = st->nr_kips < FL_MAX_STACK_DEPTH ? st->nr_kips : FL_MAX_STACK_DEPTH;
 	size_t nu = st->nr_uips < FL_MAX_STACK_DEPTH ? st->nr_uips : FL_MAX_STACK_DEPTH;
+	size_t np = st->nr_pyips < FL_MAX_STACK_DEPTH ? st->nr_pyips : FL_MAX_STACK_DEPTH;
 	uint64_t *k = a->key;
 	char comm[FL_TASK_COMM_LEN] = {0};
 
@@ -67,18 +69,22 @@ static size_t sa_build_key(struct fl_stackagg *a, const struct fl_raw_stack *st)
 	k[4] = (uint64_t)nk << 32 | nu;
 	k[5] = st->time;
 	k[6] = st->cgroup_id;
+	k[7] = np;
 	if (nk)
 		memcpy(&k[SA_KEY_HDR], st->kips, nk * sizeof(*k));
 	if (nu)
 		memcpy(&k[SA_KEY_HDR + nk], st->uips, nu * sizeof(*k));
-	return SA_KEY_HDR + nk + nu;
+	if (np)
+		memcpy(&k[SA_KEY_HDR + nk + nu], st->pyips, np * sizeof(*k));
+	return SA_KEY_HDR + nk + nu + np;
 }
 
 int fl_stackagg__add(struct fl_stackagg *a, const struct fl_raw_stack *st, uint64_t count)
 {
 	size_t words;
 
-	if (!a || !st || (st->nr_kips && !st->kips) || (st->nr_uips && !st->uips))
+	if (!a || !st || (st->nr_kips && !st->kips) || (st->nr_uips && !st->uips) ||
+	    (st->nr_pyips && !st->pyips))
 		return -EINVAL;
 	/* Nothing to add: no entry with a zero count ever reaches for_each. */
 	if (!count)
@@ -90,7 +96,7 @@ int fl_stackagg__add(struct fl_stackagg *a, const struct fl_raw_stack *st, uint6
 static void sa_unpack(const uint64_t *key, uint64_t count, char comm[FL_TASK_COMM_LEN],
 		      struct fl_raw_stack *st)
 {
-	size_t nk = key[4] >> 32;
+	size_t nk = key[4] >> 32, nu = (uint32_t)key[4];
 
 	memcpy(comm, &key[1], FL_TASK_COMM_LEN);
 	comm[FL_TASK_COMM_LEN - 1] = '\0';
@@ -101,7 +107,9 @@ static void sa_unpack(const uint64_t *key, uint64_t count, char comm[FL_TASK_COM
 		.kips = &key[SA_KEY_HDR],
 		.nr_kips = nk,
 		.uips = &key[SA_KEY_HDR + nk],
-		.nr_uips = (uint32_t)key[4],
+		.nr_uips = nu,
+		.pyips = &key[SA_KEY_HDR + nk + nu],
+		.nr_pyips = key[7],
 		.kerr = (int)(uint32_t)(key[3] >> 32),
 		.uerr = (int)(uint32_t)key[3],
 		.count = count,

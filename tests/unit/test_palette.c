@@ -262,6 +262,7 @@ static void test_annotations_every_palette(void **state)
 		{"Interpreter_[j]", is_green},	  {"java/lang/String.hashCode_[j]", is_green},
 		{"std::min_[i]", is_aqua},	  {"inlined_[i]", is_aqua},
 		{"futex_wait_[w]", is_aqua},	  {"schedule_[k]", is_orange},
+		{"main (app.py:3)_[p]", is_blue}, {"Worker.run (/srv/w.py:10)_[p]", is_blue},
 	};
 	size_t k, i;
 	int mode;

@@ -29,6 +29,7 @@ struct got {
 	char comm[FL_TASK_COMM_LEN + 1];
 	uint64_t kips[FL_MAX_STACK_DEPTH + 1];
 	uint64_t uips[FL_MAX_STACK_DEPTH + 1];
+	uint64_t pyips[FL_MAX_STACK_DEPTH + 1];
 };
 
 struct collect {
@@ -55,6 +56,9 @@ static int collect_cb(const struct fl_raw_stack *st, void *ctx)
 		memcpy(g->kips, st->kips, st->nr_kips * sizeof(*st->kips));
 	if (st->nr_uips)
 		memcpy(g->uips, st->uips, st->nr_uips * sizeof(*st->uips));
+	assert_true(st->nr_pyips <= FL_MAX_STACK_DEPTH);
+	if (st->nr_pyips)
+		memcpy(g->pyips, st->pyips, st->nr_pyips * sizeof(*st->pyips));
 	g->st.comm = g->comm;
 	g->st.kips = g->kips;
 	g->st.uips = g->uips;
@@ -151,6 +155,8 @@ static struct fl_raw_stack variant(int which)
 	static const uint64_t k_moved[] = {0xffffffff81000010ULL, 0xffffffff81000020ULL,
 					   0xffffffff81000030ULL, 0x401000};
 	static const uint64_t u_moved[] = {0x402000};
+	static const uint64_t py2[] = {0x7f0000001000ULL, 0x7f0000002001ULL};
+	static const uint64_t py_moved[] = {0x401000, 0x402000};
 	struct fl_raw_stack st = base_stack();
 
 	switch (which) {
@@ -204,13 +210,27 @@ static struct fl_raw_stack variant(int which)
 		st.pid = 101;
 		st.tid = 100;
 		break;
+	case 14: /* Python frames */
+		st.pyips = py2;
+		st.nr_pyips = 2;
+		break;
+	case 15:
+		st.pyips = py2;
+		st.nr_pyips = 1;
+		break;
+	case 16: /* the user frames as Python frames */
+		st.uips = NULL;
+		st.nr_uips = 0;
+		st.pyips = py_moved;
+		st.nr_pyips = 2;
+		break;
 	default:
 		fail();
 	}
 	return st;
 }
 
-#define NR_VARIANTS 14
+#define NR_VARIANTS 17
 
 static void test_every_field_counts(void **state)
 {
@@ -245,6 +265,10 @@ static void test_every_field_counts(void **state)
 		assert_int_equal(g->uerr, want.uerr);
 		assert_int_equal(g->nr_kips, want.nr_kips);
 		assert_int_equal(g->nr_uips, want.nr_uips);
+		assert_int_equal(g->nr_pyips, want.nr_pyips);
+		if (want.nr_pyips)
+			assert_memory_equal(c.got[j].pyips, want.pyips,
+					    want.nr_pyips * sizeof(uint64_t));
 		if (want.nr_kips)
 			assert_memory_equal(g->kips, want.kips, want.nr_kips * sizeof(uint64_t));
 		if (want.nr_uips)

@@ -59,8 +59,10 @@ void fl_palette__free(struct fl_palette *p);
 /*
  * The colour of a frame. name is the full frame name of len bytes, with its
  * annotation if any: a trailing "_[k]" (kernel), "_[j]" (JIT), "_[i]"
- * (inlined) or "_[w]" (waker) selects the colour of that kind in every
- * palette (kernel orange, JIT green, inlined aqua, waker aqua); the variation
+ * (inlined), "_[w]" (waker) or "_[p]" (Python) selects the colour of that
+ * kind in every palette (kernel orange, JIT green, inlined aqua, waker
+ * aqua, Python blue; with --hash, FlameGraph's colours, which know no
+ * Python); the variation
  * (hash or sequence) is computed from the name without the annotation.
  * A frame named "-" is grey. With a colour map loaded (fl_palette__load_map),
  * a name in the map keeps its colour, and a new name's colour is added to it.

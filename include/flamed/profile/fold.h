@@ -10,6 +10,7 @@
 #include "flamed/sampling/sampler.h"
 
 struct fl_profile;
+struct fl_py_code;
 struct fl_symbolizer;
 struct fl_tracker;
 struct fl_fold;
@@ -46,6 +47,15 @@ struct fl_fold_opts {
 	bool per_cgroup;
 	const char *(*cgroup_name)(void *ctx, uint64_t id);
 	void *cgroup_ctx;
+	/*
+	 * Python frames (fl_raw_stack.pyips): the names of a code object of
+	 * process pid (fl_sampler__py_code() fits; NULL: none are named). The
+	 * frames of each run of the interpreter's loop take the place of its
+	 * native frame, _PyEval_EvalFrameDefault, as "qualname (file:line)_[p]"
+	 * (line: the function's first), outermost first.
+	 */
+	int (*py_code)(void *ctx, uint32_t pid, uint64_t code, struct fl_py_code *out);
+	void *py_ctx;
 };
 
 struct fl_fold_stats {
@@ -63,6 +73,8 @@ struct fl_fold_stats {
 	uint64_t spanning_eras;
 	/* Frame names cut at FL_FOLD_MAX_NAME bytes (each distinct name once, mostly). */
 	uint64_t names_cut;
+	/* Samples with Python frames, and of them those whose leaf Python frame is named. */
+	uint64_t py_samples, py_named_leaf;
 };
 
 /* The longest frame name written, in bytes (C++ template names can be far longer). */

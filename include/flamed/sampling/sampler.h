@@ -126,6 +126,18 @@ struct fl_sampler_opts {
 	const struct fl_cgroup_target *cgroups;
 	size_t nr_cgroups;
 	struct fl_cgroups *cgroup_tree;
+	/*
+	 * Python frames: a BPF program reads the interpreter's frame chain of
+	 * the sampled thread in each process given by fl_sampler__set_python()
+	 * (fl_raw_stack.pyips), and the names of their code objects
+	 * (fl_sampler__py_code()). The BPF backend's program does it (the
+	 * backend fails to load without it: try again without); the ring
+	 * backend attaches a program to its events for it (the kernel filter's,
+	 * which then keeps every sample until there are targets) and joins what
+	 * it reads with the samples; where the kernel refuses that program,
+	 * Python frames are off: fl_sampler__python() says so.
+	 */
+	bool python;
 };
 
 /*
@@ -157,6 +169,13 @@ struct fl_raw_stack {
 	uint64_t time_first, time;
 	/* The cgroup v2 id of the task with opts.per_cgroup, else 0. */
 	uint64_t cgroup_id;
+	/*
+	 * Python frames (opts.python), leaf first: code object addresses,
+	 * FL_PY_ENTRY on the outermost frame of each run of the interpreter's
+	 * loop (flamed/python_abi.h).
+	 */
+	const uint64_t *pyips;
+	size_t nr_pyips;
 };
 
 struct fl_sampler_stats {
@@ -198,6 +217,10 @@ struct fl_sampler_stats {
 	uint64_t tables_procs, tables_maps_dropped;
 	/* Big files loaded by windows of code (in tables_loaded), their windows, the CFI held for them. */
 	uint64_t tables_windowed, tables_windows, tables_src_bytes;
+	/* opts.python: samples with Python frames. */
+	uint64_t py_samples;
+	/* Samples whose Python frames were read but lost on the way (ring backend: no room for them). */
+	uint64_t py_lost;
 	struct fl_cpu_hotplug hotplug; /* CPUs offline for part of the time: not sampled then */
 };
 
@@ -303,6 +326,25 @@ void fl_sampler__trim_tables(struct fl_sampler *s);
 void fl_sampler__settle_tables(struct fl_sampler *s, unsigned int ms);
 /* Whether user stacks are walked in the kernel (kernel-dwarf loaded). */
 bool fl_sampler__kdwarf(const struct fl_sampler *s);
+
+struct fl_py_proc;
+struct fl_py_code;
+
+/* Whether Python frames are read (opts.python, and the kernel loaded the program that reads them). */
+bool fl_sampler__python(const struct fl_sampler *s);
+
+/*
+ * opts.python: process pid runs the CPython described by p (where its
+ * runtime is, the offsets of its version); p NULL: it does not (any more).
+ * Returns 0, -EOPNOTSUPP (no Python support loaded) or -errno.
+ */
+int fl_sampler__set_python(struct fl_sampler *s, uint32_t pid, const struct fl_py_proc *p);
+/*
+ * The names of code object code of process pid as the program read them
+ * (hostile: the process wrote them). Returns 0, -ENOENT (not read, or
+ * forgotten since), -EOPNOTSUPP.
+ */
+int fl_sampler__py_code(struct fl_sampler *s, uint32_t pid, uint64_t code, struct fl_py_code *out);
 
 /* Counters so far (cheap: reads the per-CPU counters). */
 int fl_sampler__stats(struct fl_sampler *s, struct fl_sampler_stats *st);

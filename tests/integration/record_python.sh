@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Python frames (issue 18): Debian's CPython 3.11 running tests/fixtures/py_work.py,
+# whose functions, their def lines and the 2:1 split of hot_two and hot_one are
+# known. In every part the Python functions replace the interpreter loop's native
+# frames: the samples with Python frames and the named leaves are counted, the
+# split and the main-to-leaf Python chains checked (tests/integration/py_check.py):
+#   (a) -- python3 script: the split, and the chains whole;
+#   (b) deep recursion (64 Python frames), two threads, an asyncio loop,
+#       a subinterpreter's function;
+#   (c) -p PID and -a, attached to a python3 already running;
+#   (d) Python started after the recording did: by exec, and by a program that
+#       loads libpython (the embedding fixture);
+#   (e) the other call graphs: frame pointers, which Debian's python3 does
+#       not keep (the Python frames still whole); --call-graph dwarf and
+#       --no-bpf (the ring buffer: a BPF program on its events reads the
+#       Python frames, joined with the samples in user space);
+#   (f) --no-python, and a CPython of a version flamed has no offsets for (a
+#       copy of python3.11 saying it is 3.12): native frames and one line;
+#   (g) pprof: go tool pprof reads the Python functions with their files.
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root_and_perf
+need_bpf
+
+PY=/usr/bin/python3
+[[ -x $PY && $("$PY" -c "import sys; print(sys.version_info[:2] == (3, 11))") == True ]] ||
+	skip "needs Debian 12's python3, CPython 3.11 (apt-get install python3)"
+WORK=$SRCDIR/tests/fixtures/py_work.py
+CHECK=(python3 "$SRCDIR/tests/integration/py_check.py")
+# The functions' def lines, as the script itself says them.
+"$PY" "$WORK" defs >"$T/defs" || fail "py_work.py defs: its table is out of date"
+line_of() { awk -v f="$1" '$1 == f { print $2 }' "$T/defs"; }
+
+# check NAME FOLDED ARGS...: py_check.py's metrics into the log, its verdict into ours.
+check() {
+	local name=$1 folded=$2
+	shift 2
+	"${CHECK[@]}" "$folded" "$@" >"$T/$name.check" 2>&1 || {
+		cat "$T/$name.check" >&2
+		fail "$name: $(tail -n 1 "$T/$name.check")"
+	}
+	note "$name: $(grep -E '^(samples|py_share|named_leaf_share|split|chain|evalframe_left) ' "$T/$name.check" | tr '\n' ' ')"
+}
+
+# A process's first samples, before flamed has read its mappings (every 100 ms
+# at most), have no Python frames yet: at most 60 of them.
+COMMON=(--min-samples 300 --min-py-share 95 --min-named-leaf 95 --max-evalframe-left 60)
+
+# (a) The split and the chains, each Python frame named with its def line.
+run_flamed split record -F 999 -o "$T/split.folded" -- "$PY" "$WORK" split 4
+expect_rc 0
+check_folded "$T/split.folded"
+check split "$T/split.folded" "${COMMON[@]}" --split hot_two,hot_one --expect-split 66.7 \
+	--tolerance 3 --chain 'main;hot_two' --min-chain 99
+grep -qF ";hot_two ($WORK:$(line_of hot_two))_[p]" "$T/split.folded" ||
+	fail "no frame 'hot_two ($WORK:$(line_of hot_two))_[p]' in the profile"
+grep -q 'samples with Python frames (100.0% with their leaf named)' "$T/split.err" ||
+	fail "no summary line of the Python frames"
+grep -m 1 'samples with Python frames' "$T/split.err"
+
+# (b) Recursion, threads, asyncio, a subinterpreter.
+run_flamed recurse record -F 499 -o "$T/recurse.folded" -- "$PY" "$WORK" recurse 3
+expect_rc 0
+check recurse "$T/recurse.folded" "${COMMON[@]}" --chain 'recurse_main;recurse*60;leaf_burn' \
+	--min-chain 99
+run_flamed threads record -F 499 -o "$T/threads.folded" -- "$PY" "$WORK" threads 3
+expect_rc 0
+check threads "$T/threads.folded" "${COMMON[@]}" --require thread_a_loop --require thread_b_loop \
+	--chain 'Thread.run;thread_a_loop' --min-chain 99
+check threads-b "$T/threads.folded" --chain 'Thread.run;thread_b_loop' --min-chain 99
+run_flamed asyncio record -F 499 -o "$T/asyncio.folded" -- "$PY" "$WORK" asyncio 3
+expect_rc 0
+# Both tasks' coroutines under the loop, each awaiting async_burn: the two chains are every sample of it.
+check asyncio "$T/asyncio.folded" "${COMMON[@]}" \
+	--chain 'Handle._run;coro_a;async_burn'
+check asyncio-b "$T/asyncio.folded" --chain 'Handle._run;coro_b;async_burn'
+a=$(awk '$1 == "chain" { print $2 }' "$T/asyncio.check")
+b=$(awk '$1 == "chain" { print $2 }' "$T/asyncio-b.check")
+expect_between "$(awk -v a="$a" -v b="$b" 'BEGIN { print a + b }')" 99 100.01 \
+	"asyncio: samples of async_burn under coro_a or coro_b, under the loop (%)"
+expect_between "$a" 25 75 "asyncio: of them under coro_a (%)"
+cat >"$T/subinterp.py" <<'EOF'
+import _xxsubinterpreters as interpreters
+import time
+
+CODE = """
+import time
+def in_subinterpreter():
+    x = 0
+    end = time.monotonic() + 2
+    while time.monotonic() < end:
+        for i in range(20000):
+            x = (x * 31 + i) & 0xffff
+in_subinterpreter()
+"""
+
+def main_side():
+    interpreters.run_string(interpreters.create(), CODE)
+
+main_side()
+EOF
+run_flamed subinterp record -F 499 -o "$T/subinterp.folded" -- "$PY" "$T/subinterp.py"
+expect_rc 0
+# The subinterpreter's thread state is the GIL holder's: its frames take the
+# place of its own loop frame (under PyRun_StringFlags); the main
+# interpreter's (main_side) are another thread state of the same thread,
+# not shown, and not mistaken for the subinterpreter's.
+check subinterp "$T/subinterp.folded" --min-samples 300 --min-py-share 95 --min-named-leaf 95 \
+	--chain '<module>;in_subinterpreter' --min-chain 95
+in_sub=$(count_matching "$T/subinterp.folded" 'PyEval_EvalCode;<module> (<string>:1)_[p];in_subinterpreter (<string>:3)_[p]')
+expect_between "$(percent "$in_sub" "$(total_count "$T/subinterp.folded")")" 90 100 \
+	"subinterpreter: samples in its function, under the call that runs it (%)"
+
+# (c) Attached to a process already running: -p, and the whole machine.
+bg "$PY" "$WORK" split 12
+PYPID=$BG_PID
+wait_comm "$PYPID" python3
+sleep 0.5
+run_flamed pid record -F 999 -d 3 -p "$PYPID" -o "$T/pid.folded"
+expect_rc 0
+check pid "$T/pid.folded" "${COMMON[@]}" --split hot_two,hot_one --expect-split 66.7 \
+	--tolerance 3 --chain 'main;hot_two' --min-chain 99
+run_flamed all record -a -F 999 -d 3 -o "$T/all.folded"
+expect_rc 0
+check all "$T/all.folded" "${COMMON[@]}" --split hot_two,hot_one --expect-split 66.7 \
+	--tolerance 3 --chain 'main;hot_two' --min-chain 99
+kill "$PYPID" 2>/dev/null || true
+
+# (d) Python after the recording started: an exec, and libpython loaded by a C program.
+run_flamed exec record -F 999 -o "$T/exec.folded" -- bash -c \
+	"$FIXTURES/chains 0.5 >/dev/null; exec $PY $WORK split 3"
+expect_rc 0
+check exec "$T/exec.folded" --min-samples 300 --min-py-share 95 --min-named-leaf 95 \
+	--split hot_two,hot_one --expect-split 66.7 --tolerance 3 --chain 'main;hot_two' \
+	--min-chain 99
+LIBPY=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") + "/" + sysconfig.get_config_var("INSTSONAME"))')
+if [[ -r $LIBPY ]]; then
+	run_flamed embed record -F 999 -o "$T/embed.folded" -- "$FIXTURES/py_embed" "$LIBPY" 1 \
+		"$WORK" split 3
+	expect_rc 0
+	# A third of its time is native work before Python is loaded.
+	check embed "$T/embed.folded" --comm py_embed --min-samples 300 --min-named-leaf 95 \
+		--split hot_two,hot_one --expect-split 66.7 --tolerance 3 --chain 'main;hot_two' \
+		--min-chain 99 --require hot_two
+	native=$(count_matching "$T/embed.folded" ';main;spin_until')
+	[[ $native -gt 100 ]] || fail "embed: $native samples of its native start (spin_until)"
+else
+	note "no $LIBPY (libpython3.11, in python3.11-dev): the embedding part skipped"
+fi
+
+# (e) Frame pointers: Debian builds python3.11 without them. The Python frames
+# come from the interpreter's memory, whole all the same.
+run_flamed fp record --call-graph fp -F 999 -o "$T/fp.folded" -- "$PY" "$WORK" split 3
+expect_rc 0
+check fp "$T/fp.folded" --min-samples 300 --min-py-share 95 --min-named-leaf 95 \
+	--split hot_two,hot_one --expect-split 66.7 --tolerance 3 --chain 'main;hot_two' \
+	--min-chain 99
+
+for mode in dwarf no-bpf; do
+	opt=(--call-graph dwarf)
+	[[ $mode == dwarf ]] || opt=(--no-bpf --call-graph fp)
+	run_flamed "$mode" record "${opt[@]}" -F 999 -o "$T/$mode.folded" -- "$PY" "$WORK" split 4
+	expect_rc 0
+	check "$mode" "$T/$mode.folded" "${COMMON[@]}" --split hot_two,hot_one --expect-split 66.7 \
+		--tolerance 3 --chain 'main;hot_two' --min-chain 99
+	grep -q 'samples with Python frames' "$T/$mode.err" || fail "$mode: no Python summary line"
+done
+run_flamed dwarf-recurse record --call-graph dwarf -F 499 -o "$T/dwarf-recurse.folded" -- \
+	"$PY" "$WORK" recurse 3
+expect_rc 0
+check dwarf-recurse "$T/dwarf-recurse.folded" "${COMMON[@]}" \
+	--chain 'recurse_main;recurse*60;leaf_burn' --min-chain 99
+bg "$PY" "$WORK" threads 10
+PYPID=$BG_PID
+wait_comm "$PYPID" python3
+sleep 0.5
+run_flamed dwarf-pid record --call-graph dwarf -F 499 -d 3 -p "$PYPID" -o "$T/dwarf-pid.folded"
+expect_rc 0
+check dwarf-pid "$T/dwarf-pid.folded" "${COMMON[@]}" --require thread_a_loop \
+	--require thread_b_loop --chain 'Thread.run;thread_a_loop' --min-chain 99
+kill "$PYPID" 2>/dev/null || true
+
+# (f) Off, and a version flamed does not know.
+run_flamed off record --no-python -F 499 -o "$T/off.folded" -- "$PY" "$WORK" split 2
+expect_rc 0
+! grep -q '_\[p\]' "$T/off.folded" || fail "--no-python: Python frames in the profile"
+grep -q '_PyEval_EvalFrameDefault' "$T/off.folded" || fail "--no-python: no interpreter loop frame"
+# A copy whose Py_Version says 3.12.0: flamed reads the version from the file.
+cp "$PY" "$T/python3.12"
+python3 - "$T/python3.12" <<'EOF' || fail "could not patch Py_Version in the copy"
+import struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+# ELF64 little-endian: section headers, then .dynsym/.dynstr for Py_Version.
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+dynsym = next(s for s in secs if s[1] == 11)
+strtab = secs[dynsym[6]]
+for off in range(dynsym[4], dynsym[4] + dynsym[5], 24):
+    name, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", data, off)
+    end = data.index(0, strtab[4] + name)
+    if data[strtab[4] + name:end] == b"Py_Version":
+        sec = secs[shndx]
+        at = value - sec[3] + sec[4]
+        struct.pack_into("<I", data, at, 0x030C00F0)
+        open(path, "wb").write(data)
+        sys.exit(0)
+sys.exit(1)
+EOF
+chmod +x "$T/python3.12"
+run_flamed unknown record -F 499 -o "$T/unknown.folded" -- "$T/python3.12" "$WORK" split 2
+expect_rc 0
+! grep -q '_\[p\]' "$T/unknown.folded" || fail "a CPython 3.12 read with 3.11's offsets"
+grep -q '_PyEval_EvalFrameDefault' "$T/unknown.folded" || fail "3.12: no interpreter loop frame"
+[[ $(grep -c 'is CPython 3.12.0, whose frames flamed cannot read' "$T/unknown.err") -eq 1 ]] ||
+	fail "3.12: not one line saying the version is not known"
+grep -m 1 'is CPython 3.12.0' "$T/unknown.err"
+
+# (g) pprof, read by Debian's go tool pprof: Python functions are functions
+# with their file and first line, in their place in the stack.
+if command -v go >/dev/null; then
+	export HOME=$T/home GOCACHE=$T/gocache GOPATH=$T/gopath GOTOOLCHAIN=local PPROF_TMPDIR=$T/pprof
+	mkdir -p "$HOME" "$PPROF_TMPDIR"
+	run_flamed pprof record -F 499 -o "$T/py.pb.gz" -- "$PY" "$WORK" split 2
+	expect_rc 0
+	go tool pprof -symbolize=none -traces "$T/py.pb.gz" >"$T/traces" 2>"$T/pprof.err" ||
+		fail "go tool pprof -traces failed: $(tail -n 3 "$T/pprof.err")"
+	# -traces lists each stack leaf first, one function a line (the first after its count).
+	awk '{ f = $NF } prev == "hot_two" && f == "main" { n++ } { prev = f }
+		END { exit !(n > 0) }' "$T/traces" || fail "pprof: no stack with hot_two called by main"
+	go tool pprof -symbolize=none -raw "$T/py.pb.gz" >"$T/raw" 2>"$T/pprof.err" ||
+		fail "go tool pprof -raw failed: $(tail -n 3 "$T/pprof.err")"
+	grep -qF " hot_two $WORK:$(line_of hot_two) s=$(line_of hot_two)" "$T/raw" ||
+		fail "pprof: no location of hot_two at $WORK:$(line_of hot_two)"
+	note "pprof: hot_two under main, with its file"
+else
+	note "no go (golang-go): the pprof part skipped"
+fi
+
+pass "Python frames: split, chains, recursion, threads, asyncio, subinterpreters, -p, -a, exec, embedding, fp, dwarf, --no-bpf, pprof, --no-python, an unknown version"

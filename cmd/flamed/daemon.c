@@ -253,6 +253,7 @@ static bool daemon_wants_pprof(const struct fl_config *c)
 static bool sampling_changed(const struct fl_config *a, const struct fl_config *b)
 {
 	if (daemon_wants_pprof(a) != daemon_wants_pprof(b) || a->per_cgroup != b->per_cgroup ||
+	    a->python != b->python ||
 	    strcmp(a->cgroup, b->cgroup))
 		return true;
 	return a->frequency != b->frequency || a->dwarf != b->dwarf || a->kdwarf != b->kdwarf ||
@@ -369,6 +370,7 @@ static int open_session(struct daemon *d)
 		.snapshots = true,
 		.pprof = daemon_wants_pprof(c),
 		.per_cgroup = c->per_cgroup,
+		.python = c->python,
 		.cgroups = cgroup,
 		.nr_cgroups = c->cgroup[0] ? 1 : 0,
 		.on_exec = c->nr_names ? on_exec : NULL,

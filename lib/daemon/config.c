@@ -886,6 +886,11 @@ static int set_per_cgroup(struct fl_config *c, const char *v, char *err, size_t 
 	return set_bool(v, &c->per_cgroup, err, errlen);
 }
 
+static int set_python(struct fl_config *c, const char *v, char *err, size_t errlen)
+{
+	return set_bool(v, &c->python, err, errlen);
+}
+
 /*
  * A cgroup v2 directory: relative to FL_CONFIG_CGROUP_ROOT, or absolute under
  * it. Stored absolute, each component once with one '/' before it; "." and
@@ -981,6 +986,7 @@ static const struct key {
 	{"push_spool_bytes", set_push_spool_bytes, false},
 	{"push_tls_verify", set_push_tls_verify, false},
 	{"per_cgroup", set_per_cgroup, false},
+	{"python", set_python, false},
 	{"cgroup", set_cgroup, true},
 };
 
@@ -1028,6 +1034,7 @@ void fl_config__init(struct fl_config *c)
 		.push_timeout_ns = 10 * NS_PER_SEC,
 		.push_spool_bytes = 64ull << 20,
 		.push_tls_verify = true,
+		.python = true,
 	};
 }
 

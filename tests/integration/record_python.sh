@@ -17,7 +17,8 @@
 #       Python frames, joined with the samples in user space);
 #   (f) --no-python, and a CPython of a version flamed has no offsets for (a
 #       copy of python3.11 saying it is 3.12): native frames and one line;
-#   (g) pprof: go tool pprof reads the Python functions with their files.
+#   (g) pprof: go tool pprof reads the Python functions with their files;
+#   (h) the daemon: its snapshots have them, and none with python = no.
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
@@ -239,4 +240,29 @@ else
 	note "no go (golang-go): the pprof part skipped"
 fi
 
-pass "Python frames: split, chains, recursion, threads, asyncio, subinterpreters, -p, -a, exec, embedding, fp, dwarf, --no-bpf, pprof, --no-python, an unknown version"
+# (h) The daemon, on a 1 s interval, with its configuration's default and with python = no.
+bg "$PY" "$WORK" split 20
+PYPID=$BG_PID
+wait_comm "$PYPID" python3
+for conf in default off; do
+	: >"$T/daemon-$conf.conf"
+	[[ $conf == default ]] || echo 'python = no' >"$T/daemon-$conf.conf"
+	mkdir -p "$T/snaps-$conf"
+	"$FLAMED" daemon --config "$T/daemon-$conf.conf" --interval 1s --output-dir "$T/snaps-$conf" \
+		--formats folded >"$T/daemon-$conf.out" 2>"$T/daemon-$conf.err" &
+	DPID=$!
+	BG_PIDS+=("$DPID")
+	LAST_ERR=$T/daemon-$conf.err
+	wait_until 20 "3 snapshots" bash -c '[[ $(ls "$1" | grep -c "\.folded$") -ge 3 ]]' - "$T/snaps-$conf"
+	signal_and_wait "$DPID" TERM "the daemon"
+	[[ $WAIT_RC -eq 0 ]] || fail "daemon ($conf): exit $WAIT_RC"
+	cat "$T/snaps-$conf"/*.folded >"$T/daemon-$conf.folded"
+done
+kill "$PYPID" 2>/dev/null || true
+check daemon "$T/daemon-default.folded" --min-samples 100 --min-py-share 95 --min-named-leaf 95 \
+	--chain 'main;hot_two' --min-chain 99
+! grep -q '_\[p\]' "$T/daemon-off.folded" || fail "daemon with python = no: Python frames"
+grep -q '^python3;.*_PyEval_EvalFrameDefault' "$T/daemon-off.folded" ||
+	fail "daemon with python = no: no interpreter loop frame"
+
+pass "Python frames: split, chains, recursion, threads, asyncio, subinterpreters, -p, -a, exec, embedding, fp, dwarf, --no-bpf, pprof, the daemon, --no-python, an unknown version"

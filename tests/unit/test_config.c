@@ -85,7 +85,7 @@ static bool same(const struct fl_config *a, const struct fl_config *b)
 	    a->nr_push_labels != b->nr_push_labels || a->push_timeout_ns != b->push_timeout_ns ||
 	    a->push_spool_bytes != b->push_spool_bytes ||
 	    a->push_tls_verify != b->push_tls_verify || a->per_cgroup != b->per_cgroup ||
-	    strcmp(a->cgroup, b->cgroup))
+	    a->python != b->python || strcmp(a->cgroup, b->cgroup))
 		return false;
 	for (i = 0; i < a->nr_push_labels; i++)
 		if (strcmp(a->push_labels[i].key, b->push_labels[i].key) ||
@@ -168,6 +168,7 @@ static void test_defaults(void **state)
 	assert_true(c.push_spool_bytes == 64ull << 20);
 	assert_true(c.push_tls_verify);
 	assert_false(c.per_cgroup);
+	assert_true(c.python);
 	assert_string_equal(c.cgroup, "");
 	fl_config__fini(&c);
 	fl_config__fini(NULL);
@@ -175,8 +176,9 @@ static void test_defaults(void **state)
 	assert_string_equal(fl_config__key(14), "max_symbol_cache");
 	assert_string_equal(fl_config__key(15), "max_unwind_tables");
 	assert_string_equal(fl_config__key(16), "metrics_listen");
-	assert_string_equal(fl_config__key(25), "cgroup");
-	assert_null(fl_config__key(26));
+	assert_string_equal(fl_config__key(25), "python");
+	assert_string_equal(fl_config__key(26), "cgroup");
+	assert_null(fl_config__key(27));
 }
 
 static void test_numbers(void **state)
@@ -653,6 +655,9 @@ static void test_cgroup(void **state)
 	set_ok(&c, "per_cgroup", "yes");
 	assert_true(c.per_cgroup);
 	set_bad("per_cgroup", "sometimes", "is not a boolean");
+	set_ok(&c, "python", "no");
+	assert_false(c.python);
+	set_bad("python", "maybe", "is not a boolean");
 
 	set_ok(&c, "cgroup", "system.slice/nginx.service");
 	assert_string_equal(c.cgroup, "/sys/fs/cgroup/system.slice/nginx.service");

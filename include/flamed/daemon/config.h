@@ -114,6 +114,8 @@ struct fl_config {
 
 	/* per_cgroup [no]: one profile per cgroup (wired by the daemon) */
 	bool per_cgroup;
+	/* python [yes]: Python functions in place of CPython's interpreter loop */
+	bool python;
 	/*
 	 * cgroup: the cgroup v2 to profile, as an absolute path under
 	 * FL_CONFIG_CGROUP_ROOT without "." or ".." components, repeated or

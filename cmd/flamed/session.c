@@ -805,7 +805,7 @@ static void python_maps(struct session *s, uint32_t pid, const struct fl_tmap *m
 		return;
 	if (ret == -EOPNOTSUPP && found.first && !s->o.quiet)
 		msg("python: %s is CPython %u.%u.%u, whose frames flamed cannot read (it knows "
-		    "3.11): its processes show the interpreter's native frames",
+		    "3.11, 3.12 and 3.13): its processes show the interpreter's native frames",
 		    found.path, found.version >> 24, found.version >> 16 & 0xff,
 		    found.version >> 8 & 0xff);
 	fl_sampler__set_python(s->sampler, pid, NULL);

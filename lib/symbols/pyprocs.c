@@ -76,7 +76,7 @@ static const struct pyfile *probe(struct fl_pyprocs *p, uint32_t pid, const stru
 	fd = held >= 0 ? fcntl(held, F_DUPFD_CLOEXEC, 3) : fl_open_mapped_file(tm, pid);
 	pf->err = fd < 0 ? fd : fl_pyruntime__probe(fd, &pf->rt);
 	if (!pf->err)
-		pf->err = fl_pyruntime__offsets(pf->rt.version, &pf->off);
+		pf->err = fl_pyruntime__offsets_of(&pf->rt, &pf->off);
 	if (pf->err && pf->err != -EOPNOTSUPP)
 		fl_pr_debug("python: %s: %s\n", tm->path, strerror(-pf->err));
 	return pf;

@@ -2,7 +2,8 @@
 /*
  * CPython in a mapped ELF file: _PyRuntime's address and Py_Version read
  * with libelf, and the per-version offsets of the structures the BPF
- * program follows from there (python_abi.h).
+ * program follows from there (python_abi.h): tables for 3.11 and 3.12, the
+ * interpreter's own _Py_DebugOffsets for 3.13.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -68,30 +69,101 @@ static const struct fl_py_offsets py311 = {
 	.owner_cstack = 0xff,
 };
 
+/*
+ * 3.12.x's, from 3.12.1's internal headers (the live walk of
+ * tests/unit/test_pyruntime.c follows them through a running 3.12). The
+ * frame has no is_entry: the frame above a C-stack shim (owner
+ * FRAME_OWNED_BY_CSTACK, 3) is the entry. _PyRuntimeState has no
+ * tstate_current any more (the current thread state is a thread-local):
+ * the program finds the thread's state in the interpreters' lists.
+ */
+static const struct fl_py_offsets py312 = {
+	.runtime_interp_head = 40,
+	.runtime_tstate_current = FL_PY_NONE,
+	.interp_next = 0,
+	.interp_threads_head = 72,
+	.tstate_next = 8,
+	.tstate_thread_id = 136,
+	.tstate_cframe = 56,
+	.tstate_frame = 0,
+	.frame_code = 0,
+	.frame_previous = 8,
+	.frame_is_entry = FL_PY_NONE,
+	.frame_owner = 70,
+	.code_filename = 112,
+	.code_qualname = 128,
+	.code_firstlineno = 68,
+	/* PyASCIIObject lost wstr: 40 bytes, the compact one 56. */
+	.str_length = 16,
+	.str_state = 32,
+	.str_ascii_data = 40,
+	.str_compact_data = 56,
+	/* state: interned:2, kind:3, compact:1, ascii:1, statically_allocated:1. */
+	.state_kind_shift = 2,
+	.state_compact_bit = 5,
+	.state_ascii_bit = 6,
+	.owner_cstack = 3,
+};
+
+/*
+ * 3.13.x: what its _Py_DebugOffsets do not say, from 3.13.0's internal
+ * headers (the rest is read from the file, fl_pyruntime__probe()). The str
+ * state's bits are 3.12's; the frame's owner of C-stack shims is
+ * FRAME_OWNED_BY_CSTACK, 3; there is no runtime-wide GIL holder (it is
+ * per interpreter, _gil.last_holder); PyCompactUnicodeObject is
+ * PyASCIIObject and two words (utf8_length, utf8).
+ */
+#define PY313_OWNER_CSTACK 3
+#define PY313_COMPACT_EXTRA 16
+
+/*
+ * The bytes the program reads of a frame, a code object and a str
+ * (PY_FRAME_READ, PY_CODE_READ, PY_STR_READ in bpf/python.bpf.h): the
+ * fields it takes from them must lie inside.
+ */
+#define FRAME_READ 72
+#define CODE_READ 192
+#define STR_READ 80
+
+static bool is_final(uint32_t version, unsigned minor)
+{
+	return PY_MAJOR(version) == 3 && PY_MINOR(version) == minor &&
+	       PY_RELEASE_LEVEL(version) == PY_RELEASE_FINAL;
+}
+
 int fl_pyruntime__offsets(uint32_t version, struct fl_py_offsets *off)
 {
 	if (!off)
 		return -EINVAL;
 #if defined(__x86_64__) || defined(__aarch64__)
 	/*
-	 * Only final releases: layouts moved during 3.11's alphas and betas,
+	 * Only final releases: layouts moved during the alphas and betas,
 	 * and no release candidate was checked. The micro releases share one
 	 * layout (the internal structures are not changed in a bug-fix
 	 * release; 3.11.2 and 3.11.7 were compared).
 	 */
-	if (PY_MAJOR(version) == 3 && PY_MINOR(version) == 11 &&
-	    PY_RELEASE_LEVEL(version) == PY_RELEASE_FINAL) {
+	if (is_final(version, 11)) {
 		*off = py311;
 		return 0;
 	}
+	if (is_final(version, 12)) {
+		*off = py312;
+		return 0;
+	}
 #endif
-	/*
-	 * 3.12 moved the frame (and added shim frames, owner_cstack): no
-	 * table yet. 3.13+ describe their own layout in _PyRuntime's
-	 * _Py_DebugOffsets, which flamed could read instead of a table:
-	 * future work.
-	 */
+	/* 3.13 is read from the file's _Py_DebugOffsets: fl_pyruntime__offsets_of(). */
 	return -EOPNOTSUPP;
+}
+
+int fl_pyruntime__offsets_of(const struct fl_pyruntime *r, struct fl_py_offsets *off)
+{
+	if (!r || !off)
+		return -EINVAL;
+	if (r->has_offsets) {
+		*off = r->offsets;
+		return 0;
+	}
+	return fl_pyruntime__offsets(r->version, off);
 }
 
 /* --- which file names ------------------------------------------------------------ */
@@ -312,21 +384,16 @@ static int pread_all(int fd, void *buf, size_t size, uint64_t off)
 }
 
 /*
- * Reads Py_Version's value (const unsigned long: 8 bytes in LP64, 4 in
- * ILP32) from the file bytes of the section that holds it.
+ * Reads the first size bytes of sym (size at most st_size) from the file
+ * bytes of the section that holds it: initialized data only.
  */
-static int read_version(Elf *elf, int fd, const GElf_Sym *sym, uint32_t *version)
+static int read_sym_data(Elf *elf, int fd, const GElf_Sym *sym, void *buf, size_t size)
 {
-	unsigned char buf[8];
-	uint64_t v = 0, at;
+	uint64_t at;
 	Elf_Scn *scn;
 	GElf_Shdr sh;
-	size_t i, size = sym->st_size;
-	int err;
 
-	if (size != 4 && size != 8)
-		return -EPROTO;
-	if (sym->st_shndx >= SHN_LORESERVE)
+	if (size > sym->st_size || sym->st_shndx >= SHN_LORESERVE)
 		return -EPROTO;
 	scn = elf_getscn(elf, sym->st_shndx);
 	if (!scn || !gelf_getshdr(scn, &sh))
@@ -339,7 +406,20 @@ static int read_version(Elf *elf, int fd, const GElf_Sym *sym, uint32_t *version
 	at = sym->st_value - sh.sh_addr;
 	if (sh.sh_offset > UINT64_MAX - at)
 		return -EPROTO;
-	err = pread_all(fd, buf, size, sh.sh_offset + at);
+	return pread_all(fd, buf, size, sh.sh_offset + at);
+}
+
+/* Reads Py_Version's value (const unsigned long: 8 bytes in LP64, 4 in ILP32). */
+static int read_version(Elf *elf, int fd, const GElf_Sym *sym, uint32_t *version)
+{
+	unsigned char buf[8];
+	uint64_t v = 0;
+	size_t i, size = sym->st_size;
+	int err;
+
+	if (size != 4 && size != 8)
+		return -EPROTO;
+	err = read_sym_data(elf, fd, sym, buf, size);
 	if (err)
 		return err;
 	for (i = 0; i < size; i++) {
@@ -352,6 +432,155 @@ static int read_version(Elf *elf, int fd, const GElf_Sym *sym, uint32_t *version
 		return -EPROTO;
 	*version = (uint32_t)v;
 	return 0;
+}
+
+/*
+ * 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h), the first
+ * member of _PyRuntimeState, which the interpreter initializes with the
+ * offsets of its own build: every field 8 bytes, in the file's byte order.
+ * Only the part up to unicode_object is used; the whole is checked to fit.
+ */
+struct py_debug_offsets {
+	char cookie[8];	  /* "xdebugpy" */
+	uint64_t version; /* PY_VERSION_HEX */
+	uint64_t free_threaded;
+	struct {
+		uint64_t size, finalizing, interpreters_head;
+	} runtime_state;
+	struct {
+		uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins,
+			ceval_gil, gil_runtime_state, gil_runtime_state_enabled,
+			gil_runtime_state_locked, gil_runtime_state_holder;
+	} interpreter_state;
+	struct {
+		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
+			datastack_chunk, status;
+	} thread_state;
+	struct {
+		uint64_t size, previous, executable, instr_ptr, localsplus, owner;
+	} interpreter_frame;
+	struct {
+		uint64_t size, filename, name, qualname, linetable, firstlineno, argcount,
+			localsplusnames, localspluskinds, co_code_adaptive;
+	} code_object;
+	struct {
+		uint64_t size, ob_type;
+	} pyobject;
+	struct {
+		uint64_t size, tp_name, tp_repr, tp_flags;
+	} type_object;
+	struct {
+		uint64_t size, ob_item, ob_size;
+	} tuple_object, list_object;
+	struct {
+		uint64_t size, ma_keys, ma_values;
+	} dict_object;
+	struct {
+		uint64_t size, ob_fval;
+	} float_object;
+	struct {
+		uint64_t size, lv_tag, ob_digit;
+	} long_object;
+	struct {
+		uint64_t size, ob_size, ob_sval;
+	} bytes_object;
+	struct {
+		uint64_t size, state, length, asciiobject_size;
+	} unicode_object;
+	struct {
+		uint64_t size, collecting;
+	} gc;
+};
+
+_Static_assert(sizeof(struct py_debug_offsets) == 584, "3.13's _Py_DebugOffsets is 584 bytes");
+
+/*
+ * Whether a field of width bytes at off lies in a structure of size bytes
+ * and in the first limit bytes of it the program reads; *out = off then.
+ */
+static bool take_field(uint64_t off, uint64_t width, uint64_t size, uint64_t limit, __u16 *out)
+{
+	if (size > limit)
+		size = limit;
+	if (off >= FL_PY_NONE || !in_file(off, width, size))
+		return false;
+	*out = (__u16)off;
+	return true;
+}
+
+/*
+ * The offsets of a 3.13 from its _Py_DebugOffsets d (read from the file:
+ * hostile, every value checked) and what they lack (PY313_*). -EPROTO:
+ * not the debug offsets of a default (GIL) 3.13 build of version.
+ */
+static int map_debug_offsets(const struct py_debug_offsets *d, uint32_t version,
+			     struct fl_py_offsets *out)
+{
+	struct fl_py_offsets o = {
+		.runtime_tstate_current = FL_PY_NONE,
+		.tstate_cframe = FL_PY_NONE,
+		.frame_is_entry = FL_PY_NONE,
+		.state_kind_shift = 2,
+		.state_compact_bit = 5,
+		.state_ascii_bit = 6,
+		.owner_cstack = PY313_OWNER_CSTACK,
+	};
+	bool ok;
+
+	/* A free-threaded build (3.13t) has other objects' headers and no table for the rest. */
+	if (memcmp(d->cookie, "xdebugpy", 8) || d->version != version || d->free_threaded)
+		return -EPROTO;
+	ok = take_field(d->runtime_state.interpreters_head, 8, d->runtime_state.size, UINT64_MAX,
+			&o.runtime_interp_head) &&
+	     take_field(d->interpreter_state.next, 8, d->interpreter_state.size, UINT64_MAX,
+			&o.interp_next) &&
+	     take_field(d->interpreter_state.threads_head, 8, d->interpreter_state.size, UINT64_MAX,
+			&o.interp_threads_head) &&
+	     take_field(d->thread_state.next, 8, d->thread_state.size, UINT64_MAX,
+			&o.tstate_next) &&
+	     take_field(d->thread_state.thread_id, 8, d->thread_state.size, UINT64_MAX,
+			&o.tstate_thread_id) &&
+	     take_field(d->thread_state.current_frame, 8, d->thread_state.size, UINT64_MAX,
+			&o.tstate_frame) &&
+	     take_field(d->interpreter_frame.executable, 8, d->interpreter_frame.size, FRAME_READ,
+			&o.frame_code) &&
+	     take_field(d->interpreter_frame.previous, 8, d->interpreter_frame.size, FRAME_READ,
+			&o.frame_previous) &&
+	     take_field(d->interpreter_frame.owner, 1, d->interpreter_frame.size, FRAME_READ,
+			&o.frame_owner) &&
+	     take_field(d->code_object.filename, 8, d->code_object.size, CODE_READ,
+			&o.code_filename) &&
+	     take_field(d->code_object.qualname, 8, d->code_object.size, CODE_READ,
+			&o.code_qualname) &&
+	     take_field(d->code_object.firstlineno, 4, d->code_object.size, CODE_READ,
+			&o.code_firstlineno) &&
+	     take_field(d->unicode_object.length, 8, d->unicode_object.asciiobject_size, STR_READ,
+			&o.str_length) &&
+	     take_field(d->unicode_object.state, 4, d->unicode_object.asciiobject_size, STR_READ,
+			&o.str_state) &&
+	     /* The characters follow the header: its size is an offset too. */
+	     take_field(d->unicode_object.asciiobject_size, 0, UINT64_MAX, UINT64_MAX,
+			&o.str_ascii_data) &&
+	     take_field(d->unicode_object.asciiobject_size + PY313_COMPACT_EXTRA, 0, UINT64_MAX,
+			UINT64_MAX, &o.str_compact_data);
+	if (!ok)
+		return -EPROTO;
+	*out = o;
+	return 0;
+}
+
+/* A 3.13's offsets, from the _Py_DebugOffsets at the start of _PyRuntime's file data. */
+static int read_debug_offsets(Elf *elf, int fd, const GElf_Sym *runtime, uint32_t version,
+			      struct fl_py_offsets *out)
+{
+	struct py_debug_offsets d;
+	int err;
+
+	/* The file is of flamed's byte order (is_host_abi()): the words read as they are. */
+	err = read_sym_data(elf, fd, runtime, &d, sizeof(d));
+	if (err)
+		return err;
+	return map_debug_offsets(&d, version, out);
 }
 
 int fl_pyruntime__probe(int fd, struct fl_pyruntime *out)
@@ -392,6 +621,16 @@ int fl_pyruntime__probe(int fd, struct fl_pyruntime *out)
 	err = read_version(elf, fd, &s.version, &r.version);
 	if (err)
 		return err;
+	/*
+	 * 3.13 says its own layout. Later versions moved it (and what the
+	 * program reads, as 3.14's tagged f_executable): not read.
+	 */
+	if (is_final(r.version, 13)) {
+		err = read_debug_offsets(elf, fd, &s.runtime, r.version, &r.offsets);
+		if (err)
+			return err;
+		r.has_offsets = true;
+	}
 	r.runtime_vaddr = s.runtime.st_value;
 	*out = r;
 	return 0;

@@ -16,9 +16,11 @@
 #       --no-bpf (the ring buffer: a BPF program on its events reads the
 #       Python frames, joined with the samples in user space);
 #   (f) --no-python, and a CPython of a version flamed has no offsets for (a
-#       copy of python3.11 saying it is 3.12): native frames and one line;
+#       copy of python3.11 saying it is 3.15): native frames and one line;
 #   (g) pprof: go tool pprof reads the Python functions with their files;
-#   (h) the daemon: its snapshots have them, and none with python = no.
+#   (h) the daemon: its snapshots have them, and none with python = no;
+#   (i) CPython 3.12 and 3.13 where present (not Debian 12's: pyenv's, say,
+#       or FLAMED_TEST_PYTHONS="path ..."): the split and the chains.
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
@@ -187,9 +189,9 @@ run_flamed off record --no-python -F 499 -o "$T/off.folded" -- "$PY" "$WORK" spl
 expect_rc 0
 ! grep -q '_\[p\]' "$T/off.folded" || fail "--no-python: Python frames in the profile"
 grep -q '_PyEval_EvalFrameDefault' "$T/off.folded" || fail "--no-python: no interpreter loop frame"
-# A copy whose Py_Version says 3.12.0: flamed reads the version from the file.
-cp "$PY" "$T/python3.12"
-python3 - "$T/python3.12" <<'EOF' || fail "could not patch Py_Version in the copy"
+# A copy whose Py_Version says 3.15.0: flamed reads the version from the file.
+cp "$PY" "$T/python3.15"
+python3 - "$T/python3.15" <<'EOF' || fail "could not patch Py_Version in the copy"
 import struct, sys
 path = sys.argv[1]
 data = bytearray(open(path, "rb").read())
@@ -205,19 +207,19 @@ for off in range(dynsym[4], dynsym[4] + dynsym[5], 24):
     if data[strtab[4] + name:end] == b"Py_Version":
         sec = secs[shndx]
         at = value - sec[3] + sec[4]
-        struct.pack_into("<I", data, at, 0x030C00F0)
+        struct.pack_into("<I", data, at, 0x030F00F0)
         open(path, "wb").write(data)
         sys.exit(0)
 sys.exit(1)
 EOF
-chmod +x "$T/python3.12"
-run_flamed unknown record -F 499 -o "$T/unknown.folded" -- "$T/python3.12" "$WORK" split 2
+chmod +x "$T/python3.15"
+run_flamed unknown record -F 499 -o "$T/unknown.folded" -- "$T/python3.15" "$WORK" split 2
 expect_rc 0
-! grep -q '_\[p\]' "$T/unknown.folded" || fail "a CPython 3.12 read with 3.11's offsets"
-grep -q '_PyEval_EvalFrameDefault' "$T/unknown.folded" || fail "3.12: no interpreter loop frame"
-[[ $(grep -c 'is CPython 3.12.0, whose frames flamed cannot read' "$T/unknown.err") -eq 1 ]] ||
-	fail "3.12: not one line saying the version is not known"
-grep -m 1 'is CPython 3.12.0' "$T/unknown.err"
+! grep -q '_\[p\]' "$T/unknown.folded" || fail "a CPython 3.15 read with 3.11's offsets"
+grep -q '_PyEval_EvalFrameDefault' "$T/unknown.folded" || fail "3.15: no interpreter loop frame"
+[[ $(grep -c 'is CPython 3.15.0, whose frames flamed cannot read' "$T/unknown.err") -eq 1 ]] ||
+	fail "3.15: not one line saying the version is not known"
+grep -m 1 'is CPython 3.15.0' "$T/unknown.err"
 
 # (g) pprof, read by Debian's go tool pprof: Python functions are functions
 # with their file and first line, in their place in the stack.
@@ -265,4 +267,29 @@ check daemon "$T/daemon-default.folded" --min-samples 100 --min-py-share 95 --mi
 grep -q '^python3;.*_PyEval_EvalFrameDefault' "$T/daemon-off.folded" ||
 	fail "daemon with python = no: no interpreter loop frame"
 
-pass "Python frames: split, chains, recursion, threads, asyncio, subinterpreters, -p, -a, exec, embedding, fp, dwarf, --no-bpf, pprof, the daemon, --no-python, an unknown version"
+# (i) Other versions, where this machine has them.
+others=()
+for v in 3.12 3.13; do
+	found=
+	for p in ${FLAMED_TEST_PYTHONS:-} "$(command -v "python$v" || true)" /usr/bin/python$v \
+		/usr/local/bin/python$v /root/.pyenv/versions/$v.*/bin/python$v; do
+		# The interpreter itself, not a wrapper script (pyenv's shims are scripts).
+		[[ -n $p && -x $p && $(basename "$p") == python$v &&
+			$(head -c 4 "$p" | od -An -c | tr -d ' ') == '177ELF' ]] && { found=$p; break; }
+	done
+	if [[ -z $found ]]; then
+		note "CPython $v is not present here: its part skipped"
+		continue
+	fi
+	run_flamed "py$v" record -F 999 -o "$T/py$v.folded" -- "$found" "$WORK" split 4
+	expect_rc 0
+	check "py$v" "$T/py$v.folded" --comm "python$v" "${COMMON[@]}" --split hot_two,hot_one \
+		--expect-split 66.7 --tolerance 3 --chain 'main;hot_two' --min-chain 99
+	run_flamed "py$v-recurse" record -F 499 -o "$T/py$v-recurse.folded" -- "$found" "$WORK" recurse 3
+	expect_rc 0
+	check "py$v-recurse" "$T/py$v-recurse.folded" --comm "python$v" "${COMMON[@]}" \
+		--chain 'recurse_main;recurse*60;leaf_burn' --min-chain 99
+	others+=("$v")
+done
+
+pass "Python frames: split, chains, recursion, threads, asyncio, subinterpreters, -p, -a, exec, embedding, fp, dwarf, --no-bpf, pprof, the daemon, --no-python, an unknown version; other versions: ${others[*]:-none here}"

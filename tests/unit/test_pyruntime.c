@@ -2,7 +2,10 @@
 /*
  * Tests for pyruntime: the offsets table against CPython's own internal
  * headers, and a live CPython process (two interpreters, two threads) read
- * through the table from /proc/PID/mem, as the BPF program will.
+ * through the offsets from /proc/PID/mem, as the BPF program will: the
+ * configured CPython's, and a 3.12's and a 3.13's where they are installed
+ * (their live walk is their check; a 3.13's offsets come from its own
+ * _Py_DebugOffsets).
  */
 #ifdef FL_TEST_PYTHON_HEADERS
 /* Python.h first: it sets the feature macros. The internal headers want Py_BUILD_CORE. */
@@ -35,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <glob.h>
 #include <unistd.h>
 
 #include "flamed/common/cleanup.h"
@@ -63,17 +67,32 @@ static void test_offsets_match_headers(void **state)
 	PyASCIIObject s;
 	uint32_t word;
 
-	if (PY_VERSION_HEX >= 0x030c0000) {
-		/* No table yet (pyruntime.h): what it says must be that. */
-		assert_int_equal(fl_pyruntime__offsets(PY_VERSION_HEX, &off), -EOPNOTSUPP);
-		skip_because("the installed CPython headers are " PY_VERSION
-			     ", which flamed has no offsets for yet");
-	}
+#if PY_VERSION_HEX >= 0x030d0000
+	/*
+	 * No table (pyruntime.h): 3.13's offsets are the file's, checked by
+	 * the live walk. What pyruntime.c adds to them is checked here.
+	 */
+	assert_int_equal(fl_pyruntime__offsets(PY_VERSION_HEX, &off), -EOPNOTSUPP);
+	assert_int_equal(FRAME_OWNED_BY_CSTACK, 3);
+	assert_int_equal(sizeof(PyCompactUnicodeObject), sizeof(PyASCIIObject) + 16);
+	assert_int_equal(sizeof(_Py_DebugOffsets), 584);
+	memset(&s, 0, sizeof(s));
+	s.state.kind = PyUnicode_1BYTE_KIND;
+	s.state.compact = 1;
+	s.state.ascii = 1;
+	memcpy(&word, &s.state, sizeof(word));
+	assert_int_equal(word, 1u << 2 | 1u << 5 | 1u << 6);
+#else
 	assert_int_equal(fl_pyruntime__offsets(PY_VERSION_HEX, &off), 0);
 
 	assert_int_equal(off.runtime_interp_head, offsetof(_PyRuntimeState, interpreters.head));
+#if PY_VERSION_HEX < 0x030c0000
 	assert_int_equal(off.runtime_tstate_current,
 			 offsetof(_PyRuntimeState, gilstate.tstate_current));
+#else
+	/* 3.12 keeps the current thread state in a thread-local only. */
+	assert_int_equal(off.runtime_tstate_current, FL_PY_NONE);
+#endif
 	assert_int_equal(off.interp_next, offsetof(PyInterpreterState, next));
 	assert_int_equal(off.interp_threads_head, offsetof(PyInterpreterState, threads.head));
 	assert_int_equal(off.tstate_next, offsetof(PyThreadState, next));
@@ -82,7 +101,11 @@ static void test_offsets_match_headers(void **state)
 	assert_int_equal(off.tstate_frame, offsetof(_PyCFrame, current_frame));
 	assert_int_equal(off.frame_code, offsetof(_PyInterpreterFrame, f_code));
 	assert_int_equal(off.frame_previous, offsetof(_PyInterpreterFrame, previous));
+#if PY_VERSION_HEX < 0x030c0000
 	assert_int_equal(off.frame_is_entry, offsetof(_PyInterpreterFrame, is_entry));
+#else
+	assert_int_equal(off.frame_is_entry, FL_PY_NONE);
+#endif
 	assert_int_equal(off.frame_owner, offsetof(_PyInterpreterFrame, owner));
 	assert_int_equal(off.code_filename, offsetof(PyCodeObject, co_filename));
 	assert_int_equal(off.code_qualname, offsetof(PyCodeObject, co_qualname));
@@ -91,12 +114,22 @@ static void test_offsets_match_headers(void **state)
 	assert_int_equal(off.str_state, offsetof(PyASCIIObject, state));
 	assert_int_equal(off.str_ascii_data, sizeof(PyASCIIObject));
 	assert_int_equal(off.str_compact_data, sizeof(PyCompactUnicodeObject));
+#if PY_VERSION_HEX < 0x030c0000
 	/* 3.11 has no FRAME_OWNED_BY_CSTACK (3.12's shim frames). */
 	assert_int_equal(off.owner_cstack, 0xff);
+	assert_int_equal(sizeof(((_PyInterpreterFrame *)0)->is_entry), 1);
+#else
+	assert_int_equal(off.owner_cstack, FRAME_OWNED_BY_CSTACK);
+#endif
+	/* What the program reads of a frame, a code object, a str (bpf/python.bpf.h). */
+	assert_true(off.frame_owner + 1 <= 72 && off.frame_code + 8 <= 72 &&
+		    off.frame_previous + 8 <= 72);
+	assert_true(off.code_filename + 8 <= 192 && off.code_qualname + 8 <= 192 &&
+		    off.code_firstlineno + 4 <= 192);
+	assert_true(off.str_state + 4 <= 80 && off.str_length + 8 <= 80);
 
 	/* The widths the program reads the fields with. */
 	assert_int_equal(sizeof(((PyThreadState *)0)->thread_id), 8);
-	assert_int_equal(sizeof(((_PyInterpreterFrame *)0)->is_entry), 1);
 	assert_int_equal(sizeof(((_PyInterpreterFrame *)0)->owner), 1);
 	assert_int_equal(sizeof(((PyCodeObject *)0)->co_firstlineno), 4);
 	assert_int_equal(sizeof(((PyASCIIObject *)0)->length), 8);
@@ -128,6 +161,7 @@ static void test_offsets_match_headers(void **state)
 	assert_int_equal(word, 2u << off.state_kind_shift | 1u << off.state_compact_bit |
 				       1u << off.state_ascii_bit);
 #endif
+#endif
 }
 
 static void test_offsets_versions(void **state)
@@ -138,8 +172,9 @@ static void test_offsets_versions(void **state)
 		0x030b00a1,		/* 3.11.0a1 */
 		0x030b00b4,		/* 3.11.0b4 */
 		0x030b00c1,		/* 3.11.0rc1 */
-		0x030c00f0,		/* 3.12.0 */
-		0x030d01f0,		/* 3.13.1 */
+		0x030c00b1,		/* 3.12.0b1 */
+		0x030d01f0,		/* 3.13.1: its offsets are the file's */
+		0x030e00f0,		/* 3.14.0 */
 		0x040000f0, 0x020700f0,
 	};
 	size_t i;
@@ -160,6 +195,34 @@ static void test_offsets_versions(void **state)
 	assert_memory_equal(&off, &untouched, sizeof(off));
 	assert_int_equal(fl_pyruntime__offsets(0x030b0ff0, &off), 0);
 	assert_memory_equal(&off, &untouched, sizeof(off));
+
+	/* 3.12: another table, every micro release; no is_entry, no GIL holder, shims. */
+	assert_int_equal(fl_pyruntime__offsets(0x030c00f0, &off), 0);
+	assert_int_equal(off.frame_is_entry, FL_PY_NONE);
+	assert_int_equal(off.runtime_tstate_current, FL_PY_NONE);
+	assert_int_equal(off.owner_cstack, 3);
+	untouched = off;
+	assert_int_equal(fl_pyruntime__offsets(0x030c07f0, &off), 0);
+	assert_memory_equal(&off, &untouched, sizeof(off));
+
+	/* offsets_of(): a probe's own offsets (3.13's), else the version's table. */
+	{
+		struct fl_pyruntime r = {.version = 0x030b07f0};
+
+		assert_int_equal(fl_pyruntime__offsets_of(NULL, &off), -EINVAL);
+		assert_int_equal(fl_pyruntime__offsets_of(&r, NULL), -EINVAL);
+		assert_int_equal(fl_pyruntime__offsets_of(&r, &off), 0);
+		assert_int_equal(off.owner_cstack, 0xff);
+		r.version = 0x030d00f0;
+		memset(&off, 0xa5, sizeof(off));
+		untouched = off;
+		assert_int_equal(fl_pyruntime__offsets_of(&r, &off), -EOPNOTSUPP);
+		assert_memory_equal(&off, &untouched, sizeof(off));
+		r.has_offsets = true;
+		r.offsets.tstate_frame = 1234;
+		assert_int_equal(fl_pyruntime__offsets_of(&r, &off), 0);
+		assert_memory_equal(&off, &r.offsets, sizeof(off));
+	}
 }
 
 /* --- names and addresses ----------------------------------------------------------- */
@@ -338,11 +401,16 @@ static const char pyscript[] =
 	"    time.sleep(60)\n"
 	"sleeper.__code__ = sleeper.__code__.replace(co_qualname='sl\\u00e9eper\\u7761')\n"
 	"try:\n"
-	"    import _xxsubinterpreters\n"
-	"    interp = _xxsubinterpreters.create()\n" /* kept: it ends with its last id */
-	"    sub = 1\n"
+	"    import _xxsubinterpreters as si\n"
 	"except ImportError:\n"
-	"    sub = 0\n"
+	"    try:\n"
+	"        import _interpreters as si\n" /* 3.13's name */
+	"    except ImportError:\n"
+	"        si = None\n"
+	"sub = 0\n"
+	"if si:\n"
+	"    interp = si.create()\n" /* kept: it ends with its last id */
+	"    sub = 1\n"
 	"t = threading.Thread(target=sleeper, daemon=True)\n"
 	"t.start()\n"
 	"ev.wait()\n"
@@ -400,17 +468,13 @@ static void pychild_kill(struct pychild *c)
 	c->out = NULL;
 }
 
-/* Setup: the child running, its report read and its maps saved; killed again on any failure. */
-static int pychild_start(void **state)
+/* Starts python as the child: running, its report read and its maps saved; killed on any failure. */
+static int pychild_run(struct pychild *c, const char *python)
 {
-	struct pychild *c = &child;
 	char line[256];
 	int out[2];
 
 	memset(c, 0, sizeof(*c));
-	*state = c;
-	if (!test_python)
-		return 0;
 	if (pipe2(out, O_CLOEXEC))
 		return -1;
 	c->pid = fork();
@@ -423,7 +487,7 @@ static int pychild_start(void **state)
 		/* Dies with the test, whatever kills it. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(out[1], STDOUT_FILENO);
-		execl(test_python, test_python, "-I", "-S", "-c", pyscript, (char *)NULL);
+		execl(python, python, "-I", "-S", "-c", pyscript, (char *)NULL);
 		_exit(127);
 	}
 	close(out[1]);
@@ -437,11 +501,19 @@ static int pychild_start(void **state)
 	    sscanf(line, "%" SCNu32 " %d %" SCNu64 " %" SCNu64, &c->hexversion, &c->sub,
 		   &c->main_ident, &c->thread_ident) != 4 ||
 	    fl_procmaps__read(c->pid, save_candidate, c)) {
-		fprintf(stderr, "%s did not start as expected\n", test_python);
+		fprintf(stderr, "%s did not start as expected\n", python);
 		pychild_kill(c);
 		return -1;
 	}
 	return 0;
+}
+
+/* Setup: the configured CPython as the child, or none. */
+static int pychild_start(void **state)
+{
+	memset(&child, 0, sizeof(child));
+	*state = &child;
+	return test_python ? pychild_run(&child, test_python) : 0;
 }
 
 static int pychild_stop(void **state)
@@ -682,9 +754,49 @@ static const char *rd_ascii(int mem, const struct fl_py_offsets *o, uint64_t str
 	return buf;
 }
 
-static void test_live_frames(void **state)
+/* The frame before f, past the C-stack shims (3.12+): 0 at the end of the chain. */
+static uint64_t rd_previous(int mem, const struct fl_py_offsets *o, uint64_t f)
 {
-	struct pychild *c = pychild_get(state);
+	uint64_t prev = rd64(mem, f + o->frame_previous);
+
+	while (prev && o->owner_cstack != 0xff &&
+	       rd8(mem, prev + o->frame_owner) == o->owner_cstack)
+		prev = rd64(mem, prev + o->frame_previous);
+	return prev;
+}
+
+/*
+ * Whether f is an entry frame (the outermost of one run of the
+ * interpreter's loop) as the program tells: its is_entry (3.11), or a
+ * shim (owner_cstack) right before it.
+ */
+static bool rd_entry(int mem, const struct fl_py_offsets *o, uint64_t f)
+{
+	uint64_t prev;
+
+	if (o->frame_is_entry != FL_PY_NONE)
+		return rd8(mem, f + o->frame_is_entry);
+	assert_int_not_equal(o->owner_cstack, 0xff);
+	prev = rd64(mem, f + o->frame_previous);
+	return prev && rd8(mem, prev + o->frame_owner) == o->owner_cstack;
+}
+
+/* The thread state's current frame, through its _PyCFrame (3.11, 3.12) or not (3.13). */
+static uint64_t rd_frame(int mem, const struct fl_py_offsets *o, uint64_t ts)
+{
+	uint64_t cframe = ts;
+
+	if (o->tstate_cframe != FL_PY_NONE)
+		cframe = rd64(mem, ts + o->tstate_cframe);
+	return cframe ? rd64(mem, cframe + o->tstate_frame) : 0;
+}
+
+/*
+ * Follows the child's interpreters, threads and frames through the offsets
+ * flamed has for it; false (and why) when it has none.
+ */
+static bool live_frames(struct pychild *c, char *why, size_t why_size)
+{
 	_cleanup_close_ int mem = -1;
 	uint64_t runtime, interp, main_ts = 0, main_frame = 0, thr_frame = 0, main_interp = 0,
 				  thr_interp = 0, code, f, cur = 0;
@@ -698,18 +810,19 @@ static void test_live_frames(void **state)
 	size_t n;
 
 	probe_child(c, &r, &runtime, path);
-	if (fl_pyruntime__offsets(r.version, &o) == -EOPNOTSUPP) {
-		static char why[PATH_MAX + 64];
-
-		snprintf(why, sizeof(why),
-			 "%s is CPython %u.%u, which flamed has no offsets for yet", path,
-			 r.version >> 24, r.version >> 16 & 0xff);
-		skip_because(why);
+	if (fl_pyruntime__offsets_of(&r, &o) == -EOPNOTSUPP) {
+		snprintf(why, why_size, "%s is CPython %x, which flamed has no offsets for", path,
+			 r.version);
+		return false;
 	}
+	/* 3.13's come from the file: exactly then (pyruntime.h). */
+	assert_int_equal(r.has_offsets, (r.version >> 16) == 0x030d);
 	snprintf(buf, sizeof(buf), "/proc/%d/mem", (int)c->pid);
 	mem = open(buf, O_RDONLY | O_CLOEXEC);
-	if (mem < 0 && (errno == EACCES || errno == EPERM))
-		skip_because("cannot read the child's memory (ptrace access denied)");
+	if (mem < 0 && (errno == EACCES || errno == EPERM)) {
+		snprintf(why, why_size, "cannot read the child's memory (ptrace access denied)");
+		return false;
+	}
 	assert_true(mem >= 0);
 
 	/* Every interpreter, every thread: the child's two threads, each with its frame. */
@@ -722,8 +835,7 @@ static void test_live_frames(void **state)
 		nr_interps++;
 		for (; ts && nr_threads < 64; ts = rd64(mem, ts + o.tstate_next), nr_threads++) {
 			uint64_t id = rd64(mem, ts + o.tstate_thread_id);
-			uint64_t cframe = rd64(mem, ts + o.tstate_cframe);
-			uint64_t frame = cframe ? rd64(mem, cframe + o.tstate_frame) : 0;
+			uint64_t frame = rd_frame(mem, &o, ts);
 
 			/* The subinterpreter's thread state is the main thread's too, with no frame. */
 			if (!frame)
@@ -747,14 +859,18 @@ static void test_live_frames(void **state)
 	assert_int_not_equal(thr_frame, 0);
 	assert_int_equal(main_interp, thr_interp);
 
-	/* The main thread spins holding the GIL (the other sleeps): it is the current one. */
-	for (i = 0; i < 40; i++) {
+	/*
+	 * The main thread spins holding the GIL (the other sleeps): it is the
+	 * current one, where the runtime says which (3.11; 3.12+ do not).
+	 */
+	for (i = 0; o.runtime_tstate_current != FL_PY_NONE && i < 40; i++) {
 		cur = rd64(mem, runtime + o.runtime_tstate_current);
 		if (cur == main_ts)
 			break;
 		usleep(50000);
 	}
-	assert_int_equal(cur, main_ts);
+	if (o.runtime_tstate_current != FL_PY_NONE)
+		assert_int_equal(cur, main_ts);
 
 	/* The main thread is in <module> of "<string>" (-c), the interpreter's entry frame. */
 	code = rd64(mem, main_frame + o.frame_code);
@@ -763,15 +879,16 @@ static void test_live_frames(void **state)
 	assert_string_equal(rd_ascii(mem, &o, rd64(mem, code + o.code_filename), buf, sizeof(buf)),
 			    "<string>");
 	assert_int_equal(rd32(mem, code + o.code_firstlineno), 1);
-	assert_int_equal(rd8(mem, main_frame + o.frame_is_entry), 1);
+	assert_true(rd_entry(mem, &o, main_frame));
 	assert_int_equal(rd8(mem, main_frame + o.frame_owner), 0); /* FRAME_OWNED_BY_THREAD */
-	assert_int_equal(rd64(mem, main_frame + o.frame_previous), 0);
+	assert_int_equal(rd_previous(mem, &o, main_frame), 0);
 
 	/*
 	 * The other thread sleeps in sleeper, which Thread.run called through
-	 * CALL_FUNCTION_EX, a C call: an entry frame. run itself was called
-	 * from Python (inlined: no entry), and the outermost frame
-	 * (Thread._bootstrap, called by the thread's C start) is one again.
+	 * CALL_FUNCTION_EX, a C call in 3.11: an entry frame (3.12 and later
+	 * push a Python function's frame there too: none). run itself was called from Python (inlined: no
+	 * entry), and the outermost frame (Thread._bootstrap, called by the
+	 * thread's C start) is one again.
 	 */
 	code = rd64(mem, thr_frame + o.frame_code);
 	n = rd_str(mem, &o, rd64(mem, code + o.code_qualname), cp, ARRAY_SIZE(cp), &kind, &ascii);
@@ -782,9 +899,9 @@ static void test_live_frames(void **state)
 	assert_string_equal(rd_ascii(mem, &o, rd64(mem, code + o.code_filename), buf, sizeof(buf)),
 			    "<string>");
 	assert_int_equal(rd32(mem, code + o.code_firstlineno), SLEEPER_LINE);
-	assert_int_equal(rd8(mem, thr_frame + o.frame_is_entry), 1);
+	assert_int_equal(rd_entry(mem, &o, thr_frame), (r.version >> 16) < 0x030c);
 	for (f = thr_frame, i = 0; i < 64; i++) {
-		uint64_t prev = rd64(mem, f + o.frame_previous);
+		uint64_t prev = rd_previous(mem, &o, f);
 
 		assert_int_equal(rd8(mem, f + o.frame_owner), 0);
 		code = rd64(mem, f + o.frame_code);
@@ -793,7 +910,7 @@ static void test_live_frames(void **state)
 		if (ascii && n == ARRAY_SIZE(thread_run) &&
 		    !memcmp(cp, thread_run, sizeof(thread_run))) {
 			saw_run = true;
-			assert_int_equal(rd8(mem, f + o.frame_is_entry), 0);
+			assert_false(rd_entry(mem, &o, f));
 			assert_non_null(strstr(rd_ascii(mem, &o, rd64(mem, code + o.code_filename),
 							buf, sizeof(buf)),
 					       "/threading.py"));
@@ -804,7 +921,17 @@ static void test_live_frames(void **state)
 	}
 	assert_true(i < 64);
 	assert_true(saw_run);
-	assert_int_equal(rd8(mem, f + o.frame_is_entry), 1);
+	assert_true(rd_entry(mem, &o, f));
+	return true;
+}
+
+static void test_live_frames(void **state)
+{
+	struct pychild *c = pychild_get(state);
+	static char why[PATH_MAX + 128];
+
+	if (!live_frames(c, why, sizeof(why)))
+		skip_because(why);
 }
 
 /* --- hostile copies of the real file --------------------------------------------------- */
@@ -895,6 +1022,175 @@ static void test_hostile_copies(void **state)
 			 -ENOEXEC);
 }
 
+/* --- other versions, where installed ------------------------------------------------ */
+
+/*
+ * Whether path names an executable ELF file whose basename is name (not a
+ * script, as pyenv's shims are, which may run another version or none).
+ */
+static bool is_python_at(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+	_cleanup_close_ int fd = -1;
+	char magic[SELFMAG];
+
+	base = base ? base + 1 : path;
+	if (strcmp(base, name) || access(path, X_OK))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 && read(fd, magic, SELFMAG) == SELFMAG && !memcmp(magic, ELFMAG, SELFMAG);
+}
+
+/* Whether one of the colon-separated dir (or file, files true) entries of list holds name. */
+static bool find_in_list(const char *list, const char *name, bool files, char *out, size_t size)
+{
+	char buf[4096];
+	char *save = NULL, *e;
+
+	if (!list || strlen(list) >= sizeof(buf))
+		return false;
+	strcpy(buf, list);
+	for (e = strtok_r(buf, ":", &save); e; e = strtok_r(NULL, ":", &save)) {
+		if (files)
+			snprintf(out, size, "%s", e);
+		else
+			snprintf(out, size, "%s/%s", e, name);
+		if (is_python_at(out, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A python3.<minor> to run: from FLAMED_TEST_PYTHONS (colon-separated
+ * paths), PATH, pyenv's versions, /usr/bin, /usr/local/bin. false: none.
+ */
+static bool find_python(unsigned minor, char *out, size_t size)
+{
+	char name[32], pattern[128];
+	glob_t g;
+	bool found = false;
+
+	snprintf(name, sizeof(name), "python3.%u", minor);
+	if (find_in_list(getenv("FLAMED_TEST_PYTHONS"), name, true, out, size) ||
+	    find_in_list(getenv("PATH"), name, false, out, size))
+		return true;
+	snprintf(pattern, sizeof(pattern), "/root/.pyenv/versions/3.%u.*/bin/%s", minor, name);
+	if (!glob(pattern, 0, NULL, &g)) {
+		for (size_t i = g.gl_pathc; i-- > 0 && !found;) {
+			snprintf(out, size, "%s", g.gl_pathv[i]);
+			found = is_python_at(out, name);
+		}
+		globfree(&g);
+		if (found)
+			return true;
+	}
+	return find_in_list("/usr/bin:/usr/local/bin", name, false, out, size);
+}
+
+static struct pychild other;
+
+static int other_stop(void **state)
+{
+	(void)state;
+	pychild_kill(&other);
+	return 0;
+}
+
+/* Offsets inside 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h). */
+#define DBG_VERSION 8
+#define DBG_FREE_THREADED 16
+#define DBG_INTERP_NEXT (48 + 2 * 8)
+#define DBG_FRAME_OWNER (224 + 5 * 8)
+#define DBG_CODE_QUALNAME (272 + 3 * 8)
+#define DBG_UNICODE_ASCII_SIZE (536 + 3 * 8)
+
+/* 3.13's debug offsets, damaged in copies of its file: each copy refused. */
+static void hostile_debug_offsets(struct pychild *c)
+{
+	_cleanup_free_ unsigned char *img = NULL;
+	struct fl_pyruntime r;
+	struct own_sym rt;
+	char path[PATH_MAX];
+	uint64_t runtime;
+	size_t size;
+
+	probe_child(c, &r, &runtime, path);
+	img = read_file(path, &size);
+	assert_true(own_lookup(img, size, "_PyRuntime", &rt));
+	assert_memory_equal(img + rt.data, "xdebugpy", 8);
+	/* The copy as it is probes, with the file's offsets. */
+	assert_int_equal(probe_patched(img, size, rt.data, 'x', 1), 0);
+	assert_int_equal(probe_patched(img, size, rt.data, 'y', 1), -EPROTO);
+	assert_int_equal(probe_patched(img, size, rt.data + DBG_VERSION, r.version + 0x100, 8),
+			 -EPROTO);
+	assert_int_equal(probe_patched(img, size, rt.data + DBG_FREE_THREADED, 1, 8), -EPROTO);
+	/* Fields out of their structures, of __u16, or of what the program reads. */
+	assert_int_equal(probe_patched(img, size, rt.data + DBG_INTERP_NEXT, 1ull << 40, 8),
+			 -EPROTO);
+	assert_int_equal(probe_patched(img, size, rt.data + DBG_INTERP_NEXT, FL_PY_NONE, 8),
+			 -EPROTO);
+	assert_int_equal(probe_patched(img, size, rt.data + DBG_FRAME_OWNER, 72, 8), -EPROTO);
+	assert_int_equal(probe_patched(img, size, rt.data + DBG_CODE_QUALNAME, 185, 8), -EPROTO);
+	assert_int_equal(
+		probe_patched(img, size, rt.data + DBG_UNICODE_ASCII_SIZE, UINT64_MAX - 8, 8),
+		-EPROTO);
+	/* Not a final 3.13 (Py_Version and the debug offsets agree): not read, no offsets. */
+	{
+		_cleanup_free_ unsigned char *copy = malloc(size);
+		_cleanup_close_ int fd = -1;
+		struct own_sym ver;
+		uint64_t v = 0x030e00f0;
+		struct fl_py_offsets off;
+
+		assert_non_null(copy);
+		memcpy(copy, img, size);
+		assert_true(own_lookup(img, size, "Py_Version", &ver));
+		memcpy(copy + ver.data, &v, 8);
+		memcpy(copy + rt.data + DBG_VERSION, &v, 8);
+		fd = memfd_with(copy, size);
+		assert_int_equal(fl_pyruntime__probe(fd, &r), 0);
+		assert_false(r.has_offsets);
+		assert_int_equal(fl_pyruntime__offsets_of(&r, &off), -EOPNOTSUPP);
+	}
+}
+
+/* The live check of a python3.<minor> where one is installed; a line saying so where not. */
+static void live_other(unsigned minor)
+{
+	char python[PATH_MAX], why[PATH_MAX + 128];
+
+	if (!find_python(minor, python, sizeof(python))) {
+		printf("3.%u not present here: its live check skipped\n", minor);
+		return;
+	}
+	assert_int_equal(pychild_run(&other, python), 0);
+	if (other.hexversion >> 16 != (0x0300u | minor)) {
+		printf("%s is not 3.%u (%#x): its live check skipped\n", python, minor,
+		       other.hexversion);
+		return;
+	}
+	if (!live_frames(&other, why, sizeof(why))) {
+		printf("3.%u live check skipped: %s\n", minor, why);
+		return;
+	}
+	if (minor == 13)
+		hostile_debug_offsets(&other);
+	printf("3.%u live check done with %s\n", minor, python);
+}
+
+static void test_live_312(void **state)
+{
+	(void)state;
+	live_other(12);
+}
+
+static void test_live_313(void **state)
+{
+	(void)state;
+	live_other(13);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -906,6 +1202,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_probe_live, pychild_start, pychild_stop),
 		cmocka_unit_test_setup_teardown(test_live_frames, pychild_start, pychild_stop),
 		cmocka_unit_test_setup_teardown(test_hostile_copies, pychild_start, pychild_stop),
+		cmocka_unit_test_teardown(test_live_312, other_stop),
+		cmocka_unit_test_teardown(test_live_313, other_stop),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 

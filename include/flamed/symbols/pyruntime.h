@@ -2,7 +2,7 @@
 /*
  * Finding CPython (3.11+) in a mapped ELF file: where its _PyRuntime is and
  * which version it is, and the structure offsets the BPF program follows
- * for that version (python_abi.h).
+ * for that version (python_abi.h): 3.11, 3.12 and 3.13.
  */
 #ifndef FLAMED_PYRUNTIME_H
 #define FLAMED_PYRUNTIME_H
@@ -30,6 +30,12 @@ struct fl_pyruntime {
 	struct {
 		uint64_t offset, vaddr, filesz;
 	} loads[FL_PYRUNTIME_MAX_LOADS];
+	/*
+	 * 3.13: the offsets the file's _Py_DebugOffsets give (has_offsets),
+	 * what fl_pyruntime__offsets_of() returns. Other versions: unset.
+	 */
+	bool has_offsets;
+	struct fl_py_offsets offsets;
 };
 
 /*
@@ -48,13 +54,20 @@ bool fl_pyruntime__candidate(const char *path);
  * be truncated under us) and fills *out. _PyRuntime and Py_Version are
  * looked up in .dynsym, else .symtab; both must be defined objects, Py_Version
  * 4 or 8 bytes inside a section with file data, _PyRuntime inside a
- * PT_LOAD, and the version 3.11 or later. The fd stays the caller's and its
- * offset is not used. *out is written only on success.
+ * PT_LOAD, and the version 3.11 or later. For a 3.13 final release the
+ * _Py_DebugOffsets at the start of _PyRuntime (initialized data: read from
+ * the section's file bytes) are read too and mapped into out->offsets: the
+ * cookie "xdebugpy", a version equal to Py_Version, a default (not
+ * free-threaded) build and every field the program follows inside its
+ * structure's size and the part of it the program reads, else -EPROTO.
+ * The fd stays the caller's and its offset is not used. *out is written
+ * only on success.
  *
  * Returns 0; -ENOENT when the file has no _PyRuntime or no Py_Version (not a
  * CPython 3.11+: 3.10 and older have no Py_Version); -EINVAL when fd is not a
  * regular file or not an ELF file; -EPROTO when the file is malformed (a
- * symbol or segment out of bounds, a version that cannot be, more than
+ * symbol or segment out of bounds, a version that cannot be, 3.13 debug
+ * offsets that are not, more than
  * FL_PYRUNTIME_MAX_LOADS segments); -EFBIG when its header claims more
  * sections or segments than flamed reads (symbols/elfsize.h); -ENOEXEC
  * for an ELF file of another class, byte order or machine than flamed's (a
@@ -83,9 +96,21 @@ int fl_pyruntime__address(const struct fl_pyruntime *r, uint64_t map_start, uint
  * (off NULL). A table exists for 3.11.x final releases, any micro (the
  * pre-releases are refused: layouts moved during the alphas and betas), on
  * x86-64, where it is checked, and arm64 (the same LP64 layout: the unit
- * test checks it where it is built). 3.12 and later are not supported yet.
+ * test checks it where it is built), and 3.12.x final releases likewise
+ * (from 3.12.1's headers, checked by a live walk where a 3.12 is
+ * installed). 3.13 has no table here: its offsets come from the file
+ * (fl_pyruntime__offsets_of()); 3.14 and later are not supported.
  * *off is written only on success.
  */
 int fl_pyruntime__offsets(uint32_t version, struct fl_py_offsets *off);
+
+/*
+ * The offsets for the CPython fl_pyruntime__probe() found in r: a 3.13's
+ * from its _Py_DebugOffsets (r->has_offsets; with the str state's bits
+ * and FRAME_OWNED_BY_CSTACK from 3.13's headers, no GIL holder), else
+ * fl_pyruntime__offsets(r->version). 0, -EOPNOTSUPP (no offsets for that
+ * version) or -EINVAL (r or off NULL). *off is written only on success.
+ */
+int fl_pyruntime__offsets_of(const struct fl_pyruntime *r, struct fl_py_offsets *off);
 
 #endif

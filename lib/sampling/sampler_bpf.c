@@ -587,17 +587,20 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		bpf_program__set_autoload(s->skel->progs.uw_on_fork, false);
 	}
 	/*
-	 * Python stacks: as many as the stack map, ids in four times as many
-	 * slots (as the walked user stacks); code objects' names, 264 bytes
-	 * each: 4.3 MB for 16384.
+	 * Python stacks: a quarter as many as the stack map (1 KiB each,
+	 * preallocated: Python processes are some of those sampled), ids in
+	 * sixteen times as many slots, as the walked user stacks have four per
+	 * entry; those that find no room travel whole. Code objects' names,
+	 * 288 bytes each: 4.7 MB for 16384.
 	 */
 	s->python = opts->sz >= sizeof(*opts) && opts->python && opts->user;
 	s->skel->rodata->want_python = s->python;
 	s->pystack_slots = s->python ? s->stack_slots * 4 : 1;
 	s->skel->rodata->pystack_slots = s->pystack_slots;
-	if ((err = bpf_map__set_max_entries(s->skel->maps.pystacks, s->python ? storage : 1)) ||
+	if ((err = bpf_map__set_max_entries(s->skel->maps.pystacks,
+					    s->python ? (storage + 3) / 4 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pystacks1,
-					    s->python && s->two_sets ? storage : 1)) ||
+					    s->python && s->two_sets ? (storage + 3) / 4 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pyprocs, s->python ? 4096 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.py_tstates, s->python ? 8192 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pycodes, s->python ? 16384 : 1)))

@@ -184,14 +184,12 @@ static __always_inline __u64 py_tstate(const struct fl_py_proc *p, __u32 tgid, _
 		return ts;
 	if (cached && *cached && py_ptr(*cached, p->off.tstate_thread_id) == c.self)
 		return *cached;
-	{
-		c.interp = py_ptr(p->runtime, p->off.runtime_interp_head);
-		c.ts = py_ptr(c.interp, p->off.interp_threads_head);
-		bpf_loop(PY_MAX_TSTATES, py_tstate_step, &c, 0);
-		if (!c.found)
-			return 0;
-		ts = c.ts;
-	}
+	c.interp = py_ptr(p->runtime, p->off.runtime_interp_head);
+	c.ts = py_ptr(c.interp, p->off.interp_threads_head);
+	bpf_loop(PY_MAX_TSTATES, py_tstate_step, &c, 0);
+	if (!c.found)
+		return 0;
+	ts = c.ts;
 	bpf_map_update_elem(&py_tstates, &host_tid, &ts, BPF_ANY);
 	return ts;
 }

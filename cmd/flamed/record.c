@@ -35,7 +35,6 @@
 #include "flamed/sampling/sampler.h"
 #include "flamed/symbols/perfmap.h"
 #include "flamed/symbols/symbolizer.h"
-#include "flamed/symbols/pyprocs.h"
 #include "flamed/sampling/tracker.h"
 #include "flamed/unwinding/unwind.h"
 #include "flamed/symbols/debuginfod.h"
@@ -1135,10 +1134,7 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 	    fs->frames ? 100.0 * (double)fs->unsymbolized / (double)fs->frames : 0.0,
 	    (unsigned long long)fs->unsymbolized, (unsigned long long)fs->frames);
 	if (session_python(&r->ses)) {
-		uint64_t procs = fl_pyprocs__nr_found(r->ses.pyprocs);
-
-		/* The processes found: those recorded, or any the tracker followed. */
-		if (procs || verbose)
+		if (fs->py_samples || verbose)
 			msg("python: %llu samples with Python frames (%.1f%% with their leaf "
 			    "named)",
 			    (unsigned long long)fs->py_samples,

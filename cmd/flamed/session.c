@@ -808,7 +808,9 @@ static void python_maps(struct session *s, uint32_t pid, const struct fl_tmap *m
 		    "3.11, 3.12 and 3.13): its processes show the interpreter's native frames",
 		    found.path, found.version >> 24, found.version >> 16 & 0xff,
 		    found.version >> 8 & 0xff);
-	fl_sampler__set_python(s->sampler, pid, NULL);
+	/* Most processes never ran Python: no map update for them on every change of mappings. */
+	if (fl_pyprocs__drop(s->pyprocs, pid))
+		fl_sampler__set_python(s->sampler, pid, NULL);
 }
 
 static int push_maps_cb(void *ctx, uint32_t pid, const struct fl_tmap *maps, size_t n)

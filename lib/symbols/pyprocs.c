@@ -29,8 +29,8 @@ struct fl_pyprocs {
 	struct fl_tracker *tracker;
 	struct pyfile files[MAX_FILES];
 	size_t nr_files;
-	struct fl_u32map found; /* pid + 1 -> 1: the processes found running a CPython */
-	uint64_t nr_found;
+	/* pid + 1 -> 1 while the process is found running a CPython (0 once dropped). */
+	struct fl_u32map found;
 };
 
 int fl_pyprocs__new(struct fl_tracker *tracker, struct fl_pyprocs **ret)
@@ -51,9 +51,14 @@ void fl_pyprocs__free(struct fl_pyprocs *p)
 	free(p);
 }
 
-uint64_t fl_pyprocs__nr_found(const struct fl_pyprocs *p)
+bool fl_pyprocs__drop(struct fl_pyprocs *p, uint32_t pid)
 {
-	return p ? p->nr_found : 0;
+	uint32_t v = 0;
+
+	if (!fl_u32map__get(&p->found, pid + 1, &v) || !v)
+		return false;
+	fl_u32map__put(&p->found, pid + 1, 0); /* the key is there: no allocation */
+	return true;
 }
 
 /* The file of tm, probed (a new one: *first). */
@@ -111,10 +116,8 @@ int fl_pyprocs__find(struct fl_pyprocs *p, uint32_t pid, const struct fl_tmap *m
 		out->version = pf->rt.version;
 		out->first = first;
 		fl_pr_debug("python: pid %u runs CPython %x (%s)\n", pid, pf->rt.version, maps[i].path);
-		/* Counted once, whatever it maps later (its pid, not reused while tracked: enough). */
-		if (!fl_u32map__get(&p->found, pid + 1, &(uint32_t){0}) &&
-		    !fl_u32map__put(&p->found, pid + 1, 1))
-			p->nr_found++;
+		/* Without memory to remember it, it is forgotten: a later drop finds nothing to undo. */
+		fl_u32map__put(&p->found, pid + 1, 1);
 		return 1;
 	}
 	return 0;

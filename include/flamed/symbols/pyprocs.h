@@ -35,7 +35,11 @@ struct fl_pyprocs_found {
 int fl_pyprocs__find(struct fl_pyprocs *p, uint32_t pid, const struct fl_tmap *maps, size_t n,
 		     struct fl_pyprocs_found *out);
 
-/* Processes found running a CPython flamed reads, each once. */
-uint64_t fl_pyprocs__nr_found(const struct fl_pyprocs *p);
+/*
+ * Forgets that process pid runs a CPython (it exited, exec'd another
+ * program, or was told to the BPF program and refused): true when
+ * fl_pyprocs__find() had found one, so that only those are undone there.
+ */
+bool fl_pyprocs__drop(struct fl_pyprocs *p, uint32_t pid);
 
 #endif

@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Turns a text file into a C array (cmake -DIN=... -DOUT_C=... -DOUT_H=... -DNAME=... -P embed.cmake),
-# so the binary carries the SVG's script and needs no file beside it.
+# so the binary carries the SVG's script and the HTML view and needs no file beside it.
 file(READ "${IN}" text)
 string(FIND "${text}" "]]>" cdata_end)
 if(NOT cdata_end EQUAL -1)
   message(FATAL_ERROR "${IN} contains ']]>', which would end the SVG's CDATA section")
 endif()
-string(FIND "${text}" "</script" script_end)
-if(NOT script_end EQUAL -1)
-  message(FATAL_ERROR "${IN} contains '</script', which would end the script element")
-endif()
+# HTML ends an element at its end tag in any case, and "<!--" changes how a script is parsed.
+string(TOLOWER "${text}" lower)
+foreach(bad "</script" "</style" "<!--")
+  string(FIND "${lower}" "${bad}" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "${IN} contains '${bad}' (in some case), which would end or change the element it is embedded in")
+  endif()
+endforeach()
 file(READ "${IN}" hex HEX)
 string(LENGTH "${hex}" hexlen)
 math(EXPR len "${hexlen} / 2")

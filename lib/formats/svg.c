@@ -306,11 +306,11 @@ static char annotation(const char *s, size_t len)
 	return 0;
 }
 
-/* The name as shown: without its annotation. */
-static size_t display_len(const char *s, size_t len)
+size_t fl_svg__display_len(const char *s, size_t len)
 {
 	return annotation(s, len) ? len - 4 : len;
 }
+
 
 struct geom {
 	double W, H, fh, fs, charw, scale, total, minwidth;
@@ -475,7 +475,7 @@ static void put_nameattr(struct out *o, const struct fl_nameattr_entry *na, cons
 	}
 	if (na->title) {
 		put(o, "\" data-n=\"");
-		put_text_n(o, name, display_len(name, len), SIZE_MAX, false);
+		put_text_n(o, name, fl_svg__display_len(name, len), SIZE_MAX, false);
 	}
 }
 
@@ -701,7 +701,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 			put_str_text(&o, na->title);
 			put(&o, "</title>");
 		} else {
-			put_title(&o, &op, &g, d, name, len ? display_len(name, len) : 0,
+			put_title(&o, &op, &g, d, name, len ? fl_svg__display_len(name, len) : 0,
 				  op.diff_self && !d->merged ? self_delta(d) : 0);
 		}
 		put(&o, "<rect");
@@ -731,7 +731,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 			continue;
 		name = fl_flametree__name(t, d->node, &len);
 		put_label(&o, &g, XPAD + d->start * g.scale, frame_y(&g, d->depth),
-			  d->count * g.scale, name, display_len(name, len));
+			  d->count * g.scale, name, fl_svg__display_len(name, len));
 	}
 	put(&o, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\n");
 	put_mem(&o, fl_svg_script, fl_svg_script_len);

@@ -64,4 +64,10 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 #define FL_SVG_COUNT_TEXT 540
 size_t fl_svg__count_text(double v, char buf[FL_SVG_COUNT_TEXT]);
 
+/*
+ * The length of a frame name as the graph shows it: without its annotation
+ * ("_[k]", "_[j]", "_[i]", "_[w]"), which only picks its colour.
+ */
+size_t fl_svg__display_len(const char *name, size_t len);
+
 #endif

@@ -61,7 +61,7 @@ static const char daemon_usage[] =
 	"                           --frequency HZ, --interval DURATION, --call-graph "
 	"kernel-dwarf|fp|dwarf[,SIZE],\n"
 	"                           --targets all|PID,NAME,..., --idle BOOL, --kernel BOOL,\n"
-	"                           --user BOOL, --output-dir DIR, --formats folded,svg,\n"
+	"                           --user BOOL, --output-dir DIR, --formats folded,svg,html,\n"
 	"                           --keep-files N, --keep-age DURATION, --keep-bytes SIZE,\n"
 	"                           --max-stacks N, --max-processes N, --max-symbol-cache SIZE,\n"
 	"                           --max-unwind-tables SIZE\n"
@@ -737,12 +737,23 @@ static int switch_exporters(struct daemon *d, const struct fl_config *from,
 /* ---- snapshots ---- */
 
 /* The formats a snapshot is written in, by their file name's extension. */
-enum snap_format { SNAP_FOLDED, SNAP_SVG, SNAP_PPROF, SNAP__MAX };
-static const char *const snap_ext[SNAP__MAX] = {"folded", "svg", "pb.gz"};
+enum snap_format { SNAP_FOLDED, SNAP_SVG, SNAP_PPROF, SNAP_HTML, SNAP__MAX };
+static const char *const snap_ext[SNAP__MAX] = {"folded", "svg", "pb.gz", "html"};
+static const unsigned int snap_bit[SNAP__MAX] = {FL_SNAP_FOLDED, FL_SNAP_SVG, FL_SNAP_PPROF,
+						 FL_SNAP_HTML};
 
 static bool snap_wanted(const struct fl_config *c, enum snap_format f)
 {
-	return f == SNAP_FOLDED ? c->fmt_folded : f == SNAP_SVG ? c->fmt_svg : c->fmt_pprof;
+	switch (f) {
+	case SNAP_FOLDED:
+		return c->fmt_folded;
+	case SNAP_SVG:
+		return c->fmt_svg;
+	case SNAP_HTML:
+		return c->fmt_html;
+	default:
+		return c->fmt_pprof;
+	}
 }
 
 /*
@@ -873,14 +884,24 @@ static int write_pprof_cb(void *ctx, FILE *f)
 	return fl_pprof__write(c->pp, f);
 }
 
-static int write_svg_cb(void *ctx, FILE *f)
+static int write_graph(const struct snap_ctx *c, bool html, FILE *f)
 {
-	const struct snap_ctx *c = ctx;
 	struct svg_args sa;
 
 	svg_args_init(&sa);
 	sa.svg.title = c->title;
+	sa.html = html;
 	return write_profile_svg(c->p, &sa, "flamed daemon", c->caveats, f);
+}
+
+static int write_svg_cb(void *ctx, FILE *f)
+{
+	return write_graph(ctx, false, f);
+}
+
+static int write_html_cb(void *ctx, FILE *f)
+{
+	return write_graph(ctx, true, f);
 }
 
 /* Points latest.EXT at name (relative), replacing the link in one rename. */
@@ -983,8 +1004,9 @@ static void retention(struct daemon *d, int dfd, const char *newest)
 			s->start = (time_t)(name.start_ns / 1000000000);
 			s->seq = name.seq;
 		}
-		s->has[fmt == FL_SNAP_FOLDED ? SNAP_FOLDED : fmt == FL_SNAP_SVG ? SNAP_SVG : SNAP_PPROF] =
-			true;
+		for (int f = 0; f < SNAP__MAX; f++)
+			if (snap_bit[f] == fmt)
+				s->has[f] = true;
 		s->bytes += (uint64_t)st.st_size;
 		total += (uint64_t)st.st_size;
 	}
@@ -1025,12 +1047,12 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 			  char *name, size_t namelen, char *why, size_t whylen)
 {
 	const struct fl_config *c = &d->cfg;
-	struct fl_outfile pf[SNAP__MAX] = {{.fd = -1}, {.fd = -1}, {.fd = -1}};
+	struct fl_outfile pf[SNAP__MAX] = {{.fd = -1}, {.fd = -1}, {.fd = -1}, {.fd = -1}};
 	char stamp[32], title[128];
 	struct snap_ctx sc = {
 		.d = d, .p = p, .pp = d->ses.pprof, .caveats = caveats, .title = title};
-	static int (*const write_cb[SNAP__MAX])(void *, FILE *) = {write_folded_cb, write_svg_cb,
-								     write_pprof_cb};
+	static int (*const write_cb[SNAP__MAX])(void *, FILE *) = {
+		write_folded_cb, write_svg_cb, write_pprof_cb, write_html_cb};
 	struct tm tm;
 	int dfd, err = 0;
 	size_t nf = 0;

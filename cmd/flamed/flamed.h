@@ -105,6 +105,7 @@ enum output_format {
 	OUTPUT_FORMAT_FOLDED,  /* .folded, .txt, .collapsed */
 	OUTPUT_FORMAT_SVG,     /* .svg */
 	OUTPUT_FORMAT_PPROF,   /* .pb.gz, .pprof */
+	OUTPUT_FORMAT_HTML,    /* .html, .htm */
 	OUTPUT_FORMAT_UNKNOWN, /* anything else: flamed does not write it */
 };
 
@@ -124,6 +125,7 @@ struct svg_args {
 	struct output *map;  /* cp_path, opened by svg_args_open_map(); shared by copies */
 	bool reverse, flamechart;
 	double factor; /* counts are multiplied by this */
+	bool html; /* the HTML page with every frame (fl_html__write()), not the SVG */
 	const char *nameattr_path; /* --nameattr FILE */
 	struct fl_nameattr *nameattr; /* loaded from it, for one svg_render() */
 };
@@ -188,6 +190,16 @@ extern const char svg_options_help[];
 const char *thousands(uint64_t v, char buf[THOUSANDS_LEN]);
 
 void svg_args_init(struct svg_args *a);
+/*
+ * For who ("flamed svg"), which writes an SVG or the HTML page: picks html
+ * from format ("svg", "html", or NULL: the extension of output, .html or
+ * .htm) and says what is wrong when the name says another format, format
+ * and name disagree, or an option is the SVG's only. Returns 0 or -EINVAL
+ * (said).
+ */
+int svg_args_format(struct svg_args *a, const char *output, const char *format, const char *who);
+/* What svg_args_format() checks of the options alone (record picks html itself). */
+int svg_args_check(const struct svg_args *a);
 /* Frees what a render loaded (--nameattr). */
 void svg_args_fini(struct svg_args *a);
 /*
@@ -196,7 +208,8 @@ void svg_args_fini(struct svg_args *a);
  */
 int svg_args_parse(struct svg_args *a, int c, const char *arg);
 /*
- * Writes the flame graph of t to f with these options: the palette (and
+ * Writes the flame graph of t to f with these options, as an SVG or (html)
+ * as the HTML page: the palette (and
  * its --cp map, loaded before and saved after) is made here. Prints its
  * errors. Returns 0 or -errno.
  */

@@ -329,6 +329,8 @@ enum output_format output_format_of(const char *path)
 		return OUTPUT_FORMAT_NONE;
 	if (!strcasecmp(dot, ".svg"))
 		return OUTPUT_FORMAT_SVG;
+	if (!strcasecmp(dot, ".html") || !strcasecmp(dot, ".htm"))
+		return OUTPUT_FORMAT_HTML;
 	if (!strcasecmp(dot, ".pprof") || (!strcasecmp(dot, ".gz") && dot - base >= 3 &&
 					   !strncasecmp(dot - 3, ".pb", 3)))
 		return OUTPUT_FORMAT_PPROF;
@@ -347,10 +349,12 @@ int output_check_format(const char *path, enum output_format fmt, const char *wh
 	msg("-o %s: %s writes %s, not what that name says (give it a %s name, no extension, or "
 	    "-)",
 	    path, who,
-	    fmt == OUTPUT_FORMAT_SVG     ? "an SVG flame graph"
+	    fmt == OUTPUT_FORMAT_SVG	 ? "an SVG flame graph"
+	    : fmt == OUTPUT_FORMAT_HTML	 ? "an HTML flame graph"
 	    : fmt == OUTPUT_FORMAT_PPROF ? "a pprof profile"
 					 : "folded stacks",
-	    fmt == OUTPUT_FORMAT_SVG     ? ".svg"
+	    fmt == OUTPUT_FORMAT_SVG	 ? ".svg"
+	    : fmt == OUTPUT_FORMAT_HTML	 ? ".html"
 	    : fmt == OUTPUT_FORMAT_PPROF ? ".pb.gz or .pprof"
 					 : ".folded, .txt or .collapsed");
 	return -EINVAL;

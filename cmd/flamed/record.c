@@ -96,9 +96,10 @@ static const char record_usage[] =
 	"  -F, --freq HZ            samples per second per CPU (default 99)\n"
 	"  -d, --duration SECONDS   stop after this long\n"
 	"  -o, --output FILE        output file; '-' or absent: stdout\n"
-	"      --format FMT         folded, svg or pprof (default: from the extension of -o:\n"
-	"                           .svg is svg; .pb.gz and .pprof pprof; .folded, .txt,\n"
-	"                           .collapsed or none folded)\n"
+	"      --format FMT         folded, svg, html or pprof (default: from the extension of\n"
+	"                           -o: .svg is svg; .html every frame in a page that zooms;\n"
+	"                           .pb.gz and .pprof pprof; .folded, .txt, .collapsed or\n"
+	"                           none folded)\n"
 	"  -g                       accepted for perf compatibility: stacks are always recorded\n"
 	"      --call-graph MODE    kernel-dwarf (the default): the BPF program walks user\n"
 	"                           stacks with unwind tables built from the binaries' CFI\n"
@@ -375,12 +376,13 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "folded")) {
 				a->format = FORMAT_FOLDED;
-			} else if (!strcmp(optarg, "svg")) {
-				a->format = FORMAT_SVG;
+			} else if (!strcmp(optarg, "svg") || !strcmp(optarg, "html")) {
+				a->format = FORMAT_SVG; /* the same graph, drawn by another writer */
+				a->svg.html = !strcmp(optarg, "html");
 			} else if (!strcmp(optarg, "pprof")) {
 				a->format = FORMAT_PPROF;
 			} else {
-				usage_error("unknown format '%s': use folded, svg or pprof", optarg);
+				usage_error("unknown format '%s': use folded, svg, html or pprof", optarg);
 				return 1000 + EXIT_USAGE;
 			}
 			break;
@@ -572,20 +574,27 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OUTPUT_FORMAT_SVG:
 			a->format = FORMAT_SVG;
 			break;
+		case OUTPUT_FORMAT_HTML:
+			a->format = FORMAT_SVG;
+			a->svg.html = true;
+			break;
 		case OUTPUT_FORMAT_PPROF:
 			a->format = FORMAT_PPROF;
 			break;
 		case OUTPUT_FORMAT_UNKNOWN:
-			/* -o x.html must not quietly get folded text. */
+			/* -o x.json must not quietly get folded text. */
 			msg("cannot tell what to write to %s: flamed writes folded stacks "
-			    "(.folded, .txt, .collapsed, or no extension), SVG (.svg) and pprof "
-			    "(.pb.gz, .pprof) (rename it, or give --format folded, svg or pprof)",
+			    "(.folded, .txt, .collapsed, or no extension), SVG (.svg), HTML (.html) "
+			    "and pprof (.pb.gz, .pprof) (rename it, or give --format folded, svg, "
+			    "html or pprof)",
 			    a->output);
 			return 1000 + EXIT_USAGE;
 		default:
 			a->format = FORMAT_FOLDED;
 		}
 	}
+	if (a->format == FORMAT_SVG && svg_args_check(&a->svg))
+		return 1000 + EXIT_USAGE;
 	return 0;
 }
 

@@ -38,6 +38,8 @@ static const char svg_usage[] =
 	"gaps, uncovered ends and snapshots only partly in the range (included whole).\n"
 	"\n"
 	"  -o, --output FILE        write here instead of standard output\n"
+	"      --format FMT         svg, or html: a page that keeps every frame and zooms\n"
+	"                           into any of them (default: from the extension of -o)\n"
 	"      --sample-type NAME   of a pprof profile, the values drawn (cpu, samples,\n"
 	"                           alloc_space...; default: the profile's default, else cpu)\n"
 	"      --from TIME          DIR: the range's start (default: the first snapshot)\n"
@@ -60,7 +62,8 @@ static const char diff_usage[] =
 	"\n"
 	"  -n, --normalize          scale BEFORE to AFTER's total first (whole numbers)\n"
 	"  -s, --strip-hex          hexadecimal addresses in frame names become 0x...\n"
-	"      --folded             write \"stack BEFORE AFTER\" lines instead of an SVG\n"
+	"      --folded             write \"stack BEFORE AFTER\" lines instead of a graph\n"
+	"      --format FMT         svg, or html: every frame, in a page (default: from -o)\n"
 	"      --sample-type NAME   of pprof profiles, the values compared (cpu, samples...)\n"
 	"      --before FROM..TO    the snapshots of DIR in this range are BEFORE\n"
 	"      --after FROM..TO     ... and these AFTER\n"
@@ -574,11 +577,11 @@ static void report_coverage(struct range_report *r, const char *who, const struc
 		append(r->subtitle, sizeof(r->subtitle), "; %s partial",
 		       sel->first_partial ? "first" : "last");
 	if (sel->nr_unreadable) {
-		say(r, "%s: skipped %zu snapshot%s with only an SVG (%s%s): flamed reads .folded or "
-		       ".pb.gz",
+		say(r, "%s: skipped %zu snapshot%s with only a graph, SVG or HTML (%s%s): flamed reads "
+		       ".folded or .pb.gz",
 		    who, sel->nr_unreadable, sel->nr_unreadable == 1 ? "" : "s", unreadable->base,
 		    sel->nr_unreadable > 1 ? ", ..." : "");
-		append(r->subtitle, sizeof(r->subtitle), "; %zu skipped (SVG only)",
+		append(r->subtitle, sizeof(r->subtitle), "; %zu skipped (graphs only)",
 		       sel->nr_unreadable);
 	}
 	if (sel->nr_overlapping) {
@@ -771,9 +774,10 @@ static void name_pprof_counts(struct svg_args *sa, const struct input *in, char 
 
 int cmd_svg(int argc, char **argv)
 {
-	enum { OPT_SAMPLE_TYPE = 0x2001, OPT_FROM, OPT_TO };
+	enum { OPT_SAMPLE_TYPE = 0x2001, OPT_FROM, OPT_TO, OPT_FORMAT };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"help", no_argument, NULL, 'h'},
 		{"sample-type", required_argument, NULL, OPT_SAMPLE_TYPE},
 		{"from", required_argument, NULL, OPT_FROM},
@@ -784,7 +788,7 @@ int cmd_svg(int argc, char **argv)
 	_cleanup_(fl_flametree__freep) struct fl_flametree *t = NULL;
 	struct svg_args sa;
 	struct input in = {};
-	const char *output = NULL, *from_arg = NULL, *to_arg = NULL;
+	const char *output = NULL, *from_arg = NULL, *to_arg = NULL, *format = NULL;
 	int64_t now = now_ns(), since = FL_SNAPDIR_OPEN, until = FL_SNAPDIR_OPEN;
 	_cleanup_(range_report_fini) struct range_report rr = {};
 	bool range;
@@ -810,6 +814,9 @@ int cmd_svg(int argc, char **argv)
 		case OPT_TO:
 			to_arg = optarg;
 			break;
+		case OPT_FORMAT:
+			format = optarg;
+			break;
 		case ':':
 			usage_error(svg_usage, "option '%s' needs a value", argv[optind - 1]);
 			return EXIT_USAGE;
@@ -821,7 +828,7 @@ int cmd_svg(int argc, char **argv)
 				return EXIT_USAGE;
 		}
 	}
-	if (output_check_format(output, OUTPUT_FORMAT_SVG, "flamed svg"))
+	if (svg_args_format(&sa, output, format, "flamed svg"))
 		return EXIT_USAGE;
 	range = from_arg || to_arg;
 	if (!range && argc - optind == 1) {
@@ -1018,13 +1025,14 @@ out:
 
 int cmd_diff(int argc, char **argv)
 {
-	enum { OPT_FOLDED = 0x2000, OPT_SAMPLE_TYPE, OPT_BEFORE, OPT_AFTER };
+	enum { OPT_FOLDED = 0x2000, OPT_SAMPLE_TYPE, OPT_BEFORE, OPT_AFTER, OPT_FORMAT };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{"normalize", no_argument, NULL, 'n'},
 		{"strip-hex", no_argument, NULL, 's'},
 		{"folded", no_argument, NULL, OPT_FOLDED},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"sample-type", required_argument, NULL, OPT_SAMPLE_TYPE},
 		{"before", required_argument, NULL, OPT_BEFORE},
 		{"after", required_argument, NULL, OPT_AFTER},
@@ -1036,7 +1044,7 @@ int cmd_diff(int argc, char **argv)
 	struct fl_flametree_opts to = {.sz = sizeof(to)};
 	struct svg_args sa;
 	struct input in = {};
-	const char *output = NULL, *before_arg = NULL, *after_arg = NULL;
+	const char *output = NULL, *before_arg = NULL, *after_arg = NULL, *format = NULL;
 	int64_t now = now_ns(), b_from = 0, b_to = 0, a_from = 0, a_to = 0;
 	bool normalize = false, folded = false;
 	int c, err;
@@ -1070,6 +1078,9 @@ int cmd_diff(int argc, char **argv)
 		case OPT_AFTER:
 			after_arg = optarg;
 			break;
+		case OPT_FORMAT:
+			format = optarg;
+			break;
 		case ':':
 			usage_error(diff_usage, "option '%s' needs a value", argv[optind - 1]);
 			return EXIT_USAGE;
@@ -1100,8 +1111,12 @@ int cmd_diff(int argc, char **argv)
 			    "--flamechart has no meaning for a diff: the stacks are merged");
 		return EXIT_USAGE;
 	}
-	if (output_check_format(output, folded ? OUTPUT_FORMAT_FOLDED : OUTPUT_FORMAT_SVG,
-				folded ? "flamed diff --folded" : "flamed diff"))
+	if (folded && format) {
+		msg("--folded writes lines, not a graph: drop --format");
+		return EXIT_USAGE;
+	}
+	if (folded ? output_check_format(output, OUTPUT_FORMAT_FOLDED, "flamed diff --folded")
+		   : svg_args_format(&sa, output, format, "flamed diff"))
 		return EXIT_USAGE;
 	to.reverse = sa.reverse;
 	if (fl_flametree__new(&to, &t)) {

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flamed/formats/nameattr.h"
 #include "flamed.h"
 #include "flamed/common/cleanup.h"
 #include "flamed/files/regfile.h"
+#include "flamed/formats/html.h"
 #include "flamed/formats/nameattr.h"
 
 const char svg_options_help[] =
@@ -183,6 +183,46 @@ int svg_args_parse(struct svg_args *a, int c, const char *arg)
 	return -EINVAL;
 }
 
+int svg_args_format(struct svg_args *a, const char *output, const char *format, const char *who)
+{
+	enum output_format named = output_format_of(output);
+
+	if (format && strcmp(format, "svg") && strcmp(format, "html")) {
+		msg("unknown format '%s': %s writes svg or html", format, who);
+		return -EINVAL;
+	}
+	if (format) {
+		/* Any name, as record --format takes one, but not another format's. */
+		a->html = !strcmp(format, "html");
+		if (named != OUTPUT_FORMAT_NONE && named != OUTPUT_FORMAT_UNKNOWN &&
+		    named != (a->html ? OUTPUT_FORMAT_HTML : OUTPUT_FORMAT_SVG)) {
+			msg("-o %s: --format %s writes %s, not what that name says (rename it, or "
+			    "drop --format)",
+			    output, format, a->html ? "HTML" : "an SVG");
+			return -EINVAL;
+		}
+	} else {
+		a->html = named == OUTPUT_FORMAT_HTML;
+		if (named != OUTPUT_FORMAT_NONE && named != OUTPUT_FORMAT_SVG && !a->html) {
+			msg("-o %s: %s writes an SVG (.svg) or HTML (.html) flame graph, not what "
+			    "that name says (rename it, or give --format svg or html)",
+			    output, who);
+			return -EINVAL;
+		}
+	}
+	return svg_args_check(a);
+}
+
+int svg_args_check(const struct svg_args *a)
+{
+	if (a->html && a->nameattr_path) {
+		msg("--nameattr links and titles are drawn by the SVG only (write an .svg, or drop "
+		    "--nameattr)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 DEFINE_FREE_FUNC(struct fl_palette, fl_palette__free)
 
 /* Loads the --cp map: the file it replaces, or, the first time, none: an empty map. */
@@ -293,6 +333,9 @@ static int render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 	_cleanup_(fl_palette__freep) struct fl_palette *p = NULL;
 	int err;
 
+	err = svg_args_check(a);
+	if (err)
+		return err;
 	err = load_nameattr(a);
 	if (err)
 		return err;
@@ -308,10 +351,11 @@ static int render(struct svg_args *a, struct fl_flametree *t, FILE *f)
 			return err;
 	}
 	a->svg.palette = p;
-	err = fl_svg__write(t, &a->svg, f);
+	err = a->html ? fl_html__write(t, &a->svg, f) : fl_svg__write(t, &a->svg, f);
 	a->svg.palette = NULL;
 	if (err) {
-		msg("cannot write the flame graph: %s", strerror(-err));
+		msg("cannot write the %s flame graph: %s", a->html ? "HTML" : "SVG",
+		    err == -E2BIG ? "more than 2^32 frames" : strerror(-err));
 		return err;
 	}
 	if (a->map) {

@@ -391,7 +391,7 @@ static int for_each_item(const char *v, int (*fn)(const char *item, size_t len, 
 #define ITEM_REFUSED 1 /* from an item callback: the item is not valid */
 
 struct formats {
-	bool folded, svg, pprof;
+	bool folded, svg, html, pprof;
 };
 
 static int add_format(const char *s, size_t n, void *ctx)
@@ -402,6 +402,8 @@ static int add_format(const char *s, size_t n, void *ctx)
 		f->folded = true;
 	else if (n == 3 && !strncasecmp(s, "svg", 3))
 		f->svg = true;
+	else if (n == 4 && !strncasecmp(s, "html", 4))
+		f->html = true;
 	else if (n == 5 && !strncasecmp(s, "pprof", 5))
 		f->pprof = true;
 	else
@@ -416,12 +418,13 @@ static int set_formats(struct fl_config *c, const char *v, char *err, size_t err
 
 	if (r == ITEM_REFUSED)
 		fl_seterr(err, errlen,
-		       "%s is not a list of formats (folded, svg, pprof, \"folded, svg, pprof\")",
+		       "%s is not a list of formats (folded, svg, html, pprof, \"folded, svg, pprof\")",
 		       Q(v));
 	if (r)
 		return -EINVAL;
 	c->fmt_folded = f.folded;
 	c->fmt_svg = f.svg;
+	c->fmt_html = f.html;
 	c->fmt_pprof = f.pprof;
 	return 0;
 }

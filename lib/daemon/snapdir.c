@@ -30,6 +30,7 @@ static const struct {
 	{FL_SNAP_FOLDED, ".folded"},
 	{FL_SNAP_SVG, ".svg"},
 	{FL_SNAP_PPROF, ".pb.gz"},
+	{FL_SNAP_HTML, ".html"},
 };
 
 /* ---- small parsers --------------------------------------------------------------- */

@@ -210,12 +210,12 @@ left=$(find "$T/k" -mindepth 1 -printf '%f\n')
 
 # --- formats ---------------------------------------------------------------------
 # A name of a format flamed does not write is an error, not folded text under it.
-run_flamed html record -a -d 0.3 -o "$T/x.html"
+run_flamed json record -a -d 0.3 -o "$T/x.json"
 expect_rc 2
-one_line html "-o x.html" "\\.folded.*\\.svg.*\\.pb\\.gz"
-[[ ! -e $T/x.html ]] || fail "-o x.html wrote a file"
-run_flamed html-folded record --format folded -F 999 -o "$T/x.html" -- "$FIXTURES/chains" 0.5
-recorded html-folded "$T/x.html"
+one_line json "-o x.json" "\\.folded.*\\.svg.*\\.html.*\\.pb\\.gz"
+[[ ! -e $T/x.json ]] || fail "-o x.json wrote a file"
+run_flamed json-folded record --format folded -F 999 -o "$T/x.json" -- "$FIXTURES/chains" 0.5
+recorded json-folded "$T/x.json"
 # -o x.pb.gz is pprof; a subcommand that does not write it says so.
 run_flamed svg-pbgz svg "$T/in.folded" -o "$T/y.pb.gz"
 expect_rc 2

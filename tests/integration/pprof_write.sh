@@ -152,8 +152,8 @@ pprof "$T/stdout.out" -raw
 [[ $(pprof_total) -eq $(summary_samples "$T/stdout.err") ]] || fail "--format pprof -o -: $(pprof_total) samples read, $(summary_samples "$T/stdout.err") recorded"
 
 # --- errors: one line, non-zero ------------------------------------------------
-run_flamed badfmt record -a -d 1 -o "$T/x.html"
-[[ $RC -ne 0 && $(wc -l <"$T/badfmt.err") -eq 1 ]] || fail "-o x.html: exit $RC, $(cat "$T/badfmt.err")"
+run_flamed badfmt record -a -d 1 -o "$T/x.json"
+[[ $RC -ne 0 && $(wc -l <"$T/badfmt.err") -eq 1 ]] || fail "-o x.json: exit $RC, $(cat "$T/badfmt.err")"
 head -c 100 "$T/all.pb.gz" >"$T/cut.pb.gz"
 run_flamed cut convert "$T/cut.pb.gz"
 [[ $RC -ne 0 ]] && grep -q 'cut.pb.gz' "$T/cut.err" || fail "a cut pprof file: exit $RC, $(cat "$T/cut.err")"

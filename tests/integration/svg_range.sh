@@ -74,10 +74,10 @@ expect_svg() {
 # --- the whole directory, and exactly the first ten minutes --------------------
 run_flamed all svg "$D" -o "$T/all.svg"
 expect_svg all "$(sum 0 1 2 3 6 7 8)"
-grep -q 'skipped 1 snapshot with only an SVG' "$T/all.err" || fail "all: the SVG-only snapshot is not said: $(cat "$T/all.err")"
+grep -q 'skipped 1 snapshot with only a graph, SVG or HTML' "$T/all.err" || fail "all: the SVG-only snapshot is not said: $(cat "$T/all.err")"
 sub=$(subtitle "$T/all.svg")
 [[ $sub == *"7 snapshots; 1 gap ($(hm "$(start 4)")-$(hm "$(start 6)"))"* ]] || fail "all: subtitle: $sub"
-[[ $sub == *"1 skipped (SVG only)"* ]] || fail "all: subtitle does not count the SVG-only one: $sub"
+[[ $sub == *"1 skipped (graphs only)"* ]] || fail "all: subtitle does not count the SVG-only one: $sub"
 grep -q 'bogus' "$T/all.svg" && fail "all: a file that is no snapshot was read"
 
 run_flamed exact svg --from "$(iso "$(start 0)")" --to "$(iso "$(start 9)")" "$D" -o "$T/exact.svg"

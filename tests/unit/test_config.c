@@ -73,7 +73,7 @@ static bool same(const struct fl_config *a, const struct fl_config *b)
 	    a->all_targets != b->all_targets || a->nr_pids != b->nr_pids ||
 	    a->nr_names != b->nr_names || a->idle != b->idle || a->kernel != b->kernel ||
 	    a->user != b->user || strcmp(a->output_dir, b->output_dir) ||
-	    a->fmt_folded != b->fmt_folded || a->fmt_svg != b->fmt_svg ||
+	    a->fmt_folded != b->fmt_folded || a->fmt_svg != b->fmt_svg || a->fmt_html != b->fmt_html ||
 	    a->keep_files != b->keep_files || a->keep_age_ns != b->keep_age_ns ||
 	    a->keep_bytes != b->keep_bytes || a->max_stacks != b->max_stacks ||
 	    a->max_processes != b->max_processes || a->max_symbol_cache != b->max_symbol_cache ||
@@ -456,8 +456,13 @@ static void test_output_dir_and_formats(void **state)
 	set_ok(&c, "formats", "pprof");
 	assert_true(!c.fmt_folded && !c.fmt_svg && c.fmt_pprof);
 	set_ok(&c, "formats", "folded, PPROF, svg");
-	assert_true(c.fmt_folded && c.fmt_svg && c.fmt_pprof);
-	set_bad("formats", "png", "\"png\" is not a list of formats (folded, svg, pprof");
+	assert_true(c.fmt_folded && c.fmt_svg && c.fmt_pprof && !c.fmt_html);
+	set_ok(&c, "formats", "HTML");
+	assert_true(!c.fmt_folded && !c.fmt_svg && !c.fmt_pprof && c.fmt_html);
+	set_ok(&c, "formats", "svg, html");
+	assert_true(c.fmt_svg && c.fmt_html && !c.fmt_folded);
+	set_bad("formats", "png", "\"png\" is not a list of formats (folded, svg, html, pprof");
+	set_bad("formats", "htm", "not a list of formats");
 	set_bad("formats", "pb.gz", "not a list of formats");
 	set_bad("formats", "folded svg", "not a list of formats");
 	set_bad("formats", "folded,", "has an empty item");

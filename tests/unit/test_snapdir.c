@@ -94,6 +94,9 @@ static void test_parse_name(void **state)
 	assert_true(fl_snapdir__parse_name("2026-11-22T03-12-00Z-17.svg", &s, &f));
 	assert_int_equal(s.seq, 17);
 	assert_int_equal(f, FL_SNAP_SVG);
+	assert_true(fl_snapdir__parse_name("2026-11-22T03-12-00Z.html", &s, &f));
+	assert_int_equal(f, FL_SNAP_HTML);
+	assert_false(fl_snapdir__parse_name("2026-11-22T03-12-00Z.htm", &s, &f));
 	assert_true(fl_snapdir__parse_name("2024-02-29T23-59-59Z.folded", &s, &f));
 
 	static const char *const bad[] = {

@@ -79,6 +79,7 @@ struct fl_config {
 	char output_dir[FL_CONFIG_PATH_MAX]; /* output_dir: absolute [/var/lib/flamed] */
 	bool fmt_folded;		     /* formats [folded]: folded, svg, pprof */
 	bool fmt_svg;
+	bool fmt_html;
 	bool fmt_pprof;
 	uint64_t keep_files;	/* keep_files: newest snapshots kept, 0 = unlimited [0] */
 	uint64_t keep_age_ns;	/* keep_age: 0 = unlimited [7 days] */

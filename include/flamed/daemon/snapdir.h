@@ -17,6 +17,7 @@ enum fl_snap_format {
 	FL_SNAP_FOLDED = 1u << 0, /* NAME.folded */
 	FL_SNAP_SVG = 1u << 1,	  /* NAME.svg */
 	FL_SNAP_PPROF = 1u << 2,  /* NAME.pb.gz */
+	FL_SNAP_HTML = 1u << 3,	  /* NAME.html */
 };
 
 /* The longest snapshot base name: "2026-11-22T03-12-00Z" + "-" + seq. */
@@ -47,7 +48,7 @@ struct fl_snapshot {
 /*
  * Parses a snapshot file name: "YYYY-MM-DDTHH-MM-SSZ" (a real UTC date and
  * time), then "-N" (N from 2, no leading zero, at most 9 digits) or
- * nothing, then ".folded", ".svg" or ".pb.gz", and nothing else. On
+ * nothing, then ".folded", ".svg", ".html" or ".pb.gz", and nothing else. On
  * success fills s's base, start_ns and seq, sets *format (one
  * enum fl_snap_format bit) and returns true; s->end_ns and s->formats are
  * not touched. "latest.folded", ".tmp-*" and anything else: false.

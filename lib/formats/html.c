@@ -561,16 +561,9 @@ static const char CSP[] = "default-src 'none'; script-src 'unsafe-inline'; "
 
 int fl_html__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *f)
 {
-	struct fl_svg_opts op = {
-		.fonttype = "Verdana",
-		.countname = "samples",
-		.nametype = "Function:",
-		.frame_height = 16,
-		.fontsize = 12,
-		.fontwidth = 0.59,
-	};
+	struct fl_svg_opts op;
 	struct fl_flametree_layout_opts lo = {.sz = sizeof(lo), .min_count = 0};
-	struct fl_rgb top = {0xee, 0xee, 0xee}, bottom = {0xee, 0xee, 0xb0};
+	struct fl_rgb top, bottom;
 	struct model m = {};
 	struct bytes data = {}, head = {};
 	unsigned char *z = NULL;
@@ -579,55 +572,11 @@ int fl_html__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE 
 	double total;
 	int err;
 
-	if (opts) {
-		size_t sz = opts->sz && opts->sz < sizeof(op) ? opts->sz : sizeof(op);
-		struct fl_svg_opts in = {};
-
-		memcpy(&in, opts, sz);
-		op.title = in.title;
-		op.subtitle = in.subtitle;
-		op.notes = in.notes;
-		if (in.fonttype)
-			op.fonttype = in.fonttype;
-		if (in.countname)
-			op.countname = in.countname;
-		if (in.nametype)
-			op.nametype = in.nametype;
-		if (in.frame_height > 0)
-			op.frame_height = in.frame_height;
-		if (in.fontsize > 0)
-			op.fontsize = in.fontsize;
-		if (in.fontwidth > 0)
-			op.fontwidth = in.fontwidth;
-		op.total = in.total;
-		op.sort = in.sort;
-		op.inverted = in.inverted;
-		op.flamechart = in.flamechart;
-		op.diff = in.diff;
-		op.negate = in.negate;
-		op.diff_self = in.diff && in.diff_self;
-		op.palette = in.palette;
-		if (in.bg_top.r || in.bg_top.g || in.bg_top.b || in.bg_bottom.r || in.bg_bottom.g ||
-		    in.bg_bottom.b) {
-			top = in.bg_top;
-			bottom = in.bg_bottom;
-		}
-	}
-	if ((!op.diff && !op.palette) || !(op.frame_height >= 2 && op.frame_height <= 1000) ||
-	    !(op.fontsize >= 1 && op.fontsize <= 1000) ||
-	    !(op.fontwidth >= 0.01 && op.fontwidth <= 10) || !isfinite(op.total))
-		return -EINVAL;
-	total = fl_flametree__total(t);
-	if (op.total > total)
-		total = op.total;
-	if (!(total >= 0))
-		return -EINVAL;
-	if (total == 0)
-		total = 1; /* nothing to draw: an empty graph with its titles */
-	title = op.title	? op.title
-		: op.flamechart ? "Flame Chart"
-		: op.inverted	? "Icicle Graph"
-				: "Flame Graph";
+	/* The SVG's options; width, minwidth and nameattr are the SVG's only. */
+	err = fl_svg__resolve_opts(t, opts, &op, &total, &top, &bottom);
+	if (err)
+		return err;
+	title = op.title;
 
 	lo.sort = op.sort;
 	err = fl_flametree__layout(t, &lo, &m.dr, &m.nr_drawn);

@@ -527,9 +527,10 @@ static void put_title(struct out *o, const struct fl_svg_opts *op, const struct 
 	put(o, ")</title>");
 }
 
-int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *f)
+int fl_svg__resolve_opts(const struct fl_flametree *t, const struct fl_svg_opts *opts,
+			 struct fl_svg_opts *op, double *total, struct fl_rgb *top, struct fl_rgb *bottom)
 {
-	struct fl_svg_opts op = {
+	*op = (struct fl_svg_opts){
 		.fonttype = "Verdana",
 		.countname = "samples",
 		.nametype = "Function:",
@@ -539,12 +540,77 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 		.fontwidth = 0.59,
 		.minwidth = 0.1,
 	};
+	*top = (struct fl_rgb){0xee, 0xee, 0xee};
+	*bottom = (struct fl_rgb){0xee, 0xee, 0xb0};
+	if (opts) {
+		size_t sz = opts->sz && opts->sz < sizeof(*op) ? opts->sz : sizeof(*op);
+		struct fl_svg_opts in = {};
+
+		memcpy(&in, opts, sz);
+		op->title = in.title;
+		op->subtitle = in.subtitle;
+		op->notes = in.notes;
+		if (in.fonttype)
+			op->fonttype = in.fonttype;
+		if (in.countname)
+			op->countname = in.countname;
+		if (in.nametype)
+			op->nametype = in.nametype;
+		if (in.width > 0)
+			op->width = in.width;
+		if (in.frame_height > 0)
+			op->frame_height = in.frame_height;
+		if (in.fontsize > 0)
+			op->fontsize = in.fontsize;
+		if (in.fontwidth > 0)
+			op->fontwidth = in.fontwidth;
+		op->minwidth = in.minwidth > 0 ? in.minwidth : 0;
+		op->minwidth_pct = in.minwidth_pct;
+		op->total = in.total;
+		op->sort = in.sort;
+		op->inverted = in.inverted;
+		op->flamechart = in.flamechart;
+		op->diff = in.diff;
+		op->negate = in.negate;
+		op->diff_self = in.diff && in.diff_self;
+		op->nameattr = in.nameattr;
+		op->palette = in.palette;
+		if (in.bg_top.r || in.bg_top.g || in.bg_top.b || in.bg_bottom.r || in.bg_bottom.g ||
+		    in.bg_bottom.b) {
+			*top = in.bg_top;
+			*bottom = in.bg_bottom;
+		}
+	}
+	/* Bounds that keep every coordinate finite and every element valid. */
+	if ((!op->diff && !op->palette) || !(op->width <= 1e6) ||
+	    !(op->frame_height >= 2 && op->frame_height <= 1000) ||
+	    !(op->fontsize >= 1 && op->fontsize <= 1000) ||
+	    !(op->fontwidth >= 0.01 && op->fontwidth <= 10) || !(op->minwidth <= 1e6) ||
+	    !(op->minwidth_pct <= 100) || !isfinite(op->total))
+		return -EINVAL;
+	*total = fl_flametree__total(t);
+	if (op->total > *total)
+		*total = op->total;
+	if (!(*total >= 0))
+		return -EINVAL;
+	if (*total == 0)
+		*total = 1; /* nothing to draw: an empty graph with its titles */
+	if (!op->title)
+		op->title = op->flamechart ? "Flame Chart"
+			    : op->inverted ? "Icicle Graph"
+					   : "Flame Graph";
+	return 0;
+}
+
+int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *f)
+{
 	struct fl_flametree_layout_opts lo = {.sz = sizeof(lo)};
 	const struct fl_drawn *dr;
 	size_t nr;
 	struct geom g = {};
 	struct out o = {.f = f};
-	struct fl_rgb top = {0xee, 0xee, 0xee}, bottom = {0xee, 0xee, 0xb0};
+	struct fl_svg_opts op;
+	struct fl_rgb top, bottom;
 	const char *title;
 	double max_delta = 0;
 	uint32_t *open_ends = NULL; /* ends of the open <g> elements, innermost last */
@@ -552,59 +618,11 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 	size_t nr_open = 0;
 	int err;
 
-	if (opts) {
-		size_t sz = opts->sz && opts->sz < sizeof(op) ? opts->sz : sizeof(op);
-		struct fl_svg_opts in = {};
-
-		memcpy(&in, opts, sz);
-		op.title = in.title;
-		op.subtitle = in.subtitle;
-		op.notes = in.notes;
-		if (in.fonttype)
-			op.fonttype = in.fonttype;
-		if (in.countname)
-			op.countname = in.countname;
-		if (in.nametype)
-			op.nametype = in.nametype;
-		if (in.width > 0)
-			op.width = in.width;
-		if (in.frame_height > 0)
-			op.frame_height = in.frame_height;
-		if (in.fontsize > 0)
-			op.fontsize = in.fontsize;
-		if (in.fontwidth > 0)
-			op.fontwidth = in.fontwidth;
-		op.minwidth = in.minwidth > 0 ? in.minwidth : 0;
-		op.minwidth_pct = in.minwidth_pct;
-		op.total = in.total;
-		op.sort = in.sort;
-		op.inverted = in.inverted;
-		op.flamechart = in.flamechart;
-		op.diff = in.diff;
-		op.negate = in.negate;
-		op.diff_self = in.diff && in.diff_self;
-		op.nameattr = in.nameattr;
-		op.palette = in.palette;
-		if (in.bg_top.r || in.bg_top.g || in.bg_top.b || in.bg_bottom.r || in.bg_bottom.g ||
-		    in.bg_bottom.b) {
-			top = in.bg_top;
-			bottom = in.bg_bottom;
-		}
-	}
-	/* Bounds that keep every coordinate finite and every element valid SVG. */
-	if ((!op.diff && !op.palette) || !(op.width > 2 * XPAD + 1 && op.width <= 1e6) ||
-	    !(op.frame_height >= 2 && op.frame_height <= 1000) ||
-	    !(op.fontsize >= 1 && op.fontsize <= 1000) ||
-	    !(op.fontwidth >= 0.01 && op.fontwidth <= 10) || !(op.minwidth <= 1e6) ||
-	    !(op.minwidth_pct <= 100) || !isfinite(op.total))
+	err = fl_svg__resolve_opts(t, opts, &op, &g.total, &top, &bottom);
+	if (err)
+		return err;
+	if (!(op.width > 2 * XPAD + 1))
 		return -EINVAL;
-	g.total = fl_flametree__total(t);
-	if (op.total > g.total)
-		g.total = op.total;
-	if (!(g.total >= 0))
-		return -EINVAL;
-	if (g.total == 0)
-		g.total = 1; /* nothing to draw: an empty graph with its titles */
 	g.W = op.width;
 	g.fh = op.frame_height;
 	g.fs = op.fontsize;
@@ -630,10 +648,7 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 	g.ypad1 = g.fs * 3 + (op.subtitle ? g.fs * 2 : 0);
 	g.ypad2 = g.fs * 2 + 10;
 	g.H = g.ypad1 + g.rows * g.fh + g.ypad2;
-	title = op.title	? op.title
-		: op.flamechart ? "Flame Chart"
-		: op.inverted	? "Icicle Graph"
-				: "Flame Graph";
+	title = op.title;
 
 	o.buf = malloc(OUT_BUF);
 	open_ends = malloc((g.rows + 1) * sizeof(*open_ends));

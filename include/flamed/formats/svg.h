@@ -65,6 +65,18 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 size_t fl_svg__count_text(double v, char buf[FL_SVG_COUNT_TEXT]);
 
 /*
+ * The options of a graph of t as every writer takes them: opts (NULL, or
+ * an older, shorter struct) with the defaults for what it leaves out, the
+ * title by the layout when none is given, and the background gradient.
+ * *total is what percentages and widths are of: the tree's total, or
+ * opts->total if larger, 1 for an empty tree. Returns 0 or -EINVAL for a
+ * value out of bounds (or no palette for a graph that is not a diff).
+ */
+int fl_svg__resolve_opts(const struct fl_flametree *t, const struct fl_svg_opts *opts,
+			 struct fl_svg_opts *op, double *total, struct fl_rgb *top,
+			 struct fl_rgb *bottom);
+
+/*
  * The length of a frame name as the graph shows it: without its annotation
  * ("_[k]", "_[j]", "_[i]", "_[w]"), which only picks its colour.
  */

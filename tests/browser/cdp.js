@@ -10,6 +10,7 @@
 //   const b = await cdp.launch({ width: 1400, height: 1000 });  // one page, attached
 //   await b.navigate('file:///tmp/x.svg');                        // resolves after the load event
 //   await b.send('Input.dispatchMouseEvent', { ... });            // a command to the page
+//   await b.click(x, y);                                          // b.mouse(type, x, y) too
 //   const v = await b.evaluate('1 + 1');                          // value of an expression
 //   await b.close();
 // b.browserSend() sends to the browser target, b.on(event, fn) listens to page events,
@@ -149,6 +150,18 @@ class Browser {
 			throw new CdpError(`in the page: ${what}`);
 		}
 		return r.result.value;
+	}
+
+	// A mouse event at (x, y), CSS pixels of the viewport: mouseMoved, mousePressed...
+	async mouse(type, x, y, extra) {
+		await this.send('Input.dispatchMouseEvent', Object.assign({ type, x, y, button: 'none' }, extra || {}));
+	}
+
+	// A left click at (x, y), with the move that comes before one.
+	async click(x, y) {
+		await this.mouse('mouseMoved', x, y);
+		await this.mouse('mousePressed', x, y, { button: 'left', buttons: 1, clickCount: 1 });
+		await this.mouse('mouseReleased', x, y, { button: 'left', buttons: 0, clickCount: 1 });
 	}
 
 	// Loads a URL and resolves after its load event.

@@ -131,18 +131,16 @@ class Page {
 	}
 
 	async mouse(type, x, y, extra) {
-		await this.b.send('Input.dispatchMouseEvent', Object.assign({ type, x, y, button: 'none' }, extra || {}));
+		await this.b.mouse(type, x, y, extra);
 	}
 
 	async hover(x, y) {
-		await this.mouse('mouseMoved', x, y);
+		await this.b.mouse('mouseMoved', x, y);
 		await this.settle();
 	}
 
 	async click(x, y) {
-		await this.mouse('mouseMoved', x, y);
-		await this.mouse('mousePressed', x, y, { button: 'left', buttons: 1, clickCount: 1 });
-		await this.mouse('mouseReleased', x, y, { button: 'left', buttons: 0, clickCount: 1 });
+		await this.b.click(x, y);
 		await this.settle();
 	}
 

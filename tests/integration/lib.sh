@@ -431,3 +431,29 @@ summary_samples() {
 	[[ -n $n ]] || fail "no summary line 'flamed: N samples, M stacks' in $1"
 	echo "$n"
 }
+
+# The browser tests' expectations, from the folded file FOLDED_IN (default
+# $T/in.folded), computed here and never read from the page.
+
+# share RE [PREFIX] [i]: percent of the samples under PREFIX (all without one)
+# whose stack has a frame matching the extended regular expression RE (each
+# stack counted once, however many of its frames match); i: ignoring case.
+share() {
+	awk -v re="$1" -v prefix="${2:-}" -v ic="${3:-}" '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		if (prefix != "" && s != prefix && index(s, prefix ";") != 1) next
+		all += $NF
+		n = split(s, f, ";")
+		for (i = 1; i <= n; i++) {
+			if ((ic == "" && f[i] ~ re) || (ic != "" && tolower(f[i]) ~ tolower(re))) { hit += $NF; break }
+		}
+	} END { printf "%.4f\n", all ? 100 * hit / all : 0 }' "${FOLDED_IN:-$T/in.folded}"
+}
+
+# under PREFIX: the samples of the frame at PREFIX.
+under() {
+	awk -v prefix="$1" '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		if (s == prefix || index(s, prefix ";") == 1) n += $NF
+	} END { print n + 0 }' "${FOLDED_IN:-$T/in.folded}"
+}

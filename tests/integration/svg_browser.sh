@@ -29,29 +29,6 @@ expect_rc 0
 
 total=$(total_count "$T/in.folded")
 
-# share RE [PREFIX] [i]: percent of the samples under PREFIX (all without one)
-# whose stack has a frame matching the extended regular expression RE (each
-# stack counted once, however many of its frames match); i: ignoring case.
-share() {
-	awk -v re="$1" -v prefix="${2:-}" -v ic="${3:-}" '{
-		s = $0; sub(/ [0-9]+$/, "", s)
-		if (prefix != "" && s != prefix && index(s, prefix ";") != 1) next
-		all += $NF
-		n = split(s, f, ";")
-		for (i = 1; i <= n; i++) {
-			if ((ic == "" && f[i] ~ re) || (ic != "" && tolower(f[i]) ~ tolower(re))) { hit += $NF; break }
-		}
-	} END { printf "%.4f\n", all ? 100 * hit / all : 0 }' "$T/in.folded"
-}
-
-# under PREFIX: the samples of the frame at PREFIX.
-under() {
-	awk -v prefix="$1" '{
-		s = $0; sub(/ [0-9]+$/, "", s)
-		if (s == prefix || index(s, prefix ";") == 1) n += $NF
-	} END { print n + 0 }' "$T/in.folded"
-}
-
 zoom=app\;main\;parse
 hover=app\;main\;parse\;alloc
 zc=$(under "$zoom")

@@ -39,12 +39,11 @@ const volatile bool have_ns_helper = true;
 /* Bytes waiting in the overflow ring before user space is woken: a quarter of it. */
 const volatile __u64 overflow_wakeup = 2 << 20;
 /*
- * Snapshots (the daemon): two sets of stack and counts maps. Samples go to
- * the set active_set names; user space flips it, waits for the programs
- * still using the other set to finish, then reads and empties that set at
- * leisure. Without two_sets only set 0 is used (set 1 has one entry each).
+ * Two sets of stack and counts maps. Samples go to the set active_set
+ * names; every second user space flips it, waits for the programs still
+ * using the other set to finish, then reads and empties that set at
+ * leisure (and a snapshot of the daemon does the same).
  */
-const volatile bool two_sets = false;
 __u32 active_set = 0;
 /*
  * --per-cgroup: keys carry the task's cgroup v2 id. --cgroup: only tasks in
@@ -571,7 +570,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	/*
 	 * Counted on entry and exit: user space sees which CPUs are inside (see
-	 * two_sets). The entry count is an atomic add, ordered before the load
+	 * active_set). The entry count is an atomic add, ordered before the load
 	 * of active_set (a locked instruction on x86) as user space orders its
 	 * store of active_set before reading the counts.
 	 */
@@ -580,7 +579,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	if (entered)
 		__sync_fetch_and_add(entered, 1);
-	if (two_sets && *(volatile __u32 *)&active_set)
+	if (*(volatile __u32 *)&active_set)
 		sample(ctx, &stacks1, &counts1, &ustacks1, &pystacks1);
 	else
 		sample(ctx, &stacks, &counts, &ustacks, &pystacks);

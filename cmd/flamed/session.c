@@ -865,9 +865,9 @@ static int fold_cb(const struct fl_raw_stack *st, void *ctx)
 
 #define FLUSH_BATCH 1024
 /*
- * A flush walks every stack the sampler holds: it waits for this many
- * exited processes, or this many ticks, so that a machine where a few
- * processes exit every second does not pay for a walk every second.
+ * A flush looks at the stacks of the processes that exited only, but each
+ * asks the tracker and symbolizer to forget them: it waits for this many
+ * exited processes, or this many ticks.
  */
 #define FLUSH_MIN_EXITED 256
 /* Ticks between two trims of the unwind tables (kernel-dwarf). */
@@ -952,6 +952,9 @@ void session_tick(struct session *s)
 			s->max_rate_min = rate;
 	}
 	fl_symbolizer__jit_retry(s->symbolizer);
+	/* The kernel's maps hold a second of samples: what they counted comes here. */
+	if (!s->err)
+		s->err = fl_sampler__gather(s->sampler);
 	if (!s->err)
 		s->err = flush_exited(s);
 	/* Tables of files no process maps any more go (a file mapped again soon keeps its table). */

@@ -16,7 +16,8 @@
  * slot and, nearly always, only the record it wants.
  */
 #define KC_REC_HDR 2
-#define KC_MIN_SLOTS 64
+#define KC_MIN_SLOTS 16
+#define KC_MIN_ARENA 128 /* words */
 #define KC_OFF_BITS 40
 #define KC_OFF_MASK ((UINT64_C(1) << KC_OFF_BITS) - 1)
 
@@ -104,7 +105,11 @@ static int kc_reserve_arena(struct fl_keycount *kc, size_t words)
 		return -ENOMEM;
 	if (words <= kc->arena_cap - kc->arena_len)
 		return 0;
-	cap = kc->arena_cap ? kc->arena_cap : 4096;
+	/*
+	 * Small at first: a table per process (stackagg) holds one or two
+	 * stacks for the many processes that live for a moment.
+	 */
+	cap = kc->arena_cap ? kc->arena_cap : KC_MIN_ARENA;
 	while (cap - kc->arena_len < words) {
 		if (cap > SIZE_MAX / 2 / sizeof(*arena))
 			return -ENOMEM;

@@ -90,6 +90,11 @@ int fl_sampler__take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_ra
 	return s->ops->take(s, pids, n, fn, ctx);
 }
 
+int fl_sampler__gather(struct fl_sampler *s)
+{
+	return s->ops->gather ? s->ops->gather(s) : 0;
+}
+
 int fl_sampler__snapshot(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx)
 {
 	return s->ops->snapshot(s, fn, ctx);

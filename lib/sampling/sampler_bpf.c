@@ -34,9 +34,9 @@ _Static_assert(FL_UW_STOPPED_IP == FL_UIP_FAILED, "a stopped walk ends as a fail
  */
 #define UCOPY_RING (8u << 20)
 
-/* Defaults sized for a busy 2-CPU machine at 999 Hz for 60 s (see README). */
-#define DEFAULT_STACK_STORAGE 32768
-#define DEFAULT_MAX_STACKS 65536
+/* The most the sizes from the rate go to (size_maps). */
+#define MAX_STACK_STORAGE 65536
+#define MAX_STACKS 65536
 
 /* A stack fetched from the stack map once, shared by every key naming it. */
 struct cached_stack {
@@ -57,7 +57,15 @@ struct fl_sampler_bpf {
 	struct bpf_link **links; /* one per event */
 	struct bpf_link *fork_link;
 	struct ring_buffer *rb;
-	struct fl_stackagg *overflow; /* samples counted in user space */
+	/*
+	 * Samples counted in user space: those sent whole through the overflow
+	 * ring, the stack copies unwound here, and what each gather moved out
+	 * of the kernel's maps.
+	 */
+	struct fl_stackagg *held;
+	uint64_t gathers;	  /* flips of the sets that moved the old one here */
+	uint64_t gathered;	  /* counts-map entries they moved */
+	uint64_t take_examined;	  /* stacks take() looked at */
 	uint32_t depth;		      /* frames per stack-map entry */
 	uint32_t stack_slots;	      /* stack ids are below this */
 	uint32_t ustack_slots;	      /* ... and ids of walked user stacks (kernel-dwarf) */
@@ -65,8 +73,8 @@ struct fl_sampler_bpf {
 	bool python;
 	int nr_possible;
 	uint64_t truncated; /* samples whose stack filled a whole stack-map entry, once counted */
-	uint32_t active;    /* the set of maps samples go to (two_sets; else always 0) */
-	bool two_sets;
+	uint32_t active;    /* the set of maps samples go to */
+	bool snapshots;	    /* opts.snapshots: snapshot() is allowed */
 	uint64_t (*era)(void *ctx, uint32_t pid, uint64_t time);
 	void *era_ctx;
 	bool follow_children;
@@ -132,10 +140,15 @@ static void bpf_free(struct fl_sampler *base)
 	fl_ktables__free(s->kt);
 	ring_buffer__free(s->rb);
 	profile_bpf__destroy(s->skel);
-	fl_stackagg__free(s->overflow);
+	fl_stackagg__free(s->held);
 	free(s->pending);
 	free(s->links);
 	free(s);
+}
+
+static uint64_t era_of(const struct fl_sampler_bpf *s, uint32_t pid, uint64_t time)
+{
+	return s->era ? s->era(s->era_ctx, pid, time) : 0;
 }
 
 static int on_overflow(void *ctx, void *data, size_t size)
@@ -153,7 +166,7 @@ static int on_overflow(void *ctx, void *data, size_t size)
 	st.tid = rec->tid;
 	st.comm = comm;
 	st.cgroup_id = rec->cgroup_id;
-	st.time = s->era ? s->era(s->era_ctx, rec->tgid, rec->time) : 0;
+	st.time = era_of(s, rec->tgid, rec->time);
 	st.time_first = st.time;
 	st.kips = (const uint64_t *)rec->ips;
 	st.nr_kips = rec->nr_kernel <= FL_MAX_STACK_DEPTH ? rec->nr_kernel : FL_MAX_STACK_DEPTH;
@@ -164,7 +177,7 @@ static int on_overflow(void *ctx, void *data, size_t size)
 	st.pyips = (const uint64_t *)rec->py;
 	st.nr_pyips = rec->nr_py <= FL_MAX_STACK_DEPTH ? rec->nr_py : FL_MAX_STACK_DEPTH;
 	/* An error here leaves the sample uncounted; the ring callback has no way to report it. */
-	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
+	if (fl_stackagg__add(s->held, &st, 1) < 0)
 		fl_pr_debug("sampler_bpf: out of memory counting an overflow sample\n");
 	return 0;
 }
@@ -226,7 +239,7 @@ static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 	st.tid = rec->tid;
 	st.comm = comm;
 	st.cgroup_id = rec->cgroup_id;
-	st.time = s->era ? s->era(s->era_ctx, rec->tgid, rec->time) : 0;
+	st.time = era_of(s, rec->tgid, rec->time);
 	st.time_first = st.time;
 	st.kips = (const uint64_t *)rec->kips;
 	st.nr_kips = rec->nr_kernel <= FL_MAX_STACK_DEPTH ? rec->nr_kernel : FL_MAX_STACK_DEPTH;
@@ -235,7 +248,7 @@ static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 	st.nr_uips = n;
 	st.pyips = (const uint64_t *)rec->py;
 	st.nr_pyips = rec->nr_py <= FL_MAX_STACK_DEPTH ? rec->nr_py : FL_MAX_STACK_DEPTH;
-	if (fl_stackagg__add(s->overflow, &st, 1) < 0)
+	if (fl_stackagg__add(s->held, &st, 1) < 0)
 		fl_pr_debug("sampler_bpf: out of memory counting a stack copy\n");
 	return true;
 }
@@ -423,26 +436,25 @@ static uint32_t pow2_within(uint64_t v, uint32_t lo, uint32_t hi)
 }
 
 /*
- * Map sizes from the samples to expect. Allocating and charging a 33 MB
- * stack map is a good part of what a short recording costs; a recording
- * that cannot fill it gets a smaller one (overflows are recovered anyway).
- * The overflow ring holds two seconds of samples that all overflow: it is
+ * Map sizes from the samples of a second: each tick empties the set of maps
+ * the programs wrote during the second before (bpf_gather), so a set holds
+ * that much, whatever the recording's length. The stack map has eight slots
+ * per sample of a second: a new stack finds its hash slot taken by another
+ * (and travels whole through the overflow ring) at a rate of about the
+ * share of slots in use, at most 1/8 when every sample's stack is new, and
+ * a late tick leaves room. Counts: four entries per sample of a second.
+ * Each set costs depth x 8 bytes a slot: 4 MiB at 99 Hz on 2 CPUs (the
+ * least, 4096 slots), 16 MiB at 999 Hz, 64 MiB at 4999 Hz and above. The
+ * overflow ring holds two seconds of samples that all overflow: it is
  * drained every second.
  */
 static void size_maps(const struct fl_sampler_opts *o, size_t nr_cpus, uint32_t *storage,
 		      uint32_t *nr_stacks, uint32_t *ring_bytes)
 {
 	uint64_t per_s = o->freq * (uint64_t)nr_cpus;
-	double expected = o->duration > 0 ? (double)per_s * o->duration : -1;
 
-	*storage = o->stack_storage_size ?: DEFAULT_STACK_STORAGE;
-	*nr_stacks = o->max_stacks ?: DEFAULT_MAX_STACKS;
-	if (expected >= 0 && expected < 1e12) {
-		if (!o->stack_storage_size)
-			*storage = pow2_within((uint64_t)expected / 2, 4096, DEFAULT_STACK_STORAGE);
-		if (!o->max_stacks)
-			*nr_stacks = pow2_within((uint64_t)expected, 4096, DEFAULT_MAX_STACKS);
-	}
+	*storage = o->stack_storage_size ?: pow2_within(per_s * 8, 4096, MAX_STACK_STORAGE);
+	*nr_stacks = o->max_stacks ?: pow2_within(per_s * 4, 4096, MAX_STACKS);
 	*ring_bytes = pow2_within(per_s * 2 * sizeof(struct fl_overflow_rec), 1u << 20, 64u << 20);
 }
 
@@ -494,7 +506,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		s->era_ctx = opts->era_ctx;
 	}
 
-	err = fl_stackagg__new(&s->overflow);
+	err = fl_stackagg__new(&s->held);
 	if (err)
 		goto out_free;
 
@@ -538,15 +550,13 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->nr_possible = err;
 	size_maps(opts, sampled_cpus(s->events), &storage, &nr_stacks, &ring_bytes);
 	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
-	s->two_sets = opts->sz >= sizeof(*opts) && opts->snapshots;
-	s->skel->rodata->two_sets = s->two_sets;
-	/* Set 1 is used for snapshots only: one entry each otherwise (none is not allowed). */
+	s->snapshots = opts->sz >= sizeof(*opts) && opts->snapshots;
 	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
 	    (err = bpf_map__set_value_size(s->skel->maps.stacks1, s->depth * sizeof(uint64_t))) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.stacks, storage)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, s->two_sets ? storage : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, storage)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts, nr_stacks)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, s->two_sets ? nr_stacks : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, nr_stacks)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.overflow, ring_bytes)))
 		goto out_free;
 	/* The kernel rounds the stack map up to a power of two buckets. */
@@ -571,7 +581,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->skel->rodata->ustack_slots = s->ustack_slots;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.ustacks, kdwarf ? storage : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1,
-					    kdwarf && s->two_sets ? storage : 1)) ||
+					    kdwarf ? storage : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.procs, kdwarf ? 65536 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.file_ids,
 					    kdwarf ? FL_UW_MAX_FILES : 1)) ||
@@ -600,7 +610,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if ((err = bpf_map__set_max_entries(s->skel->maps.pystacks,
 					    s->python ? (storage + 3) / 4 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pystacks1,
-					    s->python && s->two_sets ? (storage + 3) / 4 : 1)) ||
+					    s->python ? (storage + 3) / 4 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pyprocs, s->python ? 4096 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.py_tstates, s->python ? 8192 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pycodes, s->python ? 16384 : 1)))
@@ -818,35 +828,25 @@ static int counts_fd(const struct fl_sampler_bpf *s, uint32_t set)
 	return bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts);
 }
 
-/*
- * A take: only the keys of these pids are passed on, and they are kept
- * here to be deleted from the map after the walk.
- */
-struct take {
-	const uint32_t *pids; /* ascending */
-	size_t n;
+/* Keys of a counts map, collected to be deleted after a walk. */
+struct keyvec {
 	struct fl_stack_key *keys;
-	size_t nr_keys, cap_keys;
+	size_t nr, cap;
 };
 
-/* Whether the walk passes key on; a taken key is remembered. Returns 1, 0 or -ENOMEM. */
-static int take_key(struct take *tk, const struct fl_stack_key *key)
+static int keyvec_add(struct keyvec *v, const struct fl_stack_key *key)
 {
-	if (!tk)
-		return 1;
-	if (!fl_u32_sorted_has(tk->pids, tk->n, key->tgid))
-		return 0;
-	if (tk->nr_keys == tk->cap_keys) {
-		size_t ncap = tk->cap_keys ? tk->cap_keys * 2 : 64;
-		struct fl_stack_key *nk = realloc(tk->keys, ncap * sizeof(*nk));
+	if (v->nr == v->cap) {
+		size_t ncap = v->cap ? v->cap * 2 : 64;
+		struct fl_stack_key *nk = realloc(v->keys, ncap * sizeof(*nk));
 
 		if (!nk)
 			return -ENOMEM;
-		tk->keys = nk;
-		tk->cap_keys = ncap;
+		v->keys = nk;
+		v->cap = ncap;
 	}
-	tk->keys[tk->nr_keys++] = *key;
-	return 1;
+	v->keys[v->nr++] = *key;
+	return 0;
 }
 
 /*
@@ -966,8 +966,7 @@ static int emit_key(struct stack_cache *c, const struct fl_stack_key *key,
 }
 
 /* Key by key: two syscalls per entry, for kernels without batch lookups. */
-static int drain_counts_slow(int fd, struct stack_cache *c, struct take *tk, fl_raw_stack_fn fn,
-			     void *ctx)
+static int drain_counts_slow(int fd, struct stack_cache *c, fl_raw_stack_fn fn, void *ctx)
 {
 	struct fl_stack_key key, next;
 	struct fl_stack_val val;
@@ -984,12 +983,6 @@ static int drain_counts_slow(int fd, struct stack_cache *c, struct take *tk, fl_
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, &val))
 			continue; /* deleted meanwhile */
-		err = take_key(tk, &key);
-		if (err <= 0) {
-			if (err)
-				return err;
-			continue;
-		}
 		err = emit_key(c, &key, &val, fn, ctx);
 		if (err)
 			return err;
@@ -1004,8 +997,8 @@ static int drain_counts_slow(int fd, struct stack_cache *c, struct take *tk, fl_
  * Many entries per syscall. Returns -EOPNOTSUPP when the kernel cannot
  * batch. With del, every entry read is deleted in the same call.
  */
-static int drain_counts_batch(int fd, bool del, struct stack_cache *c, struct take *tk,
-			      fl_raw_stack_fn fn, void *ctx)
+static int drain_counts_batch(int fd, bool del, struct stack_cache *c, fl_raw_stack_fn fn,
+			      void *ctx)
 {
 	_cleanup_free_ struct fl_stack_key *keys = malloc(DRAIN_BATCH * sizeof(*keys));
 	_cleanup_free_ struct fl_stack_val *vals = malloc(DRAIN_BATCH * sizeof(*vals));
@@ -1034,12 +1027,6 @@ static int drain_counts_batch(int fd, bool del, struct stack_cache *c, struct ta
 		first = false;
 		in_batch = out_batch;
 		for (__u32 i = 0; i < n; i++) {
-			err = take_key(tk, &keys[i]);
-			if (err <= 0) {
-				if (err)
-					return err;
-				continue;
-			}
 			err = emit_key(c, &keys[i], &vals[i], fn, ctx);
 			if (err)
 				return err;
@@ -1052,7 +1039,7 @@ static int drain_counts_batch(int fd, bool del, struct stack_cache *c, struct ta
  * Collects every key of the counts map fd, for deleting them after a walk
  * on a kernel without batch lookups.
  */
-static int collect_keys(int fd, struct take *all)
+static int collect_keys(int fd, struct keyvec *all)
 {
 	struct fl_stack_key key, next;
 	bool first = true;
@@ -1061,7 +1048,7 @@ static int collect_keys(int fd, struct take *all)
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		first = false;
 		key = next;
-		err = take_key(all, &key);
+		err = keyvec_add(all, &key);
 		if (err < 0)
 			return err;
 	}
@@ -1069,18 +1056,17 @@ static int collect_keys(int fd, struct take *all)
 }
 
 /* The counts map's keys; with del (a set no program writes any more) deleted too. */
-static int drain_counts(int fd, bool del, struct stack_cache *c, struct take *tk,
-			fl_raw_stack_fn fn, void *ctx)
+static int drain_counts(int fd, bool del, struct stack_cache *c, fl_raw_stack_fn fn, void *ctx)
 {
-	struct take all = {};
-	int err = drain_counts_batch(fd, del, c, tk, fn, ctx);
+	struct keyvec all = {};
+	int err = drain_counts_batch(fd, del, c, fn, ctx);
 
 	if (err != -EOPNOTSUPP)
 		return err;
-	err = drain_counts_slow(fd, c, tk, fn, ctx);
+	err = drain_counts_slow(fd, c, fn, ctx);
 	if (!err && del)
 		err = collect_keys(fd, &all);
-	for (size_t i = 0; i < all.nr_keys; i++)
+	for (size_t i = 0; i < all.nr; i++)
 		bpf_map_delete_elem(fd, &all.keys[i]);
 	free(all.keys);
 	return err;
@@ -1114,18 +1100,13 @@ static int pystacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
 	return bpf_map__fd(set ? s->skel->maps.pystacks1 : s->skel->maps.pystacks);
 }
 
-/*
- * The keys of one set of maps (those of tk's pids, with tk; with del all of
- * them, deleted), then the overflow path's.
- */
-static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct take *tk,
-		      fl_raw_stack_fn fn, void *ctx)
+/* The keys of one set of maps; with del (a set no program writes any more) deleted too. */
+static int drain_set(struct fl_sampler_bpf *s, uint32_t set, bool del, fl_raw_stack_fn fn,
+		     void *ctx)
 {
 	struct stack_cache c, uc = {0}, pc = {0};
 	int err;
 
-	/* The copies held are samples taken: counted before any of them is passed on. */
-	flush_copies(s, true);
 	err = cache_init(&c, s, stacks_fd(s, set), s->depth, s->stack_slots);
 	if (!err && s->kt) {
 		err = cache_init(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH, s->ustack_slots);
@@ -1136,24 +1117,28 @@ static int drain_with(struct fl_sampler_bpf *s, uint32_t set, bool del, struct t
 		c.py = &pc;
 	}
 	if (!err)
-		err = drain_counts(counts_fd(s, set), del, &c, tk, fn, ctx);
+		err = drain_counts(counts_fd(s, set), del, &c, fn, ctx);
 	cache_fini(&c);
 	if (s->kt)
 		cache_fini(&uc);
 	if (s->python)
 		cache_fini(&pc);
-	if (err)
-		return err;
-	if (tk)
-		return fl_stackagg__take(s->overflow, tk->pids, tk->n, fn, ctx);
-	return fl_stackagg__for_each(s->overflow, fn, ctx);
+	return err;
+}
+
+/* The active set's keys, then what is held in user space. */
+static int drain_with(struct fl_sampler_bpf *s, fl_raw_stack_fn fn, void *ctx)
+{
+	/* The copies held are samples taken: counted before any of them is passed on. */
+	flush_copies(s, true);
+	return drain_set(s, s->active, false, fn, ctx) ?: fl_stackagg__for_each(s->held, fn, ctx);
 }
 
 static int bpf_drain(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
 
-	return drain_with(s, s->active, false, NULL, fn, ctx);
+	return drain_with(s, fn, ctx);
 }
 
 /* As drain, counting nothing: the stacks cut at the depth limit are counted by the drain. */
@@ -1161,7 +1146,7 @@ static int bpf_peek(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
 	uint64_t truncated = s->truncated;
-	int err = drain_with(s, s->active, false, NULL, fn, ctx);
+	int err = drain_with(s, fn, ctx);
 
 	s->truncated = truncated;
 	return err;
@@ -1217,68 +1202,124 @@ static void wait_for_programs(struct fl_sampler_bpf *s)
 }
 
 /*
- * With two sets: flips to the other set, waits for the programs still in
- * the old one, then reads and empties it, and hands over the overflow
- * path's samples read so far. Nothing is lost between two snapshots: a
- * sample goes to one set or the other.
+ * Flips the programs to the other set of maps and waits for those still in
+ * the old one, whose samples are then all in its maps or in the overflow
+ * ring (read here too). Returns the old set.
  */
-static int bpf_snapshot(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+static uint32_t flip_sets(struct fl_sampler_bpf *s)
 {
-	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
 	uint32_t old = s->active;
-	struct fl_stackagg *fresh;
-	int err;
 
-	if (!s->two_sets)
-		return -EINVAL;
-	err = fl_stackagg__new(&fresh);
-	if (err)
-		return err;
 	s->active = !old;
 	__atomic_store_n(&s->skel->bss->active_set, s->active, __ATOMIC_SEQ_CST);
 	wait_for_programs(s);
-	/* What the old set sent whole through the ring is read too. */
-	bpf_poll(base);
-	err = drain_with(s, old, true, NULL, fn, ctx);
+	bpf_poll(&s->base);
+	return old;
+}
+
+/*
+ * Reads and empties a set no program writes any more: its keys to fn,
+ * deleted as they are read, then its stacks. Emptied even on failure (only
+ * -ENOMEM or fn's): no stack is given twice.
+ */
+static int empty_set(struct fl_sampler_bpf *s, uint32_t set, fl_raw_stack_fn fn, void *ctx)
+{
+	int err = drain_set(s, set, true, fn, ctx);
+
 	if (err) {
 		/* Keys left would name stack ids cleared below: gone with them. */
-		struct take left = {};
-		int cfd = counts_fd(s, old);
+		struct keyvec left = {};
+		int cfd = counts_fd(s, set);
 
 		collect_keys(cfd, &left);
-		for (size_t i = 0; i < left.nr_keys; i++)
+		for (size_t i = 0; i < left.nr; i++)
 			bpf_map_delete_elem(cfd, &left.keys[i]);
 		free(left.keys);
 	}
-	clear_stacks(stacks_fd(s, old), s->stack_slots);
+	clear_stacks(stacks_fd(s, set), s->stack_slots);
 	if (s->kt)
-		clear_stacks(ustacks_fd(s, old), s->ustack_slots);
+		clear_stacks(ustacks_fd(s, set), s->ustack_slots);
 	if (s->python)
-		clear_stacks(pystacks_fd(s, old), s->pystack_slots);
-	/* Emptied even on failure (only -ENOMEM or fn's): no stack is given twice. */
-	fl_stackagg__free(s->overflow);
-	s->overflow = fresh;
+		clear_stacks(pystacks_fd(s, set), s->pystack_slots);
+	return err;
+}
+
+/* A key of the kernel's counts, held in user space from now on. */
+static int hold_cb(const struct fl_raw_stack *st, void *ctx)
+{
+	struct fl_sampler_bpf *s = ctx;
+	struct fl_raw_stack held = *st;
+
+	/* Its first and last sample's eras: a key spanning two stays told apart (fold.c). */
+	held.time_first = era_of(s, st->pid, st->time_first);
+	held.time = era_of(s, st->pid, st->time);
+	s->gathered++;
+	return fl_stackagg__add(s->held, &held, st->count);
+}
+
+/*
+ * Moves what the kernel counted into user space: the sets are flipped and
+ * the old one emptied into the held table, where each process's stacks are
+ * a table of their own. The kernel's maps then hold one tick's samples
+ * (they are sized for that), and taking the stacks of processes that exited
+ * costs what those stacks are: nothing walks the stacks of every process
+ * still running.
+ */
+static int bpf_gather(struct fl_sampler *base)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	int err = empty_set(s, flip_sets(s), hold_cb, s);
+
+	s->gathers++;
 	return err;
 }
 
 /*
- * The processes' keys are read and deleted (their slots free for new
- * stacks); their stacks stay in the stack map, which other processes'
- * keys may share. A process that exited takes no samples, so no count is
- * added between the read and the delete.
+ * Flips the sets, empties the old one into fn, and hands over what is held
+ * in user space. Nothing is lost between two snapshots: a sample goes to
+ * one set or the other.
+ */
+static int bpf_snapshot(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
+{
+	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
+	struct fl_stackagg *fresh;
+	int err;
+
+	if (!s->snapshots)
+		return -EINVAL;
+	err = fl_stackagg__new(&fresh);
+	if (err)
+		return err;
+	/* The copies held are samples taken: counted before any of them is passed on. */
+	flush_copies(s, true);
+	err = empty_set(s, flip_sets(s), fn, ctx);
+	if (!err)
+		err = fl_stackagg__for_each(s->held, fn, ctx);
+	/* Emptied even on failure: no stack is given twice. */
+	fl_stackagg__free(s->held);
+	s->held = fresh;
+	return err;
+}
+
+/*
+ * The processes exited: what the kernel counted is gathered (they add no
+ * sample to the new set) and their stacks taken from the held table.
  */
 static int bpf_take(struct fl_sampler *base, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		    void *ctx)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
-	int cfd = counts_fd(s, s->active);
 	int targets_fd = bpf_map__fd(s->skel->maps.targets);
-	struct take tk = {.pids = pids, .n = n};
-	int err = drain_with(s, s->active, false, &tk, fn, ctx);
+	int err;
 
-	for (size_t i = 0; i < tk.nr_keys; i++)
-		bpf_map_delete_elem(cfd, &tk.keys[i]);
-	free(tk.keys);
+	flush_copies(s, true);
+	err = bpf_gather(base);
+	if (!err) {
+		uint64_t before = fl_stackagg__examined(s->held);
+
+		err = fl_stackagg__take(s->held, pids, n, fn, ctx);
+		s->take_examined += fl_stackagg__examined(s->held) - before;
+	}
 	/* A new process with one of these pids is not kept for the old one's sake. */
 	for (size_t i = 0; i < n; i++)
 		bpf_map_delete_elem(targets_fd, &pids[i]);
@@ -1358,6 +1399,9 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		st->tables_maps_dropped = ks.maps_dropped;
 	}
 	fl_cpu_events__hotplug(s->events, &st->hotplug);
+	st->take_examined = s->take_examined;
+	st->gathers = s->gathers;
+	st->gathered = s->gathered;
 	return 0;
 }
 
@@ -1445,6 +1489,7 @@ static const struct fl_sampler_ops ops = {
 	.peek = bpf_peek,
 	.take = bpf_take,
 	.snapshot = bpf_snapshot,
+	.gather = bpf_gather,
 	.stats = bpf_stats,
 	.free = bpf_free,
 };

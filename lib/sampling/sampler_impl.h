@@ -19,6 +19,7 @@ struct fl_sampler_ops {
 	int (*take)(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		    void *ctx);
 	int (*snapshot)(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
+	int (*gather)(struct fl_sampler *s); /* NULL: nothing to move */
 	int (*stats)(struct fl_sampler *s, struct fl_sampler_stats *st);
 	void (*free)(struct fl_sampler *s);
 	/* kernel-dwarf (BPF backend only; NULL elsewhere). */

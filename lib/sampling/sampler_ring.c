@@ -115,6 +115,7 @@ struct ring_sampler {
 	size_t nr_comms, cap_comms;
 
 	struct fl_stackagg *agg;
+	uint64_t take_examined; /* stacks take() looked at */
 	/*
 	 * follow_children: samples of tgids not known to descend from a kept
 	 * one when read, because the fork record may sit unread in another
@@ -1094,8 +1095,10 @@ static int ring_take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_ra
 		     void *ctx)
 {
 	struct ring_sampler *r = to_ring(s);
+	uint64_t before = fl_stackagg__examined(r->agg);
 	int err = fl_stackagg__take(r->agg, pids, n, fn, ctx);
 
+	r->take_examined += fl_stackagg__examined(r->agg) - before;
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
@@ -1129,6 +1132,7 @@ static int ring_stats(struct fl_sampler *s, struct fl_sampler_stats *st)
 	uint64_t dropped, py_lost;
 
 	*st = r->st;
+	st->take_examined = r->take_examined;
 	st->py_lost = r->py_dropped;
 	if (r->python && fl_pidfilter__py_lost(r->kfilter, &py_lost) == 0)
 		st->py_lost += py_lost;

@@ -456,6 +456,83 @@ static void test_snapshots_partition_samples(void **state)
 	fl_sampler__free(s);
 }
 
+/*
+ * Gathers move the kernel's counts into user space as sampling goes on;
+ * a take of a process that exited gives its samples and looks at no other
+ * process's stacks, however many the long-lived one beside it has. No
+ * sample is lost or counted twice on the way.
+ */
+static void test_gather_and_take(void **state)
+{
+	struct child longer = busy_child(3600); /* until killed */
+	/* This process (whose children forked from now on are kept) and the long-lived child. */
+	int pids[] = {getpid(), longer.pid};
+	struct fl_sampler_opts o = {.sz = sizeof(o),
+				    .freq = 999,
+				    .kernel = true,
+				    .user = true,
+				    .pids = pids,
+				    .nr_pids = 2,
+				    .follow_children = true};
+	struct fl_sampler_stats ss;
+	struct tally t = {.pid = (uint32_t)longer.pid};
+	struct fl_sampler *s;
+	uint64_t taken = 0, examined = 0;
+	double long_cpu;
+
+	(void)state;
+	s = open_or_skip(&o);
+	assert_int_equal(fl_sampler__start(s), 0);
+	child_go(&longer);
+	for (int i = 0; i < 6; i++) {
+		struct child c = busy_child(0.1);
+		struct tally ct = {.pid = (uint32_t)c.pid};
+		uint32_t pid = (uint32_t)c.pid;
+		double cpu;
+
+		child_go(&c);
+		while (!child_exited(c.pid)) {
+			usleep(50000);
+			assert_int_equal(fl_sampler__poll(s), 0);
+			assert_int_equal(fl_sampler__gather(s), 0);
+		}
+		cpu = child_reap(&c);
+		assert_int_equal(fl_sampler__poll(s), 0);
+		assert_int_equal(fl_sampler__take(s, &pid, 1, tally_cb, &ct), 0);
+		assert_int_equal(ct.other_pid, 0);
+		assert_samples_of_cpu(ct.total, o.freq, cpu);
+		assert_int_equal(fl_sampler__stats(s, &ss), 0);
+		/* What it looked at: this child's stacks, given to the callback. */
+		assert_int_equal(ss.take_examined - examined, ct.stacks);
+		examined = ss.take_examined;
+		taken += ct.total;
+		/* Taken once: nothing of it comes again. */
+		ct = (struct tally){.pid = pid};
+		assert_int_equal(fl_sampler__take(s, &pid, 1, tally_cb, &ct), 0);
+		assert_int_equal(ct.total, 0);
+	}
+	kill(longer.pid, SIGKILL);
+	long_cpu = child_reap(&longer);
+	assert_int_equal(fl_sampler__stop(s), 0);
+	assert_int_equal(fl_sampler__poll(s), 0);
+	assert_int_equal(fl_sampler__stats(s, &ss), 0);
+	/* A gather at least every 50 ms moved the counts: many entries, many flips. */
+	printf("# %llu gathers moved %llu entries\n", (unsigned long long)ss.gathers,
+	       (unsigned long long)ss.gathered);
+	assert_true(ss.gathers >= 12);
+	assert_true(ss.gathered > 0);
+	assert_int_equal(fl_sampler__drain(s, tally_cb, &t), 0);
+	printf("# the drain: %llu samples in %llu stacks, none looked at by a take\n",
+	       (unsigned long long)t.total, (unsigned long long)t.stacks);
+	/* The long-lived child's spin() recursion makes dozens of stacks. */
+	assert_true(t.stacks >= 20);
+	assert_samples_of_cpu(t.total - t.other_pid, o.freq, long_cpu);
+	assert_int_equal(ss.lost, 0);
+	/* Every sample once: the takes' and the drain's (whose total counts every process). */
+	assert_int_equal(ss.samples, taken + t.total + ss.idle + ss.filtered);
+	fl_sampler__free(s);
+}
+
 static void test_user_only_and_per_thread(void **state)
 {
 	struct fl_sampler_opts o = {.sz = sizeof(o), .freq = 499, .user = true, .per_thread = true};
@@ -543,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_collisions_are_recovered),
 		cmocka_unit_test(test_user_only_and_per_thread),
 		cmocka_unit_test(test_snapshots_partition_samples),
+		cmocka_unit_test(test_gather_and_take),
 	};
 
 	if (geteuid() != 0) {

@@ -494,16 +494,26 @@ static void test_time_keeps_eras_apart(void **state)
 	struct collect c;
 
 	(void)state;
-	st.time = 0;
+	st.time_first = st.time = 0;
 	assert_int_equal(fl_stackagg__add(a, &st, 2), 0);
-	st.time = 5000;
+	st.time_first = st.time = 5000;
 	assert_int_equal(fl_stackagg__add(a, &st, 3), 0);
 	assert_int_equal(fl_stackagg__add(a, &st, 1), 0);
+	/* Counted in the kernel across two eras: a key of its own, both ends kept. */
+	st.time_first = 0;
+	assert_int_equal(fl_stackagg__add(a, &st, 7), 0);
 	c = collect(a);
-	assert_int_equal(c.nr, 2);
+	assert_int_equal(c.nr, 3);
 	for (size_t i = 0; i < c.nr; i++) {
-		assert_int_equal(c.got[i].st.time, c.got[i].st.time_first);
-		assert_int_equal(c.got[i].st.count, c.got[i].st.time ? 4 : 2);
+		const struct fl_raw_stack *g = &c.got[i].st;
+
+		if (g->time_first != g->time) {
+			assert_int_equal(g->time_first, 0);
+			assert_int_equal(g->time, 5000);
+			assert_int_equal(g->count, 7);
+		} else {
+			assert_int_equal(g->count, g->time ? 4 : 2);
+		}
 	}
 	free(c.got);
 	fl_stackagg__free(a);
@@ -526,6 +536,7 @@ static void test_take(void **state)
 	}
 	assert_int_equal(fl_stackagg__take(a, pids, 2, collect_cb, &c), 0);
 	assert_int_equal(c.nr, 2);
+	assert_int_equal(fl_stackagg__examined(a), 2);
 	assert_true((c.got[0].st.pid == 100 && c.got[1].st.pid == 300) ||
 		    (c.got[0].st.pid == 300 && c.got[1].st.pid == 100));
 	assert_int_equal(c.got[0].st.count, c.got[0].st.pid / 100);
@@ -545,12 +556,111 @@ static void test_take(void **state)
 	fl_stackagg__free(a);
 }
 
+/*
+ * A take looks at the stacks of its pids only: a long-lived process's
+ * thousands of stacks cost the takes of the short-lived ones nothing, and
+ * stay whole through a thousand takes.
+ */
+static void test_take_costs_what_it_takes(void **state)
+{
+	struct fl_stackagg *a = new_agg();
+	struct collect c = {.cap = 4};
+	struct fl_raw_stack st = base_stack();
+	uint64_t uips[2] = {0x401000, 0};
+	struct collect all;
+
+	(void)state;
+	c.got = calloc(c.cap, sizeof(*c.got));
+	assert_non_null(c.got);
+	st.pid = 7;
+	st.uips = uips;
+	for (uint64_t i = 0; i < 10000; i++) {
+		uips[1] = 0x500000 + i;
+		assert_int_equal(fl_stackagg__add(a, &st, 1), 0);
+	}
+	for (uint32_t pid = 1000; pid < 2000; pid++) {
+		const uint32_t one[] = {pid};
+
+		st.pid = pid;
+		assert_int_equal(fl_stackagg__add(a, &st, 2), 0);
+		assert_int_equal(fl_stackagg__add(a, &st, 1), 0);
+		c.nr = 0;
+		assert_int_equal(fl_stackagg__take(a, one, 1, collect_cb, &c), 0);
+		assert_int_equal(c.nr, 1);
+		assert_int_equal(c.got[0].st.pid, pid);
+		assert_int_equal(c.got[0].st.count, 3);
+	}
+	/* One stack looked at per take: the 10,000 of pid 7 never. */
+	assert_int_equal(fl_stackagg__examined(a), 1000);
+	assert_int_equal(fl_stackagg__nr_stacks(a), 10000);
+	assert_int_equal(fl_stackagg__total(a), 10000);
+	all = collect(a);
+	for (size_t i = 0; i < all.nr; i++) {
+		assert_int_equal(all.got[i].st.pid, 7);
+		assert_int_equal(all.got[i].st.count, 1);
+	}
+	free(all.got);
+	free(c.got);
+	fl_stackagg__free(a);
+}
+
+/* Taking pids in any order, some unknown, leaves the others and their index whole. */
+static void test_take_many_shards(void **state)
+{
+	struct fl_stackagg *a = new_agg();
+	struct fl_raw_stack st = base_stack();
+	struct collect c = {.cap = 600};
+	uint32_t pids[300];
+	size_t n = 0;
+
+	(void)state;
+	c.got = calloc(c.cap, sizeof(*c.got));
+	assert_non_null(c.got);
+	for (uint32_t pid = 1; pid <= 500; pid++) {
+		st.pid = pid;
+		assert_int_equal(fl_stackagg__add(a, &st, pid), 0);
+	}
+	/* Every third, and 100 pids never seen. */
+	for (uint32_t pid = 3; pid <= 600; pid += 3)
+		pids[n++] = pid;
+	assert_int_equal(fl_stackagg__take(a, pids, n, collect_cb, &c), 0);
+	assert_int_equal(c.nr, 166);
+	for (size_t i = 0; i < c.nr; i++) {
+		assert_int_equal(c.got[i].st.pid % 3, 0);
+		assert_int_equal(c.got[i].st.count, c.got[i].st.pid);
+	}
+	assert_int_equal(fl_stackagg__nr_stacks(a), 500 - 166);
+	/* The rest are found again: adding to them makes no new stack. */
+	for (uint32_t pid = 1; pid <= 500; pid++) {
+		if (pid % 3 == 0)
+			continue;
+		st.pid = pid;
+		assert_int_equal(fl_stackagg__add(a, &st, 1), 0);
+	}
+	assert_int_equal(fl_stackagg__nr_stacks(a), 500 - 166);
+	c.nr = 0;
+	pids[0] = 1;
+	pids[1] = 500;
+	assert_int_equal(fl_stackagg__take(a, pids, 2, collect_cb, &c), 0);
+	assert_int_equal(c.nr, 2);
+	assert_int_equal(c.got[0].st.count + c.got[1].st.count, 1 + 1 + 500 + 1);
+	/* fn's error stops the calls; the pids' stacks are gone all the same. */
+	pids[0] = 2;
+	pids[1] = 4;
+	assert_int_equal(fl_stackagg__take(a, pids, 2, stop_at_second, &(int){1}), -ENOSPC);
+	assert_int_equal(fl_stackagg__nr_stacks(a), 500 - 166 - 4);
+	free(c.got);
+	fl_stackagg__free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_free),
 		cmocka_unit_test(test_time_keeps_eras_apart),
 		cmocka_unit_test(test_take),
+		cmocka_unit_test(test_take_costs_what_it_takes),
+		cmocka_unit_test(test_take_many_shards),
 		cmocka_unit_test(test_merge_equal),
 		cmocka_unit_test(test_every_field_counts),
 		cmocka_unit_test(test_comm),

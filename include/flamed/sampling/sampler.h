@@ -222,6 +222,10 @@ struct fl_sampler_stats {
 	/* Samples whose Python frames were read but lost on the way (ring backend: no room for them). */
 	uint64_t py_lost;
 	struct fl_cpu_hotplug hotplug; /* CPUs offline for part of the time: not sampled then */
+	/* Stacks fl_sampler__take() looked at, over the sampler's life: what the takes cost. */
+	uint64_t take_examined;
+	/* BPF: gathers (the kernel's maps emptied into user space), and the entries they moved. */
+	uint64_t gathers, gathered;
 };
 
 /*
@@ -298,6 +302,14 @@ int fl_sampler__peek(struct fl_sampler *s, fl_raw_stack_fn fn, void *ctx);
  */
 int fl_sampler__take(struct fl_sampler *s, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		     void *ctx);
+
+/*
+ * Moves what the kernel counted so far into user space (BPF backend; 0 and
+ * nothing done elsewhere). To be called about once a second: the kernel's
+ * maps are sized for a second of samples, and a take then looks at the
+ * stacks of the processes it takes only. Returns 0 or -ENOMEM.
+ */
+int fl_sampler__gather(struct fl_sampler *s);
 
 /*
  * Calls fn for every distinct stack recorded since the previous snapshot

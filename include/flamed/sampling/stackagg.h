@@ -10,10 +10,12 @@
 
 /*
  * A hash of distinct raw stacks — (pid, tid, comm, kernel ips, user ips,
- * kerr, uerr, time, cgroup_id) — to counts. The caller sets time to the start of the
- * era of the sample (so that samples of one era share a key); for_each
- * gives it back as both time and time_first. Memory grows with the number of distinct
- * stacks, never with the number of samples.
+ * Python ips, kerr, uerr, time_first, time, cgroup_id) — to counts. The
+ * caller sets time_first and time to the starts of the eras of the first
+ * and last sample (equal for one sample), so that samples of one era share
+ * a key; for_each gives them back. Memory grows with the number of distinct
+ * stacks, never with the number of samples. Each process's stacks are a
+ * table of their own: taking a process's stacks costs what they are.
  */
 struct fl_stackagg;
 
@@ -33,10 +35,9 @@ int fl_stackagg__add(struct fl_stackagg *a, const struct fl_raw_stack *st, uint6
 int fl_stackagg__for_each(const struct fl_stackagg *a, fl_raw_stack_fn fn, void *ctx);
 
 /*
- * Removes every stack of the pids (sorted ascending) and calls fn for each;
- * the table is rebuilt without them. Returns 0, -ENOMEM (nothing removed,
- * fn not called), or fn's first non-zero return, which stops the calls
- * (the stacks of the pids are gone all the same).
+ * Removes every stack of the pids and calls fn for each, looking at no
+ * other process's stacks. Returns 0 or fn's first non-zero return, which
+ * stops the calls (the stacks of the pids are gone all the same).
  */
 int fl_stackagg__take(struct fl_stackagg *a, const uint32_t *pids, size_t n, fl_raw_stack_fn fn,
 		      void *ctx);
@@ -44,5 +45,7 @@ int fl_stackagg__take(struct fl_stackagg *a, const uint32_t *pids, size_t n, fl_
 size_t fl_stackagg__nr_stacks(const struct fl_stackagg *a);
 /* Sum of all counts. */
 uint64_t fl_stackagg__total(const struct fl_stackagg *a);
+/* How many stacks take() has looked at, over the table's life: what the takes cost. */
+uint64_t fl_stackagg__examined(const struct fl_stackagg *a);
 
 #endif

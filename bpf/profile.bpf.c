@@ -70,9 +70,14 @@ struct {
 	__uint(max_entries, 40960);
 } counts SEC(".maps"), counts1 SEC(".maps");
 
-/* Processes to keep when filter_pids is set (value unused). */
+/*
+ * Processes to keep when filter_pids is set (value unused); one entry
+ * otherwise. Not preallocated: a few are written, and only in the hundreds
+ * of thousands would preallocation pay for its set-up cost.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, __u8);
 	__uint(max_entries, 65536);

@@ -1219,7 +1219,8 @@ static void snapshot(struct daemon *d, const char *why)
 		d->other_ns_logged = true;
 	}
 	if (ss.map_full > d->last.map_full)
-		msg("max_stacks (%u) reached: %llu samples counted in user space this interval",
+		msg("max_stacks (%u a second) reached: %llu samples counted in user space this "
+		    "interval",
 		    d->cfg.max_stacks, (unsigned long long)(ss.map_full - d->last.map_full));
 	fl_tracker__stats(d->ses.tracker, &ts);
 	if (ts.over_max > d->over_max)

@@ -141,8 +141,10 @@ static const char record_usage[] =
 	"      --no-debuginfod      not even when DEBUGINFOD_URLS is set\n"
 	"      --debuginfod-budget FILES,SIZE,SECONDS  the most fetched per run (default\n"
 	"                           64,1G,30; SIZE with K, M, G)\n"
-	"      --stack-storage-size N  BPF stack-map entries (default 32768)\n"
-	"      --max-stacks N       BPF counts-map entries (default 65536)\n"
+	"      --stack-storage-size N  BPF stack-map entries, emptied every second (default:\n"
+	"                           8 per sample a second, 4096 to 65536)\n"
+	"      --max-stacks N       BPF counts-map entries, emptied every second (default:\n"
+	"                           4 per sample a second, 4096 to 65536)\n"
 	"      --max-processes N    processes tracked at once (default 32768); frames of\n"
 	"                           others stay unnamed, and the summary says how many\n"
 	"      --max-symbol-cache SIZE  memory for the files read for symbols and the JIT\n"
@@ -1065,6 +1067,12 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    (unsigned long long)ts->exits, (unsigned long long)ts->processes,
 		    (unsigned long long)ts->peak_processes, (unsigned long long)ts->forgotten,
 		    (unsigned long long)ts->replaced);
+	if (verbose)
+		msg("exited processes: %llu flushes passed on %llu stacks and looked at %llu; %llu "
+		    "gathers moved %llu entries of the kernel's counts to user space",
+		    (unsigned long long)r->ses.flushes, (unsigned long long)r->ses.flushed_stacks,
+		    (unsigned long long)ss->take_examined, (unsigned long long)ss->gathers,
+		    (unsigned long long)ss->gathered);
 	if (fs->spanning_eras)
 		msg("%llu samples share a kernel-counted stack with samples taken after a library "
 		    "or program was replaced at its addresses: named with the later mappings "

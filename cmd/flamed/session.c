@@ -863,6 +863,14 @@ static int fold_cb(const struct fl_raw_stack *st, void *ctx)
 	return fl_fold__add(ctx, st);
 }
 
+static int flushed_cb(const struct fl_raw_stack *st, void *ctx)
+{
+	struct session *s = ctx;
+
+	s->flushed_stacks++;
+	return fl_fold__add(s->fold, st);
+}
+
 #define FLUSH_BATCH 1024
 /*
  * A flush looks at the stacks of the processes that exited only, but each
@@ -902,6 +910,7 @@ static int flush_exited(struct session *s)
 	    fl_tracker__exited(s->tracker, before, pids, FLUSH_MIN_EXITED) < FLUSH_MIN_EXITED)
 		return 0;
 	s->ticks_since_flush = 0;
+	s->flushes++;
 	do {
 		int err;
 
@@ -909,7 +918,7 @@ static int flush_exited(struct session *s)
 		if (!n)
 			break;
 		qsort(pids, n, sizeof(*pids), cmp_u32);
-		err = fl_sampler__take(s->sampler, pids, n, fold_cb, s->fold);
+		err = fl_sampler__take(s->sampler, pids, n, flushed_cb, s);
 		if (err)
 			return err;
 		fl_tracker__forget(s->tracker, pids, n);

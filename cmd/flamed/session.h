@@ -131,6 +131,8 @@ struct session {
 	int err;		    /* a failure of the loop's work (-ENOMEM), sticky */
 	uint64_t tick_poll[2];	    /* when the last two ticks' ring reads began */
 	unsigned int ticks_since_flush;
+	/* Flushes of exited processes, and the stacks they passed on (their cost: see stats). */
+	uint64_t flushes, flushed_stacks;
 	unsigned int ticks_since_trim;
 	int kdwarf_failed; /* -errno: kernel-dwarf asked for and not loadable (0: loaded or not asked) */
 	int maps_fd;	   /* kernel-dwarf: the TAG_MAPS timerfd, or -1 */

@@ -557,7 +557,8 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, storage)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts, nr_stacks)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, nr_stacks)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.overflow, ring_bytes)))
+	    (err = bpf_map__set_max_entries(s->skel->maps.overflow, ring_bytes)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.targets, s->filter_pids ? 65536 : 1)))
 		goto out_free;
 	/* The kernel rounds the stack map up to a power of two buckets. */
 	s->stack_slots = 1;
@@ -1321,7 +1322,7 @@ static int bpf_take(struct fl_sampler *base, const uint32_t *pids, size_t n, fl_
 		s->take_examined += fl_stackagg__examined(s->held) - before;
 	}
 	/* A new process with one of these pids is not kept for the old one's sake. */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n && s->filter_pids; i++)
 		bpf_map_delete_elem(targets_fd, &pids[i]);
 	return err;
 }

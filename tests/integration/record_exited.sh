@@ -6,7 +6,8 @@
 # share of their CPU, with frame pointers and with --call-graph dwarf, and
 # their samples match their CPU time. And a machine that starts thousands
 # of processes: what flamed keeps of those that exited is dropped once
-# their samples are named, so what it tracks follows the processes alive.
+# their samples are named, so what it tracks follows the processes alive,
+# and naming them looks at their stacks only.
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
@@ -72,7 +73,17 @@ done
 # Thousands of processes: what is tracked at once stays a fraction of them.
 # flamed drops a process two of its 1 s ticks after its exit at the soonest:
 # the churn lasts 10 s, and 1500 processes (a busy machine runs fewer in 10 s).
-record_during churn "end=\$((SECONDS + 10)); for ((i = 0; i < 1500 || SECONDS < end; i++)); do /bin/true; done"
+# Beside them a long-lived process burns 4 s of CPU in stacks of its own
+# (thousands: its leaf addresses vary), still running at every flush.
+record_during churn "FIXTURE_CLOCK=cpu '$FIXTURES/short_burn' 4 & end=\$((SECONDS + 10)); for ((i = 0; i < 1500 || SECONDS < end; i++)); do /bin/true; done; wait"
+# What a flush costs: the stacks of the processes it passes on, and no
+# other: it looks at none of the long-lived one's (nor any still running).
+line=$(grep "exited processes:" "$T/churn.err") || fail "no exited processes line in -v output"
+note "$line"
+read -r flushes passed looked gathers < <(sed -E 's/.*: ([0-9]+) flushes passed on ([0-9]+) stacks and looked at ([0-9]+); ([0-9]+) gathers.*/\1 \2 \3 \4/' <<<"$line")
+[[ $flushes -ge 2 && $passed -gt 0 ]] || fail "flushes passed on nothing: $line"
+[[ $looked -eq $passed ]] || fail "the flushes looked at $looked stacks to pass on $passed: $line"
+[[ $gathers -ge 8 ]] || fail "the kernel's counts were gathered $gathers times in 12 s or more: $line"
 line=$(grep "process tracker:" "$T/churn.err") || fail "no process tracker line in -v output"
 note "$line"
 read -r forks exits peak dropped < <(sed -E 's/.* ([0-9]+) forks, [0-9]+ execs, ([0-9]+) exits; [0-9]+ processes tracked at the end, at most ([0-9]+) at once, ([0-9]+) dropped.*/\1 \2 \3 \4/' <<<"$line")

@@ -27,12 +27,6 @@
 
 _Static_assert(FL_UW_STOPPED_IP == FL_UIP_FAILED, "a stopped walk ends as a failed unwinding");
 
-/*
- * The ring of kernel-dwarf's stack copies: about a quarter of a second of
- * every sample of 2 CPUs at 999 Hz being copied (a burst of new programs);
- * past it, samples are counted as walked with frame pointers.
- */
-#define UCOPY_RING (8u << 20)
 
 /* The most the sizes from the rate go to (size_maps). */
 #define MAX_STACK_STORAGE 65536
@@ -444,18 +438,30 @@ static uint32_t pow2_within(uint64_t v, uint32_t lo, uint32_t hi)
  * share of slots in use, at most 1/8 when every sample's stack is new, and
  * a late tick leaves room. Counts: four entries per sample of a second.
  * Each set costs depth x 8 bytes a slot: 4 MiB at 99 Hz on 2 CPUs (the
- * least, 4096 slots), 16 MiB at 999 Hz, 64 MiB at 4999 Hz and above. The
- * overflow ring holds two seconds of samples that all overflow: it is
- * drained every second.
+ * least, 4096 slots), 16 MiB at 999 Hz, 64 MiB at 4999 Hz and above.
+ *
+ * The two rings are in flamed's RSS whole, twice over (the kernel maps
+ * their pages when user space maps them, and the data pages twice, for
+ * records that wrap), so they are sized by need. User space is woken when
+ * one is a quarter full.
+ *  - The overflow ring takes the samples whose stack found no room (the
+ *    collisions above): a quarter of a second of every sample overflowing,
+ *    256 KiB at 99 Hz on 2 CPUs, 2 MiB at 999 Hz, 8 MiB at 4999 Hz.
+ *  - kernel-dwarf's stack copies (18.6 KiB each) are made for the samples of
+ *    code whose unwind table is not loaded yet, a burst when programs
+ *    start: a sixteenth of a second of every sample copied, 1 MiB at 99 Hz,
+ *    4 MiB at 999 Hz, 8 MiB at most. Past it, samples are walked with frame
+ *    pointers there, and counted.
  */
 static void size_maps(const struct fl_sampler_opts *o, size_t nr_cpus, uint32_t *storage,
-		      uint32_t *nr_stacks, uint32_t *ring_bytes)
+		      uint32_t *nr_stacks, uint32_t *ring_bytes, uint32_t *ucopy_bytes)
 {
 	uint64_t per_s = o->freq * (uint64_t)nr_cpus;
 
 	*storage = o->stack_storage_size ?: pow2_within(per_s * 8, 4096, MAX_STACK_STORAGE);
 	*nr_stacks = o->max_stacks ?: pow2_within(per_s * 4, 4096, MAX_STACKS);
-	*ring_bytes = pow2_within(per_s * 2 * sizeof(struct fl_overflow_rec), 1u << 20, 64u << 20);
+	*ring_bytes = pow2_within(per_s * sizeof(struct fl_overflow_rec) / 4, 256u << 10, 64u << 20);
+	*ucopy_bytes = pow2_within(per_s * sizeof(struct fl_ucopy_rec) / 16, 1u << 20, 8u << 20);
 }
 
 /* The CPUs that may be sampled: those present (online or to come), else those online now. */
@@ -481,7 +487,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	};
 	struct fl_sampler_bpf *s;
 	uint32_t max_stack = FL_MAX_STACK_DEPTH;
-	uint32_t storage, nr_stacks, ring_bytes;
+	uint32_t storage, nr_stacks, ring_bytes, ucopy_bytes;
 	bool kdwarf = opts->sz >= sizeof(*opts) && opts->kdwarf && opts->user;
 	int err;
 
@@ -548,7 +554,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if (err < 0)
 		goto out_free;
 	s->nr_possible = err;
-	size_maps(opts, sampled_cpus(s->events), &storage, &nr_stacks, &ring_bytes);
+	size_maps(opts, sampled_cpus(s->events), &storage, &nr_stacks, &ring_bytes, &ucopy_bytes);
 	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
 	s->snapshots = opts->sz >= sizeof(*opts) && opts->snapshots;
 	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
@@ -569,7 +575,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->skel->rodata->kdwarf = kdwarf;
 	s->unwinder = kdwarf ? opts->unwinder : NULL;
 	s->skel->rodata->want_copies = s->unwinder != NULL;
-	s->skel->rodata->ucopy_wakeup = (s->unwinder ? UCOPY_RING : 4096) / 4;
+	s->skel->rodata->ucopy_wakeup = (s->unwinder ? ucopy_bytes : 4096) / 4;
 	/*
 	 * Walked user stacks: a map of their own, as many as the stack map
 	 * (one each unused without). Their ids are hashes of the stacks in
@@ -591,7 +597,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	    (err = bpf_map__set_max_entries(s->skel->maps.uw_rows,
 					    kdwarf ? FL_UW_ROW_CACHE * (uint32_t)s->nr_possible : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ucopies,
-					    s->unwinder ? UCOPY_RING : 4096)))
+					    s->unwinder ? ucopy_bytes : 4096)))
 		goto out_free;
 	if (!kdwarf) {
 		bpf_program__set_autoload(s->skel->progs.uw_on_exec, false);

@@ -29,7 +29,7 @@ _Static_assert(FL_UW_STOPPED_IP == FL_UIP_FAILED, "a stopped walk ends as a fail
 
 
 /* The most the sizes from the rate go to (size_maps). */
-#define MAX_STACK_STORAGE 65536
+#define MAX_STACK_STORAGE 32768
 #define MAX_STACKS 65536
 
 /* A stack fetched from the stack map once, shared by every key naming it. */
@@ -432,13 +432,20 @@ static uint32_t pow2_within(uint64_t v, uint32_t lo, uint32_t hi)
 /*
  * Map sizes from the samples of a second: each tick empties the set of maps
  * the programs wrote during the second before (bpf_gather), so a set holds
- * that much, whatever the recording's length. The stack map has eight slots
- * per sample of a second: a new stack finds its hash slot taken by another
- * (and travels whole through the overflow ring) at a rate of about the
- * share of slots in use, at most 1/8 when every sample's stack is new, and
- * a late tick leaves room. Counts: four entries per sample of a second.
- * Each set costs depth x 8 bytes a slot: 4 MiB at 99 Hz on 2 CPUs (the
- * least, 4096 slots), 16 MiB at 999 Hz, 64 MiB at 4999 Hz and above.
+ * that much, whatever the recording's length. Every slot is depth x 8
+ * bytes (1 KiB) of kernel memory, twice (two sets), and allocating it is
+ * most of what the set-up costs (3.4 ms a MiB on a VM).
+ *  - With frame pointers the stack map holds user and kernel stacks: eight
+ *    slots per sample of a second. A new stack finds its hash slot taken
+ *    (and travels whole through the overflow ring) at about the share of
+ *    slots in use, at most 1/8 when every sample's stack is new.
+ *  - With kernel-dwarf it holds kernel stacks only, fewer and more often
+ *    the same: four slots per sample. The walked user stacks have a map of
+ *    their own, two entries per sample, their ids in eight times as many
+ *    slots (two tried per stack); Python stacks a quarter of that.
+ *  - Counts: four entries per sample of a second.
+ * At 999 Hz on 2 CPUs, kernel-dwarf: 8 MiB of stack map and 4 MiB of user
+ * stacks per set; 1 MiB each at 99 Hz.
  *
  * The two rings are in flamed's RSS whole, twice over (the kernel maps
  * their pages when user space maps them, and the data pages twice, for
@@ -453,15 +460,28 @@ static uint32_t pow2_within(uint64_t v, uint32_t lo, uint32_t hi)
  *    4 MiB at 999 Hz, 8 MiB at most. Past it, samples are walked with frame
  *    pointers there, and counted.
  */
-static void size_maps(const struct fl_sampler_opts *o, size_t nr_cpus, uint32_t *storage,
-		      uint32_t *nr_stacks, uint32_t *ring_bytes, uint32_t *ucopy_bytes)
+struct map_sizes {
+	uint32_t storage;  /* stack-map slots */
+	uint32_t ustorage; /* walked user stacks (kernel-dwarf) */
+	uint32_t nr_stacks, ring_bytes, ucopy_bytes;
+};
+
+static void size_maps(const struct fl_sampler_opts *o, size_t nr_cpus, bool kdwarf,
+		      struct map_sizes *ms)
 {
 	uint64_t per_s = o->freq * (uint64_t)nr_cpus;
 
-	*storage = o->stack_storage_size ?: pow2_within(per_s * 8, 4096, MAX_STACK_STORAGE);
-	*nr_stacks = o->max_stacks ?: pow2_within(per_s * 4, 4096, MAX_STACKS);
-	*ring_bytes = pow2_within(per_s * sizeof(struct fl_overflow_rec) / 4, 256u << 10, 64u << 20);
-	*ucopy_bytes = pow2_within(per_s * sizeof(struct fl_ucopy_rec) / 16, 1u << 20, 8u << 20);
+	if (kdwarf)
+		ms->storage = pow2_within(per_s * 4, 1024, MAX_STACK_STORAGE / 2);
+	else
+		ms->storage = pow2_within(per_s * 8, 4096, MAX_STACK_STORAGE);
+	ms->ustorage = pow2_within(per_s * 2, 1024, MAX_STACK_STORAGE / 2);
+	if (o->stack_storage_size)
+		ms->storage = ms->ustorage = o->stack_storage_size;
+	ms->nr_stacks = o->max_stacks ?: pow2_within(per_s * 4, 4096, MAX_STACKS);
+	ms->ring_bytes =
+		pow2_within(per_s * sizeof(struct fl_overflow_rec) / 4, 256u << 10, 64u << 20);
+	ms->ucopy_bytes = pow2_within(per_s * sizeof(struct fl_ucopy_rec) / 16, 1u << 20, 8u << 20);
 }
 
 /* The CPUs that may be sampled: those present (online or to come), else those online now. */
@@ -487,7 +507,8 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	};
 	struct fl_sampler_bpf *s;
 	uint32_t max_stack = FL_MAX_STACK_DEPTH;
-	uint32_t storage, nr_stacks, ring_bytes, ucopy_bytes;
+	struct map_sizes ms;
+	uint32_t storage, nr_stacks, ring_bytes, ucopy_bytes, uslots;
 	bool kdwarf = opts->sz >= sizeof(*opts) && opts->kdwarf && opts->user;
 	int err;
 
@@ -554,7 +575,14 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if (err < 0)
 		goto out_free;
 	s->nr_possible = err;
-	size_maps(opts, sampled_cpus(s->events), &storage, &nr_stacks, &ring_bytes, &ucopy_bytes);
+	size_maps(opts, sampled_cpus(s->events), kdwarf, &ms);
+	storage = ms.storage;
+	nr_stacks = ms.nr_stacks;
+	ring_bytes = ms.ring_bytes;
+	ucopy_bytes = ms.ucopy_bytes;
+	uslots = 1;
+	while (uslots < ms.ustorage)
+		uslots <<= 1;
 	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
 	s->snapshots = opts->sz >= sizeof(*opts) && opts->snapshots;
 	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
@@ -584,11 +612,11 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	 * taken (most of its stacks are seen once or twice) and travelled
 	 * whole through the overflow ring.
 	 */
-	s->ustack_slots = kdwarf ? s->stack_slots * 4 : 1;
+	s->ustack_slots = kdwarf ? uslots * 8 : 1;
 	s->skel->rodata->ustack_slots = s->ustack_slots;
-	if ((err = bpf_map__set_max_entries(s->skel->maps.ustacks, kdwarf ? storage : 1)) ||
+	if ((err = bpf_map__set_max_entries(s->skel->maps.ustacks, kdwarf ? ms.ustorage : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1,
-					    kdwarf ? storage : 1)) ||
+					    kdwarf ? ms.ustorage : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.procs, kdwarf ? 65536 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.file_ids,
 					    kdwarf ? FL_UW_MAX_FILES : 1)) ||
@@ -612,12 +640,12 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	 */
 	s->python = opts->sz >= sizeof(*opts) && opts->python && opts->user;
 	s->skel->rodata->want_python = s->python;
-	s->pystack_slots = s->python ? s->stack_slots * 4 : 1;
+	s->pystack_slots = s->python ? uslots * 4 : 1;
 	s->skel->rodata->pystack_slots = s->pystack_slots;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.pystacks,
-					    s->python ? (storage + 3) / 4 : 1)) ||
+					    s->python ? (ms.ustorage + 3) / 4 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pystacks1,
-					    s->python ? (storage + 3) / 4 : 1)) ||
+					    s->python ? (ms.ustorage + 3) / 4 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pyprocs, s->python ? 4096 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.py_tstates, s->python ? 8192 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.pycodes, s->python ? 16384 : 1)))

@@ -31,6 +31,10 @@ def main():
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.exit("treetime.py: prctl(PR_SET_CHILD_SUBREAPER): "
                  + os.strerror(ctypes.get_errno()))
+    # What this process's own children used before: a python3 started by
+    # a wrapper (pyenv's shim runs helpers, then execs python) inherits
+    # their CPU in RUSAGE_CHILDREN, half a second of it on one machine.
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
@@ -50,7 +54,8 @@ def main():
     wall = time.monotonic() - start
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(out, "a", encoding="ascii") as f:
-        f.write(f"{wall:.3f} {ru.ru_utime:.3f} {ru.ru_stime:.3f} {ru.ru_maxrss}\n")
+        f.write(f"{wall:.3f} {ru.ru_utime - before.ru_utime:.3f} "
+                f"{ru.ru_stime - before.ru_stime:.3f} {ru.ru_maxrss}\n")
     if os.WIFSIGNALED(status):
         sys.exit(128 + os.WTERMSIG(status))
     sys.exit(os.WEXITSTATUS(status))

@@ -1315,7 +1315,6 @@ static int record(struct record_args *a)
 		.max_stacks = a->max_stacks,
 		.max_processes = a->max_processes ? a->max_processes : 32768,
 		.max_cache_bytes = a->max_symbol_cache,
-		.duration = a->duration,
 		.pprof = a->format == FORMAT_PPROF,
 		.debuginfod = a->debuginfod != 0,
 		.debuginfod_urls = a->debuginfod_urls,

@@ -300,7 +300,6 @@ static int open_sampler(struct session *s)
 		.user = o->user,
 		.stack_storage_size = o->stack_storage_size,
 		.max_stacks = o->max_stacks,
-		.duration = o->duration,
 		.dwarf = o->dwarf,
 		.stack_size = o->stack_size,
 		.unwinder = s->unwinder,

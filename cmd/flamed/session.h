@@ -73,7 +73,6 @@ struct session_opts {
 	bool kdwarf;
 	uint64_t max_table_bytes;
 	uint32_t stack_storage_size, max_stacks;
-	double duration;	  /* seconds, 0: unknown (sizes the BPF maps) */
 	bool snapshots;		  /* session_snapshot() will be called */
 	bool pprof;		  /* the samples also go to a pprof profile, s->pprof */
 	bool quiet;		  /* no notices (BPF fallback) on stderr */

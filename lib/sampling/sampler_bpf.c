@@ -27,7 +27,6 @@
 
 _Static_assert(FL_UW_STOPPED_IP == FL_UIP_FAILED, "a stopped walk ends as a failed unwinding");
 
-
 /* The most the sizes from the rate go to (size_maps). */
 #define MAX_STACK_STORAGE 32768
 #define MAX_STACKS 65536
@@ -508,7 +507,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	struct fl_sampler_bpf *s;
 	uint32_t max_stack = FL_MAX_STACK_DEPTH;
 	struct map_sizes ms;
-	uint32_t storage, nr_stacks, ring_bytes, ucopy_bytes, uslots;
+	uint32_t uslots = 1;
 	bool kdwarf = opts->sz >= sizeof(*opts) && opts->kdwarf && opts->user;
 	int err;
 
@@ -576,38 +575,33 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		goto out_free;
 	s->nr_possible = err;
 	size_maps(opts, sampled_cpus(s->events), kdwarf, &ms);
-	storage = ms.storage;
-	nr_stacks = ms.nr_stacks;
-	ring_bytes = ms.ring_bytes;
-	ucopy_bytes = ms.ucopy_bytes;
-	uslots = 1;
 	while (uslots < ms.ustorage)
 		uslots <<= 1;
-	s->skel->rodata->overflow_wakeup = ring_bytes / 4;
+	s->skel->rodata->overflow_wakeup = ms.ring_bytes / 4;
 	s->snapshots = opts->sz >= sizeof(*opts) && opts->snapshots;
 	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
 	    (err = bpf_map__set_value_size(s->skel->maps.stacks1, s->depth * sizeof(uint64_t))) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.stacks, storage)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, storage)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.counts, nr_stacks)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, nr_stacks)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.overflow, ring_bytes)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks, ms.storage)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.stacks1, ms.storage)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts, ms.nr_stacks)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.counts1, ms.nr_stacks)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.overflow, ms.ring_bytes)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.targets, s->filter_pids ? 65536 : 1)))
 		goto out_free;
 	/* The kernel rounds the stack map up to a power of two buckets. */
 	s->stack_slots = 1;
-	while (s->stack_slots < storage)
+	while (s->stack_slots < ms.storage)
 		s->stack_slots <<= 1;
 	if (!opts->follow_children)
 		bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	s->skel->rodata->kdwarf = kdwarf;
 	s->unwinder = kdwarf ? opts->unwinder : NULL;
 	s->skel->rodata->want_copies = s->unwinder != NULL;
-	s->skel->rodata->ucopy_wakeup = (s->unwinder ? ucopy_bytes : 4096) / 4;
+	s->skel->rodata->ucopy_wakeup = (s->unwinder ? ms.ucopy_bytes : 4096) / 4;
 	/*
-	 * Walked user stacks: a map of their own, as many as the stack map
-	 * (one each unused without). Their ids are hashes of the stacks in
-	 * four times as many slots, two tried per stack: with a slot per
+	 * Walked user stacks: a map of their own (one entry unused without).
+	 * Their ids are hashes of the stacks in eight times as many slots as
+	 * it has entries, two tried per stack: with a slot per
 	 * stack, tried once, 40% of a busy build's samples found theirs
 	 * taken (most of its stacks are seen once or twice) and travelled
 	 * whole through the overflow ring.
@@ -625,7 +619,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	    (err = bpf_map__set_max_entries(s->skel->maps.uw_rows,
 					    kdwarf ? FL_UW_ROW_CACHE * (uint32_t)s->nr_possible : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ucopies,
-					    s->unwinder ? ucopy_bytes : 4096)))
+					    s->unwinder ? ms.ucopy_bytes : 4096)))
 		goto out_free;
 	if (!kdwarf) {
 		bpf_program__set_autoload(s->skel->progs.uw_on_exec, false);

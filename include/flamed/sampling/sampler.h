@@ -36,12 +36,10 @@ struct fl_sampler_opts {
 	bool kernel;	      /* record kernel stacks */
 	bool user;	      /* record user stacks */
 	/*
-	 * How long the recording will last, in seconds (0: unknown). The BPF
-	 * backend sizes its maps by the samples to expect: a short recording
-	 * does not pay to allocate maps made for a long one.
+	 * BPF: stack-map entries and counts-map entries of each of the two sets
+	 * (0: sized by the backend from the samples of a second, which is what
+	 * a set holds: see fl_sampler__gather()).
 	 */
-	double duration;
-	/* BPF: stack-map entries and counts-map entries (0: sized by the backend). */
 	uint32_t stack_storage_size;
 	uint32_t max_stacks;
 	/* Ring: data pages per CPU ring, a power of two (0: default). */

@@ -68,70 +68,27 @@ static uint64_t churn_step(uint64_t *rng, int depth, unsigned int before, unsign
 	return x;
 }
 
-/* Eight frames with names of their own and slightly different work, so that no two merge. */
-static uint64_t churn_a(uint64_t *rng, int depth)
-{
-	uint64_t x = churn_step(rng, depth, 100, 60);
+/*
+ * Eight frames with names of their own and slightly different work, so that
+ * no two merge: one macro, eight functions.
+ */
+#define CHURN_FRAME(name, before, after, tag)                            \
+	static uint64_t name(uint64_t *rng, int depth)                   \
+	{                                                                \
+		uint64_t x = churn_step(rng, depth, before, after);      \
+                                                                         \
+		churn_sink = x + (tag);                                  \
+		return x;                                                \
+	}
 
-	churn_sink = x + 1;
-	return x;
-}
-
-static uint64_t churn_b(uint64_t *rng, int depth)
-{
-	uint64_t x = churn_step(rng, depth, 80, 90);
-
-	churn_sink = x + 2;
-	return x;
-}
-
-static uint64_t churn_c(uint64_t *rng, int depth)
-{
-	uint64_t x = churn_step(rng, depth, 120, 40);
-
-	churn_sink = x + 3;
-	return x;
-}
-
-static uint64_t churn_d(uint64_t *rng, int depth)
-{
-	uint64_t x = churn_step(rng, depth, 60, 110);
-
-	churn_sink = x + 4;
-	return x;
-}
-
-static uint64_t churn_e(uint64_t *rng, int depth)
-{
-	uint64_t x = churn_step(rng, depth, 90, 70);
-
-	churn_sink = x + 5;
-	return x;
-}
-
-static uint64_t churn_f(uint64_t *rng, int depth)
-{
-	uint64_t x = churn_step(rng, depth, 70, 100);
-
-	churn_sink = x + 6;
-	return x;
-}
-
-static uint64_t churn_g(uint64_t *rng, int depth)
-{
-	uint64_t x = churn_step(rng, depth, 110, 50);
-
-	churn_sink = x + 7;
-	return x;
-}
-
-static uint64_t churn_h(uint64_t *rng, int depth)
-{
-	uint64_t x = churn_step(rng, depth, 50, 120);
-
-	churn_sink = x + 8;
-	return x;
-}
+CHURN_FRAME(churn_a, 100, 60, 1)
+CHURN_FRAME(churn_b, 80, 90, 2)
+CHURN_FRAME(churn_c, 120, 40, 3)
+CHURN_FRAME(churn_d, 60, 110, 4)
+CHURN_FRAME(churn_e, 90, 70, 5)
+CHURN_FRAME(churn_f, 70, 100, 6)
+CHURN_FRAME(churn_g, 110, 50, 7)
+CHURN_FRAME(churn_h, 50, 120, 8)
 
 static double churn_now(void)
 {

@@ -72,13 +72,13 @@ static uint64_t churn_step(uint64_t *rng, int depth, unsigned int before, unsign
  * Eight frames with names of their own and slightly different work, so that
  * no two merge: one macro, eight functions.
  */
-#define CHURN_FRAME(name, before, after, tag)                            \
-	static uint64_t name(uint64_t *rng, int depth)                   \
-	{                                                                \
-		uint64_t x = churn_step(rng, depth, before, after);      \
-                                                                         \
-		churn_sink = x + (tag);                                  \
-		return x;                                                \
+#define CHURN_FRAME(name, before, after, tag)                                                      \
+	static uint64_t name(uint64_t *rng, int depth)                                             \
+	{                                                                                          \
+		uint64_t x = churn_step(rng, depth, before, after);                                \
+                                                                                                   \
+		churn_sink = x + (tag);                                                            \
+		return x;                                                                          \
 	}
 
 CHURN_FRAME(churn_a, 100, 60, 1)

@@ -56,9 +56,9 @@ struct fl_sampler_bpf {
 	 * of the kernel's maps.
 	 */
 	struct fl_stackagg *held;
-	uint64_t gathers;	  /* flips of the sets that moved the old one here */
-	uint64_t gathered;	  /* counts-map entries they moved */
-	uint64_t take_examined;	  /* stacks take() looked at */
+	uint64_t gathers;	      /* flips of the sets that moved the old one here */
+	uint64_t gathered;	      /* counts-map entries they moved */
+	uint64_t take_examined;	      /* stacks take() looked at */
 	uint32_t depth;		      /* frames per stack-map entry */
 	uint32_t stack_slots;	      /* stack ids are below this */
 	uint32_t ustack_slots;	      /* ... and ids of walked user stacks (kernel-dwarf) */
@@ -609,15 +609,15 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	s->ustack_slots = kdwarf ? uslots * 8 : 1;
 	s->skel->rodata->ustack_slots = s->ustack_slots;
 	if ((err = bpf_map__set_max_entries(s->skel->maps.ustacks, kdwarf ? ms.ustorage : 1)) ||
-	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1,
-					    kdwarf ? ms.ustorage : 1)) ||
+	    (err = bpf_map__set_max_entries(s->skel->maps.ustacks1, kdwarf ? ms.ustorage : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.procs, kdwarf ? 65536 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.file_ids,
 					    kdwarf ? FL_UW_MAX_FILES : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.uw_asked, kdwarf ? 8192 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.win_loc, kdwarf ? 65536 : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.uw_rows,
-					    kdwarf ? FL_UW_ROW_CACHE * (uint32_t)s->nr_possible : 1)) ||
+					    kdwarf ? FL_UW_ROW_CACHE * (uint32_t)s->nr_possible
+						   : 1)) ||
 	    (err = bpf_map__set_max_entries(s->skel->maps.ucopies,
 					    s->unwinder ? ms.ucopy_bytes : 4096)))
 		goto out_free;

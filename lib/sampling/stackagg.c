@@ -43,7 +43,7 @@ struct fl_stackagg {
 	size_t nr_shards, cap_shards;
 	size_t nr_stacks;
 	uint64_t total;
-	uint64_t examined; /* stacks take() has looked at */
+	uint64_t examined;		/* stacks take() has looked at */
 	uint64_t key[SA_KEY_MAX_WORDS]; /* the key being added, built in place */
 };
 

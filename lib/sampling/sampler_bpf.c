@@ -507,7 +507,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	struct fl_sampler_bpf *s;
 	uint32_t max_stack = FL_MAX_STACK_DEPTH;
 	struct map_sizes ms;
-	uint32_t uslots = 1;
+	uint32_t uslots;
 	bool kdwarf = opts->sz >= sizeof(*opts) && opts->kdwarf && opts->user;
 	int err;
 
@@ -575,8 +575,8 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		goto out_free;
 	s->nr_possible = err;
 	size_maps(opts, sampled_cpus(s->events), kdwarf, &ms);
-	while (uslots < ms.ustorage)
-		uslots <<= 1;
+	/* The walked user stacks' ids are hashed into a power of two of slots. */
+	uslots = pow2_within(ms.ustorage, 1, 1u << 31);
 	s->skel->rodata->overflow_wakeup = ms.ring_bytes / 4;
 	s->snapshots = opts->sz >= sizeof(*opts) && opts->snapshots;
 	if ((err = bpf_map__set_value_size(s->skel->maps.stacks, s->depth * sizeof(uint64_t))) ||
@@ -589,9 +589,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	    (err = bpf_map__set_max_entries(s->skel->maps.targets, s->filter_pids ? 65536 : 1)))
 		goto out_free;
 	/* The kernel rounds the stack map up to a power of two buckets. */
-	s->stack_slots = 1;
-	while (s->stack_slots < ms.storage)
-		s->stack_slots <<= 1;
+	s->stack_slots = pow2_within(ms.storage, 1, 1u << 31);
 	if (!opts->follow_children)
 		bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	s->skel->rodata->kdwarf = kdwarf;

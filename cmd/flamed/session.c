@@ -14,7 +14,9 @@
 
 #include "flamed.h"
 #include "flamed/common/cleanup.h"
+#include "flamed/common/log.h"
 #include "flamed/formats/pprof.h"
+#include "flamed/formats/svg.h"
 #include "flamed/profile/flametree.h"
 #include "flamed/sampling/perfbuf.h"
 #include "flamed/profile/profile.h"
@@ -1120,8 +1122,22 @@ static int add_to_tree(const uint32_t *frames, size_t n, uint64_t count, void *c
 int write_profile_svg(const struct fl_profile *p, const struct svg_args *sa, const char *who,
 		      const char *caveats, FILE *f)
 {
-	struct fl_flametree_opts to = {
-		.sz = sizeof(to), .reverse = sa->reverse, .flamechart = sa->flamechart};
+	/*
+	 * The SVG draws nothing narrower than a minimum width: the tree is fed
+	 * grouped and folds what it would merge, so it holds about what can be
+	 * drawn, not every frame of every distinct stack. The HTML page keeps
+	 * every frame. Folding stops a little under the SVG's own cut, so no
+	 * rounding can fold a frame that it would draw.
+	 */
+	double fold = sa->html ? 0
+			       : fl_svg__min_count(&sa->svg,
+						   (double)fl_profile__total(p) * sa->factor) *
+					 (1 - 1e-9);
+	struct fl_flametree_opts to = {.sz = sizeof(to),
+				       .reverse = sa->reverse,
+				       .flamechart = sa->flamechart,
+				       .grouped = !sa->flamechart,
+				       .fold_below = fold};
 	_cleanup_free_ struct fl_str *frames = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*frames));
 	_cleanup_free_ char *notes = NULL;
 	struct fl_flametree *t = NULL;
@@ -1139,7 +1155,9 @@ int write_profile_svg(const struct fl_profile *p, const struct svg_args *sa, con
 	if (err)
 		return err;
 	c.t = t;
-	err = fl_profile__for_each(p, add_to_tree, &c);
+	/* A flame chart's stacks stay in time order, which groups them by itself. */
+	err = sa->flamechart ? fl_profile__for_each(p, add_to_tree, &c)
+			     : fl_profile__for_each_grouped(p, sa->reverse, add_to_tree, &c);
 	if (!err) {
 		struct svg_args a = *sa;
 
@@ -1147,6 +1165,8 @@ int write_profile_svg(const struct fl_profile *p, const struct svg_args *sa, con
 			a.svg.subtitle = caveats;
 		a.svg.notes = notes;
 		err = svg_render(&a, t, f);
+		fl_pr_debug("flame graph: %zu frames built, %llu more folded into narrow ones\n",
+			    fl_flametree__nr_frames(t), (unsigned long long)fl_flametree__nr_folded(t));
 	}
 	fl_flametree__free(t);
 	return err;

@@ -527,8 +527,9 @@ static void put_title(struct out *o, const struct fl_svg_opts *op, const struct 
 	put(o, ")</title>");
 }
 
-int fl_svg__resolve_opts(const struct fl_flametree *t, const struct fl_svg_opts *opts,
-			 struct fl_svg_opts *op, double *total, struct fl_rgb *top, struct fl_rgb *bottom)
+/* fl_svg__resolve_opts() for a tree of tree_total, but for the palette. */
+static int resolve(double tree_total, const struct fl_svg_opts *opts, struct fl_svg_opts *op,
+		   double *total, struct fl_rgb *top, struct fl_rgb *bottom)
 {
 	*op = (struct fl_svg_opts){
 		.fonttype = "Verdana",
@@ -582,13 +583,13 @@ int fl_svg__resolve_opts(const struct fl_flametree *t, const struct fl_svg_opts 
 		}
 	}
 	/* Bounds that keep every coordinate finite and every element valid. */
-	if ((!op->diff && !op->palette) || !(op->width <= 1e6) ||
+	if (!(op->width <= 1e6) ||
 	    !(op->frame_height >= 2 && op->frame_height <= 1000) ||
 	    !(op->fontsize >= 1 && op->fontsize <= 1000) ||
 	    !(op->fontwidth >= 0.01 && op->fontwidth <= 10) || !(op->minwidth <= 1e6) ||
 	    !(op->minwidth_pct <= 100) || !isfinite(op->total))
 		return -EINVAL;
-	*total = fl_flametree__total(t);
+	*total = tree_total;
 	if (op->total > *total)
 		*total = op->total;
 	if (!(*total >= 0))
@@ -600,6 +601,43 @@ int fl_svg__resolve_opts(const struct fl_flametree *t, const struct fl_svg_opts 
 			    : op->inverted ? "Icicle Graph"
 					   : "Flame Graph";
 	return 0;
+}
+
+int fl_svg__resolve_opts(const struct fl_flametree *t, const struct fl_svg_opts *opts,
+			 struct fl_svg_opts *op, double *total, struct fl_rgb *top, struct fl_rgb *bottom)
+{
+	int err = resolve(fl_flametree__total(t), opts, op, total, top, bottom);
+
+	if (!err && !op->diff && !op->palette)
+		return -EINVAL;
+	return err;
+}
+
+/* The pixels frames are drawn in, and the count below which a frame is too narrow to draw. */
+static double draw_width(const struct fl_svg_opts *op)
+{
+	return op->width - 2 * XPAD;
+}
+
+static double minwidth_px(const struct fl_svg_opts *op)
+{
+	return op->minwidth_pct > 0 ? op->minwidth_pct / 100.0 * draw_width(op) : op->minwidth;
+}
+
+static double min_count_of(const struct fl_svg_opts *op, double total)
+{
+	return minwidth_px(op) / (draw_width(op) / total);
+}
+
+double fl_svg__min_count(const struct fl_svg_opts *opts, double tree_total)
+{
+	struct fl_svg_opts op;
+	struct fl_rgb top, bottom;
+	double total;
+
+	if (resolve(tree_total, opts, &op, &total, &top, &bottom) || !(draw_width(&op) > 1))
+		return 0;
+	return min_count_of(&op, total);
 }
 
 int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *f)
@@ -628,10 +666,10 @@ int fl_svg__write(struct fl_flametree *t, const struct fl_svg_opts *opts, FILE *
 	g.fs = op.fontsize;
 	g.charw = op.fontsize * op.fontwidth;
 	g.inverted = op.inverted;
-	g.scale = (g.W - 2 * XPAD) / g.total;
-	g.minwidth = op.minwidth_pct > 0 ? op.minwidth_pct / 100.0 * (g.W - 2 * XPAD) : op.minwidth;
+	g.scale = draw_width(&op) / g.total;
+	g.minwidth = minwidth_px(&op);
 	lo.sort = op.sort;
-	lo.min_count = g.minwidth / g.scale;
+	lo.min_count = min_count_of(&op, g.total);
 	err = fl_flametree__layout(t, &lo, &dr, &nr);
 	if (err)
 		return err;

@@ -20,6 +20,15 @@
  * one before: the path of the previous stack is kept, and only the frames
  * after the common prefix (found with memcmp) are looked up, by
  * (parent, name id) in one open-addressing table.
+ *
+ * Grouped stacks (and flame charts) need no table: a frame past the common
+ * prefix is new. They also say when a subtree is finished: when a stack
+ * leaves it, nothing will be added under it again, and every node created
+ * after its root is in it. A finished subtree narrower than fold_below is
+ * then folded: its nodes are dropped (the node array is cut back to just
+ * after its root) and their counts and number kept in the root. So the
+ * tree holds the frames a layout can draw, plus one narrow node per
+ * branch, however many distinct deep stacks there are.
  */
 
 struct ft_node {
@@ -29,6 +38,13 @@ struct ft_node {
 	double count, before; /* inclusive, after layout */
 	double start;	      /* flame chart: the count added before this frame appeared */
 	uint64_t below;	      /* frames in the subtree, without itself (after layout) */
+	bool folded;	      /* its subtree was folded: count, before and below are set */
+};
+
+/* What the finished children of a node on the current path add up to. */
+struct ft_acc {
+	double count, before;
+	uint64_t below;
 };
 
 struct fl_flametree {
@@ -50,11 +66,13 @@ struct fl_flametree {
 		size_t off, len;
 	} * path_names;
 	size_t path_len;
+	struct ft_acc *path_acc; /* grouped, fold_below > 0: for path[k] */
 	char *prev;
 	size_t prev_cap;
 	struct fl_str *scratch; /* split or reversed frames */
 
 	double total, total_before;
+	uint64_t nr_folded; /* nodes dropped by folding */
 
 	/* Layout output and workspace. */
 	struct fl_drawn *drawn;
@@ -81,10 +99,12 @@ int fl_flametree__new(const struct fl_flametree_opts *opts, struct fl_flametree 
 	t->path = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->path));
 	t->path_names = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->path_names));
 	t->scratch = malloc(FL_FLAMETREE_MAX_DEPTH * sizeof(*t->scratch));
+	if (t->opts.fold_below > 0)
+		t->path_acc = calloc(FL_FLAMETREE_MAX_DEPTH, sizeof(*t->path_acc));
 	t->prev_cap = 4096;
 	t->prev = malloc(t->prev_cap);
 	if (err || !t->nodes || !t->slots || !t->path || !t->path_names || !t->scratch ||
-	    !t->prev) {
+	    !t->prev || (t->opts.fold_below > 0 && !t->path_acc)) {
 		fl_flametree__free(t);
 		return -ENOMEM;
 	}
@@ -107,6 +127,7 @@ void fl_flametree__free(struct fl_flametree *t)
 	free(t->path_names);
 	free(t->prev);
 	free(t->scratch);
+	free(t->path_acc);
 	free(t->drawn);
 	free(t->child_off);
 	free(t->kids);
@@ -179,7 +200,7 @@ static int child_of(struct fl_flametree *t, uint32_t parent, const struct fl_str
 	err = fl_strpool__intern(t->names, f->s, f->len, &name);
 	if (err)
 		return err;
-	if (t->opts.flamechart)
+	if (t->opts.flamechart || t->opts.grouped)
 		return new_node(t, parent, name, ret);
 	if ((t->nr_nodes + 1) * 2 > t->nr_slots) {
 		err = grow_slots(t);
@@ -219,6 +240,44 @@ static int prev_reserve(struct fl_flametree *t, size_t off, size_t n)
 	return 0;
 }
 
+static bool folds(const struct fl_flametree *t)
+{
+	return t->path_acc && (t->opts.grouped || t->opts.flamechart);
+}
+
+/*
+ * The nodes path[from..path_len) are finished, deepest first: each adds up
+ * to its parent's, and is folded when narrower than fold_below.
+ */
+static void finish_path(struct fl_flametree *t, size_t from)
+{
+	for (size_t k = t->path_len; k-- > from;) {
+		struct ft_node *nd = &t->nodes[t->path[k]];
+		struct ft_acc *a = &t->path_acc[k];
+		double count = nd->self + a->count, before = nd->self_before + a->before;
+
+		if (a->below && count < t->opts.fold_below) {
+			/* Every node after it is in its subtree, and finished. */
+			t->nr_folded += t->nr_nodes - ((size_t)t->path[k] + 1);
+			t->nr_nodes = (size_t)t->path[k] + 1;
+			nd->folded = true;
+			nd->count = count;
+			nd->before = before;
+			nd->below = a->below;
+		}
+		if (k) {
+			struct ft_acc *up = &t->path_acc[k - 1];
+
+			up->count += count;
+			up->before += before;
+			up->below += a->below + 1;
+		}
+		*a = (struct ft_acc){};
+	}
+	if (from < t->path_len)
+		t->path_len = from;
+}
+
 /* Adds a stack already in merge order. */
 static int add_path(struct fl_flametree *t, const struct fl_str *f, size_t n, double before,
 		    double after)
@@ -233,6 +292,8 @@ static int add_path(struct fl_flametree *t, const struct fl_str *f, size_t n, do
 	while (i < t->path_len && i < n && t->path_names[i].len == f[i].len &&
 	       !memcmp(t->prev + t->path_names[i].off, f[i].s, f[i].len))
 		i++;
+	if (folds(t))
+		finish_path(t, i);
 	off = i ? t->path_names[i - 1].off + t->path_names[i - 1].len : 0;
 	for (; i < n; i++) {
 		uint32_t parent = i ? t->path[i - 1] : 0, id;
@@ -317,6 +378,11 @@ double fl_flametree__total_before(const struct fl_flametree *t)
 size_t fl_flametree__nr_frames(const struct fl_flametree *t)
 {
 	return t->nr_nodes - 1;
+}
+
+uint64_t fl_flametree__nr_folded(const struct fl_flametree *t)
+{
+	return t->nr_folded;
 }
 
 void fl_flametree__normalize_before(struct fl_flametree *t)
@@ -557,7 +623,7 @@ static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout
 		for (uint32_t k = t->child_off[p]; k < t->child_off[p + 1]; k++) {
 			uint32_t c = t->kids[k];
 			const struct ft_node *nd = &t->nodes[c];
-			bool kids = t->child_off[c + 1] > t->child_off[c];
+			bool kids = t->child_off[c + 1] > t->child_off[c] || nd->folded;
 
 			if (nd->self > 0 || nd->self_before > 0 || !kids)
 				items[nr_items++] = c;
@@ -588,7 +654,7 @@ static int layout_lines(struct fl_flametree *t, const struct fl_flametree_layout
 			}
 			count = (own ? c->self : 0) + (kids ? c->count - c->self : 0);
 			before = (own ? c->self_before : 0) + (kids ? c->before - c->self_before : 0);
-			if (count < o->min_count || count <= 0) {
+			if (c->folded || count < o->min_count || count <= 0) {
 				if (count <= 0 && before <= 0)
 					continue;
 				if (!fr->nar_n)
@@ -658,8 +724,14 @@ int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layou
 	if (opts)
 		memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 
+	if (folds(t)) {
+		finish_path(t, 0);
+		n = t->nr_nodes;
+	}
 	/* Inclusive counts and subtree sizes, children before parents. */
 	for (size_t i = 0; i < n; i++) {
+		if (t->nodes[i].folded)
+			continue;
 		t->nodes[i].count = t->nodes[i].self;
 		t->nodes[i].before = t->nodes[i].self_before;
 		t->nodes[i].below = 0;
@@ -730,7 +802,7 @@ int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layou
 			struct fl_drawn *d;
 			double start;
 
-			if (c->count < o.min_count || c->count <= 0) {
+			if (c->folded || c->count < o.min_count || c->count <= 0) {
 				if (c->count <= 0 && c->before <= 0)
 					continue;
 				if (chart && !fr->nar_n)

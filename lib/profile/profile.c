@@ -148,3 +148,49 @@ int fl_profile__for_each(const struct fl_profile *p, fl_profile_stack_fn fn, voi
 	}
 	return 0;
 }
+
+struct pf_stack {
+	const uint32_t *frames;
+	size_t n;
+	uint64_t count;
+};
+
+/* Frame ids compared one by one, root first (leaf first if reversed); a prefix sorts first. */
+static int cmp_stack(const void *a, const void *b, void *ctx)
+{
+	const struct pf_stack *x = a, *y = b;
+	bool reverse = *(const bool *)ctx;
+	size_t m = x->n < y->n ? x->n : y->n;
+
+	for (size_t i = 0; i < m; i++) {
+		uint32_t fx = x->frames[reverse ? x->n - 1 - i : i];
+		uint32_t fy = y->frames[reverse ? y->n - 1 - i : i];
+
+		if (fx != fy)
+			return fx < fy ? -1 : 1;
+	}
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+int fl_profile__for_each_grouped(const struct fl_profile *p, bool reverse, fl_profile_stack_fn fn,
+				 void *ctx)
+{
+	struct pf_stack *v;
+	const void *key;
+	uint64_t count;
+	size_t pos = 0, len, n = 0;
+	int err = 0;
+
+	if (!p || !fn)
+		return -EINVAL;
+	v = malloc((p->stacks.nr_keys ? p->stacks.nr_keys : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	while (n < p->stacks.nr_keys && fl_keycount__next(&p->stacks, &pos, &key, &len, &count))
+		v[n++] = (struct pf_stack){key, len / sizeof(uint32_t), count};
+	qsort_r(v, n, sizeof(*v), cmp_stack, &reverse);
+	for (size_t i = 0; i < n && !err; i++)
+		err = fn(v[i].frames, v[i].n, v[i].count, ctx);
+	free(v);
+	return err;
+}

@@ -343,6 +343,120 @@ static void test_prefix_cache_equivalence(void **state)
 	fl_flametree__free(b);
 }
 
+/* Random deep stacks over names that are prefixes of each other ("cc", "cc1", "cc x"). */
+#define FOLD_STACKS 3000
+#define FOLD_DEPTH 24
+static const char *const fold_names[] = { "cc", "cc1", "cc x", "main", "f", "g", "h", "[k]" };
+struct fold_stack {
+	uint8_t f[FOLD_DEPTH];
+	size_t n;
+	double before, after;
+	bool reverse;
+};
+
+static int cmp_fold_stack(const void *a, const void *b)
+{
+	const struct fold_stack *x = a, *y = b;
+	size_t m = x->n < y->n ? x->n : y->n;
+
+	for (size_t i = 0; i < m; i++) {
+		uint8_t fx = x->f[x->reverse ? x->n - 1 - i : i], fy = y->f[y->reverse ? y->n - 1 - i : i];
+
+		if (fx != fy)
+			return fx < fy ? -1 : 1;
+	}
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static void add_fold_stack(struct fl_flametree *t, const struct fold_stack *s)
+{
+	struct fl_str fr[FOLD_DEPTH];
+
+	for (size_t i = 0; i < s->n; i++)
+		fr[i] = (struct fl_str){ fold_names[s->f[i]], strlen(fold_names[s->f[i]]) };
+	assert_int_equal(fl_flametree__add_frames(t, fr, s->n, s->before, s->after), 0);
+}
+
+/*
+ * A tree fed grouped stacks with fold_below draws exactly what the tree of
+ * every frame draws at that min_count, in every order and as a chart, while
+ * holding a fraction of the frames.
+ */
+static void test_fold_draws_the_same(void **state)
+{
+	static struct fold_stack st[FOLD_STACKS];
+	const enum fl_flametree_sort sorts[] = { FL_SORT_NAME, FL_SORT_COUNT, FL_SORT_LINES };
+	double total = 0;
+
+	(void)state;
+	srand(11);
+	for (size_t i = 0; i < FOLD_STACKS; i++) {
+		/* A few shared roots, then branches that diverge at every depth. */
+		st[i].n = 3 + (size_t)(rand() % (FOLD_DEPTH - 3));
+		for (size_t k = 0; k < st[i].n; k++)
+			st[i].f[k] = (uint8_t)(k < 2 ? rand() % 2 : rand() % 8);
+		st[i].after = (double)(rand() % 3 == 0 ? 0 : 1 + rand() % 20);
+		st[i].before = (double)(rand() % 4 == 0 ? 0 : rand() % 9);
+		if (!st[i].after && !st[i].before)
+			st[i].after = 1;
+		total += st[i].after;
+	}
+	for (int mode = 0; mode < 4; mode++) {
+		bool chart = mode == 3, reverse = mode == 1;
+		double min = total / 400; /* fold what a 400-pixel graph at 1 px cannot draw */
+
+		for (size_t i = 0; i < FOLD_STACKS; i++)
+			st[i].reverse = reverse;
+		if (!chart)
+			qsort(st, FOLD_STACKS, sizeof(*st), cmp_fold_stack);
+		for (size_t si = 0; si < (chart ? 1 : 3); si++) {
+			struct fl_flametree_opts oa = { .sz = sizeof(oa), .flamechart = chart, .reverse = reverse };
+			struct fl_flametree_opts ob = oa;
+			struct fl_flametree *a = NULL, *b = NULL;
+			const struct fl_drawn *da, *db;
+			size_t na, nb;
+
+			ob.grouped = !chart;
+			ob.fold_below = min;
+			assert_int_equal(fl_flametree__new(&oa, &a), 0);
+			assert_int_equal(fl_flametree__new(&ob, &b), 0);
+			for (size_t i = 0; i < FOLD_STACKS; i++) {
+				/* The full tree gets them in another order: merging does not depend on it. */
+				add_fold_stack(a, &st[chart ? i : (i * 7919) % FOLD_STACKS]);
+				add_fold_stack(b, &st[i]);
+			}
+			assert_true(fl_flametree__total(a) == fl_flametree__total(b));
+			da = layout(a, sorts[si], min, &na);
+			db = layout(b, sorts[si], min, &nb);
+			assert_true(na > 20);
+			assert_int_equal(na, nb);
+			for (size_t i = 0; i < na; i++) {
+				assert_int_equal(da[i].merged, db[i].merged);
+				if (!da[i].merged)
+					assert_string_equal(fl_flametree__name(a, da[i].node, NULL),
+							    fl_flametree__name(b, db[i].node, NULL));
+				assert_int_equal(da[i].depth, db[i].depth);
+				assert_int_equal(da[i].end, db[i].end);
+				assert_int_equal(da[i].nr_merged, db[i].nr_merged);
+				assert_int_equal(da[i].nr_below, db[i].nr_below);
+				assert_true(da[i].start == db[i].start && da[i].count == db[i].count);
+				assert_true(da[i].before == db[i].before && da[i].own == db[i].own);
+				assert_true(da[i].own_before == db[i].own_before);
+			}
+			/* The folded tree holds a fraction of the frames. */
+			assert_true(fl_flametree__nr_frames(b) * 4 < fl_flametree__nr_frames(a));
+			assert_int_equal(fl_flametree__nr_frames(b) + fl_flametree__nr_folded(b),
+					 fl_flametree__nr_frames(a));
+			assert_int_equal(fl_flametree__nr_folded(a), 0);
+			/* A second layout of the folded tree is the same. */
+			db = layout(b, sorts[si], min, &nb);
+			assert_int_equal(na, nb);
+			fl_flametree__free(a);
+			fl_flametree__free(b);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_diff_counts),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_prefix_cache_equivalence),
+		cmocka_unit_test(test_fold_draws_the_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,6 +77,13 @@ int fl_svg__resolve_opts(const struct fl_flametree *t, const struct fl_svg_opts 
 			 struct fl_rgb *bottom);
 
 /*
+ * The count below which fl_svg__write() merges a frame instead of drawing
+ * it, for a tree whose total is tree_total, with opts; 0 when opts are out
+ * of bounds. A tree built with fold_below at or under it draws the same.
+ */
+double fl_svg__min_count(const struct fl_svg_opts *opts, double tree_total);
+
+/*
  * The length of a frame name as the graph shows it: without its annotation
  * ("_[k]", "_[j]", "_[i]", "_[w]"), which only picks its colour.
  */

@@ -24,6 +24,23 @@ struct fl_flametree_opts {
 	bool flamechart;
 	/* Reverse each stack before merging: leaves become roots. */
 	bool reverse;
+	/*
+	 * The stacks arrive grouped: all those that share a prefix of frames
+	 * (in merge order, after any reversal) one after the other, as a sort
+	 * of the stacks gives them. A frame is then merged only with the same
+	 * frame of the stack before, with no lookup. Flame charts are grouped
+	 * by nature. If the promise is broken, a frame may be drawn twice.
+	 */
+	bool grouped;
+	/*
+	 * With grouped stacks (or a flame chart): a frame whose subtree is
+	 * finished (a later stack does not pass through it) and whose count is
+	 * below this has its subtree folded into it. The frames above it are
+	 * dropped; their counts and their number stay in it. The tree then
+	 * holds what a layout with min_count >= fold_below draws, not every
+	 * frame. 0: nothing is folded.
+	 */
+	double fold_below;
 };
 
 /* A frame name of a stack given as separate strings. */
@@ -55,8 +72,10 @@ int fl_flametree__add_frames(struct fl_flametree *t, const struct fl_str *frames
 /* Sums of the counts added (after any scaling). */
 double fl_flametree__total(const struct fl_flametree *t);
 double fl_flametree__total_before(const struct fl_flametree *t);
-/* Frames (distinct paths) in the tree. */
+/* Frames (distinct paths) in the tree, ids 1 to this; folded ones are gone. */
 size_t fl_flametree__nr_frames(const struct fl_flametree *t);
+/* Frames folded away (fold_below) so far; the rest is folded by the first layout. */
+uint64_t fl_flametree__nr_folded(const struct fl_flametree *t);
 
 /*
  * --normalize, as difffolded.pl does it: every stack's count before becomes
@@ -108,7 +127,8 @@ struct fl_drawn {
 
 /*
  * Computes inclusive counts and the drawn frames. May be called again with
- * other options. Returns 0 or -ENOMEM. The array stays valid until the next
+ * other options; no stack may be added after it with fold_below set. A
+ * folded frame is always drawn merged, whatever min_count. Returns 0 or -ENOMEM. The array stays valid until the next
  * layout or fl_flametree__free().
  */
 int fl_flametree__layout(struct fl_flametree *t, const struct fl_flametree_layout_opts *opts,

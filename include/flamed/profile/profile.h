@@ -53,4 +53,13 @@ uint64_t fl_profile__nr_sanitized(const struct fl_profile *p);
 typedef int (*fl_profile_stack_fn)(const uint32_t *frames, size_t n, uint64_t count, void *ctx);
 int fl_profile__for_each(const struct fl_profile *p, fl_profile_stack_fn fn, void *ctx);
 
+/*
+ * The same in an order where the stacks that share a prefix of frames come
+ * one after the other (prefixes of leaves when reverse), as a flame tree
+ * with grouped set wants them. Costs a sort and 24 bytes per stack; returns
+ * -ENOMEM without calling fn when they cannot be had.
+ */
+int fl_profile__for_each_grouped(const struct fl_profile *p, bool reverse, fl_profile_stack_fn fn,
+				 void *ctx);
+
 #endif

@@ -84,10 +84,22 @@ struct kt_job {
 /* Pages of the first chunk (1 MiB), and of the largest (each new chunk is twice the last). */
 #define KT_CHUNK_MIN_PAGES 256u
 #define KT_CHUNK_MAX_PAGES 16384u
+/* Pages of the tables kept in user space for fl_ktables__row() (64 KiB). */
+#define KT_PCACHE 16u
 
-/* A BPF array of pages holding the tables of many files; pages are given out in order. */
+/*
+ * A BPF array of pages holding the tables of many files; pages are given
+ * out in order, written once, and never reused within the chunk. They are
+ * written and read through the map's fd, not a mapping of it: the kernel
+ * maps a BPF array's pages whole, so a mapping would count every page of
+ * every chunk in flamed's RSS a second time, used or not.
+ */
+enum kt_chunk_state { KT_CHUNK_FREE, KT_CHUNK_MAKING, KT_CHUNK_LIVE };
+
 struct kt_chunk {
-	union fl_uw_page *mem; /* the pages, mapped */
+	enum kt_chunk_state state;
+	int fd;		/* KT_CHUNK_LIVE */
+	uint32_t gen;	/* tells a chunk from the one before it in the same slot */
 	uint32_t cap;	/* pages */
 	uint32_t used;	/* pages given out */
 	uint32_t live;	/* tables in it now */
@@ -132,6 +144,18 @@ struct fl_ktables {
 	struct kt_chunk chunks[FL_UW_MAX_CHUNKS];
 	int cur;
 	uint32_t next_chunk_pages;
+	uint32_t chunk_gen;
+	/*
+	 * Pages read back for fl_ktables__row() (the lock), by chunk, its gen
+	 * and page: a page's content never changes once given out.
+	 */
+	struct kt_pcache {
+		bool valid;
+		uint32_t chunk, gen, page;
+		union fl_uw_page pg;
+	} pcache[KT_PCACHE];
+	union fl_uw_page *lay; /* the thread's: a table laid out before it is written */
+	uint32_t *lay_keys;
 
 	struct fl_ktables_stats st;
 };
@@ -188,7 +212,7 @@ static void chunk_free(struct fl_ktables *kt, uint32_t c)
 	/* Rows the walker cached from it are of no table now: they must not match a new chunk c's. */
 	if (kt->o.epoch)
 		__atomic_add_fetch(kt->o.epoch, 1, __ATOMIC_SEQ_CST);
-	munmap(ch->mem, ch->bytes);
+	close(ch->fd);
 	kt->st.bytes -= ch->bytes;
 	memset(ch, 0, sizeof(*ch));
 	if (kt->cur == (int)c)
@@ -207,7 +231,6 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 	struct kt_chunk *ch;
 	uint32_t c, cap;
 	uint64_t bytes;
-	void *mem;
 	int fd, err;
 
 	if (kt->cur >= 0 && kt->chunks[kt->cur].cap - kt->chunks[kt->cur].used >= n) {
@@ -217,7 +240,7 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 		ch->live++;
 		return kt->cur;
 	}
-	for (c = 0; c < FL_UW_MAX_CHUNKS && kt->chunks[c].mem; c++)
+	for (c = 0; c < FL_UW_MAX_CHUNKS && kt->chunks[c].state != KT_CHUNK_FREE; c++)
 		;
 	if (c == FL_UW_MAX_CHUNKS)
 		return -ENOSPC;
@@ -237,27 +260,29 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 	 * synchronize_rcu() (milliseconds), which the caller's thread must
 	 * not wait for. Only this thread makes chunks; the slot is reserved.
 	 */
-	kt->chunks[c].mem = MAP_FAILED;
+	kt->chunks[c].state = KT_CHUNK_MAKING;
 	pthread_mutex_unlock(&kt->lock);
+	/* Mmapable as the program's template of it is, though never mapped here. */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fl_uw_rows", sizeof(uint32_t),
 			    sizeof(union fl_uw_page), cap, &mo);
-	mem = fd < 0 ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	err = fd < 0 || mem == MAP_FAILED ? -errno : 0;
+	err = fd < 0 ? -errno : 0;
 	if (!err && bpf_map_update_elem(kt->o.tables_fd, &c, &fd, BPF_ANY))
 		err = -errno;
 	pthread_mutex_lock(&kt->lock);
 	if (err) {
-		if (mem != MAP_FAILED)
-			munmap(mem, bytes);
 		if (fd >= 0)
 			close(fd);
-		kt->chunks[c].mem = NULL;
+		kt->chunks[c].state = KT_CHUNK_FREE;
 		return err;
 	}
-	/* The array of maps and our mapping hold the chunk: no fd is kept for it. */
-	close(fd);
 	ch = &kt->chunks[c];
-	*ch = (struct kt_chunk){.mem = mem, .cap = cap, .used = n, .live = 1, .bytes = bytes};
+	*ch = (struct kt_chunk){.state = KT_CHUNK_LIVE,
+				.fd = fd,
+				.gen = ++kt->chunk_gen,
+				.cap = cap,
+				.used = n,
+				.live = 1,
+				.bytes = bytes};
 	/* The chunk before stays until its last table goes. */
 	if (kt->cur >= 0 && !kt->chunks[kt->cur].live)
 		chunk_free(kt, (uint32_t)kt->cur);
@@ -302,23 +327,39 @@ static uint32_t last_pc_at_or_below(const uint32_t *pcs, uint32_t n, uint64_t of
 	return lo;
 }
 
+/* The row page of a table of n rows (more than one page of them) where off is, by its index page. */
+static uint32_t row_page_of(const union fl_uw_page *index, uint32_t n, uint64_t off)
+{
+	return last_pc_at_or_below(index->pcs, FL_UW_ROW_PAGES(n), off);
+}
+
+/* The row for off in row page pg of a table of n rows. */
+static const struct fl_uw_row *find_in_page(const union fl_uw_page *page, uint32_t pg, uint32_t n,
+					    uint64_t off)
+{
+	uint32_t cnt = n - pg * FL_UW_PAGE_ROWS;
+	struct fl_cfitable t = {0};
+
+	if (cnt > FL_UW_PAGE_ROWS)
+		cnt = FL_UW_PAGE_ROWS;
+	/* The row page's rows, sorted as the whole table's: searched as a table of their own. */
+	t.rows = (struct fl_uw_row *)page->rows;
+	t.nr = cnt;
+	return fl_cfitable__find(&t, off);
+}
+
 const struct fl_uw_row *fl_ktables_find(const union fl_uw_page *pages, uint32_t n, uint64_t off)
 {
-	uint32_t np = FL_UW_ROW_PAGES(n), pg = 0, cnt;
-	struct fl_cfitable page = {0};
+	uint32_t np = FL_UW_ROW_PAGES(n), pg = 0;
 
 	if (!n || n > FL_UW_TABLE_MAX_ROWS || off > UINT32_MAX)
 		return NULL;
 	if (np > 1)
-		pg = last_pc_at_or_below(pages[np].pcs, np, off);
-	cnt = n - pg * FL_UW_PAGE_ROWS;
-	if (cnt > FL_UW_PAGE_ROWS)
-		cnt = FL_UW_PAGE_ROWS;
-	/* The row page's rows, sorted as the whole table's: searched as a table of their own. */
-	page.rows = (struct fl_uw_row *)pages[pg].rows;
-	page.nr = cnt;
-	return fl_cfitable__find(&page, off);
+		pg = row_page_of(&pages[np], n, off);
+	return find_in_page(&pages[pg], pg, n, off);
 }
+
+static void chunk_unref(struct fl_ktables *kt, uint32_t c);
 
 /*
  * Loads t as file f's table: laid out in a chunk's pages (through the
@@ -327,17 +368,31 @@ const struct fl_uw_row *fl_ktables_find(const union fl_uw_page *pages, uint32_t 
  */
 static int copy_table(struct fl_ktables *kt, const struct fl_cfitable *t, uint64_t *loc)
 {
-	uint32_t start;
-	int c;
+	uint32_t start, np = FL_UW_TABLE_PAGES((uint32_t)t->nr), count = np;
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	int c, err = 0;
 
 	if (!t->nr || t->nr > FL_UW_TABLE_MAX_ROWS)
 		return -EFBIG;
 	pthread_mutex_lock(&kt->lock);
-	c = chunk_alloc(kt, FL_UW_TABLE_PAGES((uint32_t)t->nr), &start);
+	c = chunk_alloc(kt, np, &start);
 	pthread_mutex_unlock(&kt->lock);
 	if (c < 0)
 		return c;
-	fl_ktables_layout(t->rows, (uint32_t)t->nr, kt->chunks[c].mem + start);
+	/* The pages are ours until the location is published: the chunk stays while they are live. */
+	fl_ktables_layout(t->rows, (uint32_t)t->nr, kt->lay);
+	for (uint32_t i = 0; i < np; i++)
+		kt->lay_keys[i] = start + i;
+	if (bpf_map_update_batch(kt->chunks[c].fd, kt->lay_keys, kt->lay, &count, &bo))
+		err = -errno;
+	else if (count != np)
+		err = -EIO;
+	if (err) {
+		pthread_mutex_lock(&kt->lock);
+		chunk_unref(kt, (uint32_t)c);
+		pthread_mutex_unlock(&kt->lock);
+		return err;
+	}
 	*loc = FL_UW_LOC(c, start, t->nr);
 	return c;
 }
@@ -1171,9 +1226,14 @@ int fl_ktables__new(const struct fl_ktables_opts *opts, struct fl_ktables **ret)
 	kt->next_chunk_pages = KT_CHUNK_MIN_PAGES;
 	kt->by_id = calloc(FL_UW_MAX_FILES, sizeof(*kt->by_id));
 	kt->val = calloc(1, sizeof(*kt->val));
-	if (!kt->by_id || !kt->val) {
+	/* Touched only as far as the largest table laid out. */
+	kt->lay = malloc(FL_UW_TABLE_PAGES(FL_UW_TABLE_MAX_ROWS) * sizeof(*kt->lay));
+	kt->lay_keys = malloc(FL_UW_TABLE_PAGES(FL_UW_TABLE_MAX_ROWS) * sizeof(*kt->lay_keys));
+	if (!kt->by_id || !kt->val || !kt->lay || !kt->lay_keys) {
 		free(kt->by_id);
 		free(kt->val);
+		free(kt->lay);
+		free(kt->lay_keys);
 		free(kt);
 		return -ENOMEM;
 	}
@@ -1213,11 +1273,12 @@ void fl_ktables__free(struct fl_ktables *kt)
 		pthread_mutex_unlock(&kt->lock);
 		pthread_join(kt->thread, NULL);
 	}
-	/* The chunks stay in the kernel with the program's maps; ours go. */
+	/* The chunks stay in the kernel with the program's maps; our fds go. */
 	for (size_t c = 0; c < FL_UW_MAX_CHUNKS; c++)
-		if (kt->chunks[c].mem) {
-			munmap(kt->chunks[c].mem, kt->chunks[c].bytes);
-		}
+		if (kt->chunks[c].state == KT_CHUNK_LIVE)
+			close(kt->chunks[c].fd);
+	free(kt->lay);
+	free(kt->lay_keys);
 	/* Every file is in files[], or is the vdso. */
 	for (size_t i = 0; i < kt->cap_files; i++)
 		if (kt->files[i])
@@ -1340,14 +1401,31 @@ bool fl_ktables__busy(struct fl_ktables *kt)
 	return busy;
 }
 
+/* Page idx of chunk c, from the cache or read from the kernel (the lock held); NULL if it cannot be. */
+static const union fl_uw_page *read_page(struct fl_ktables *kt, uint32_t c, uint32_t idx)
+{
+	const struct kt_chunk *ch = &kt->chunks[c];
+	struct kt_pcache *e = &kt->pcache[(c * 131u + idx) % KT_PCACHE];
+
+	if (c >= FL_UW_MAX_CHUNKS || ch->state != KT_CHUNK_LIVE || idx >= ch->used)
+		return NULL;
+	if (e->valid && e->chunk == c && e->gen == ch->gen && e->page == idx)
+		return &e->pg;
+	e->valid = !bpf_map_lookup_elem(ch->fd, &idx, &e->pg);
+	e->chunk = c;
+	e->gen = ch->gen;
+	e->page = idx;
+	return e->valid ? &e->pg : NULL;
+}
+
 int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
 		    struct fl_uw_row *row)
 {
-	const union fl_uw_page *pages;
+	const union fl_uw_page *page = NULL;
 	const struct fl_uw_row *r;
 	struct kt_file *f = NULL;
 	uint64_t loc = 0;
-	uint32_t n;
+	uint32_t n, c, start, pg = 0;
 
 	if (!m || off > UINT32_MAX)
 		return -ENOENT;
@@ -1390,22 +1468,31 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 			return asked && !busy(kt, f) ? -ENOENT : -EAGAIN;
 		}
 	}
-	pages = loc && loc != FL_UW_LOC_NONE && kt->chunks[FL_UW_LOC_CHUNK(loc)].mem
-			? kt->chunks[FL_UW_LOC_CHUNK(loc)].mem + FL_UW_LOC_START(loc)
-			: NULL;
-	pthread_mutex_unlock(&kt->lock);
 	n = FL_UW_LOC_LEN(loc);
-	if (!pages || !n)
+	if (!loc || loc == FL_UW_LOC_NONE || !n || n > FL_UW_TABLE_MAX_ROWS) {
+		pthread_mutex_unlock(&kt->lock);
 		return -ENOENT;
-	/* As the walker finds it. */
-	r = fl_ktables_find(pages, n, off);
+	}
+	/* As the walker finds it, one page read at a time; under the lock, which keeps the chunk. */
+	c = FL_UW_LOC_CHUNK(loc);
+	start = FL_UW_LOC_START(loc);
+	if (FL_UW_ROW_PAGES(n) > 1) {
+		page = read_page(kt, c, start + FL_UW_ROW_PAGES(n));
+		pg = page ? row_page_of(page, n, off) : 0;
+	}
+	page = page || FL_UW_ROW_PAGES(n) == 1 ? read_page(kt, c, start + pg) : NULL;
+	r = page ? find_in_page(page, pg, n, off) : NULL;
+	if (r)
+		*row = *r;
+	pthread_mutex_unlock(&kt->lock);
+	if (!page)
+		return -ENOENT;
 	if (!r)
 		return -ENODATA;
-	if (r->cfa_type == FL_CFA_NONE)
+	if (row->cfa_type == FL_CFA_NONE)
 		return -ENODATA;
-	if (r->cfa_type == FL_CFA_UNSUPPORTED)
+	if (row->cfa_type == FL_CFA_UNSUPPORTED)
 		return -ENOENT;
-	*row = *r;
 	return 0;
 }
 

@@ -7,6 +7,7 @@
  * out of both when it exits. Needs root (or CAP_BPF): exits 77 without.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "flamed/unwind_abi.h"
+#include "flamed/unwinding/cfitable.h"
 #include "unwinding/ktables.h"
 
 static struct {
@@ -289,12 +291,82 @@ static void test_row_wants_a_table_not_built(void **state)
 	fl_ktables__free(kt);
 }
 
+/* Mappings of BPF maps in this process (/proc/self/maps). */
+static int bpf_map_mappings(void)
+{
+	char line[4352];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "bpf-map") != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * libc's table, loaded, gives back through fl_ktables__row() the row of
+ * libc's own table at each rule's first byte and the byte before it: the
+ * index page and the row pages read back from the kernel, one at a time,
+ * through the chunk's fd. No chunk is mapped into this process: the kernel
+ * maps a BPF array's pages whole, and a mapping would count all of them
+ * in flamed's RSS, as well as in the kernel's memory.
+ */
+static void test_rows_read_back(void **state)
+{
+	struct fl_ktables_opts o = maps_opts();
+	uint32_t pid = (uint32_t)getpid();
+	struct fl_ktables_stats st;
+	struct fl_ktables *kt;
+	struct fl_cfitable ref = {0};
+	struct fl_tmap libc;
+	size_t checked = 0;
+	int fd;
+
+	(void)state;
+	self_map("/libc.so.6", &libc);
+	fd = open(libc.path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fl_cfitable__from_fd(fd, &ref), 0);
+	close(fd);
+	assert_true(ref.nr > 2 * FL_UW_PAGE_ROWS); /* pages of rows, and their index */
+	assert_int_equal(fl_ktables__new(&o, &kt), 0);
+	assert_int_equal(fl_ktables__set_proc(kt, pid, &libc, 1), 0);
+	fl_ktables__settle(kt, 10000);
+	fl_ktables__stats(kt, &st);
+	assert_int_equal(st.loaded, 1);
+	assert_int_equal(bpf_map_mappings(), 0);
+	for (size_t i = 0; i < ref.nr; i++) {
+		uint64_t pc = ref.rows[i].pc;
+
+		for (uint64_t off = pc ? pc - 1 : pc; off <= pc; off++) {
+			const struct fl_uw_row *want = fl_cfitable__find(&ref, off);
+			struct fl_uw_row got;
+			int err = fl_ktables__row(kt, &libc, off, &got);
+
+			if (!want || want->cfa_type == FL_CFA_NONE)
+				assert_int_equal(err, -ENODATA);
+			else if (want->cfa_type == FL_CFA_UNSUPPORTED)
+				assert_int_equal(err, -ENOENT);
+			else if (err || memcmp(want, &got, sizeof(got)))
+				fail_msg("libc at 0x%llx: %d, row pc 0x%x; the table's pc 0x%x",
+					 (unsigned long long)off, err, err ? 0 : got.pc, want->pc);
+			checked++;
+		}
+	}
+	assert_true(checked >= 2 * ref.nr - 1);
+	fl_cfitable__fini(&ref);
+	fl_ktables__free(kt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proc_maps_by_size),
 		cmocka_unit_test(test_chunk_free_bumps_epoch),
 		cmocka_unit_test(test_row_wants_a_table_not_built),
+		cmocka_unit_test(test_rows_read_back),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

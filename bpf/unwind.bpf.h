@@ -19,7 +19,7 @@
 /* A chunk of pages (tables of files, one after the other): user space makes them, sized as it needs. */
 struct uw_rows {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(map_flags, BPF_F_INNER_MAP);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(union fl_uw_page));
 	__uint(max_entries, 1);

@@ -178,7 +178,7 @@ static uint64_t thread_ns(void)
 
 /* --- the thread -------------------------------------------------------------------- */
 
-/* Kernel memory of an mmapable array of n table pages: whole pages of memory. */
+/* Kernel memory of an array of n table pages (page-sized values): whole pages. */
 static uint64_t table_bytes(size_t n)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -227,7 +227,7 @@ static void chunk_free(struct fl_ktables *kt, uint32_t c)
  */
 static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_INNER_MAP);
 	struct kt_chunk *ch;
 	uint32_t c, cap;
 	uint64_t bytes;
@@ -262,7 +262,6 @@ static int chunk_alloc(struct fl_ktables *kt, uint32_t n, uint32_t *start)
 	 */
 	kt->chunks[c].state = KT_CHUNK_MAKING;
 	pthread_mutex_unlock(&kt->lock);
-	/* Mmapable as the program's template of it is, though never mapped here. */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fl_uw_rows", sizeof(uint32_t),
 			    sizeof(union fl_uw_page), cap, &mo);
 	err = fd < 0 ? -errno : 0;

@@ -38,7 +38,7 @@ static int hash_map(const char *name, size_t key, size_t val, unsigned int flags
 
 static int setup(void **state)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_INNER_MAP);
 	LIBBPF_OPTS(bpf_map_create_opts, oo);
 	int inner;
 

@@ -1129,10 +1129,10 @@ int write_profile_svg(const struct fl_profile *p, const struct svg_args *sa, con
 	 * every frame. Folding stops a little under the SVG's own cut, so no
 	 * rounding can fold a frame that it would draw.
 	 */
-	double fold = sa->html ? 0
-			       : fl_svg__min_count(&sa->svg,
-						   (double)fl_profile__total(p) * sa->factor) *
-					 (1 - 1e-9);
+	double fold =
+		sa->html ? 0
+			 : fl_svg__min_count(&sa->svg, (double)fl_profile__total(p) * sa->factor) *
+				   (1 - 1e-9);
 	struct fl_flametree_opts to = {.sz = sizeof(to),
 				       .reverse = sa->reverse,
 				       .flamechart = sa->flamechart,
@@ -1166,7 +1166,8 @@ int write_profile_svg(const struct fl_profile *p, const struct svg_args *sa, con
 		a.svg.notes = notes;
 		err = svg_render(&a, t, f);
 		fl_pr_debug("flame graph: %zu frames built, %llu more folded into narrow ones\n",
-			    fl_flametree__nr_frames(t), (unsigned long long)fl_flametree__nr_folded(t));
+			    fl_flametree__nr_frames(t),
+			    (unsigned long long)fl_flametree__nr_folded(t));
 	}
 	fl_flametree__free(t);
 	return err;

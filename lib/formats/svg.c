@@ -583,8 +583,7 @@ static int resolve(double tree_total, const struct fl_svg_opts *opts, struct fl_
 		}
 	}
 	/* Bounds that keep every coordinate finite and every element valid. */
-	if (!(op->width <= 1e6) ||
-	    !(op->frame_height >= 2 && op->frame_height <= 1000) ||
+	if (!(op->width <= 1e6) || !(op->frame_height >= 2 && op->frame_height <= 1000) ||
 	    !(op->fontsize >= 1 && op->fontsize <= 1000) ||
 	    !(op->fontwidth >= 0.01 && op->fontwidth <= 10) || !(op->minwidth <= 1e6) ||
 	    !(op->minwidth_pct <= 100) || !isfinite(op->total))
@@ -604,7 +603,8 @@ static int resolve(double tree_total, const struct fl_svg_opts *opts, struct fl_
 }
 
 int fl_svg__resolve_opts(const struct fl_flametree *t, const struct fl_svg_opts *opts,
-			 struct fl_svg_opts *op, double *total, struct fl_rgb *top, struct fl_rgb *bottom)
+			 struct fl_svg_opts *op, double *total, struct fl_rgb *top,
+			 struct fl_rgb *bottom)
 {
 	int err = resolve(fl_flametree__total(t), opts, op, total, top, bottom);
 

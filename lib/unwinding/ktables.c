@@ -1403,11 +1403,15 @@ bool fl_ktables__busy(struct fl_ktables *kt)
 /* Page idx of chunk c, from the cache or read from the kernel (the lock held); NULL if it cannot be. */
 static const union fl_uw_page *read_page(struct fl_ktables *kt, uint32_t c, uint32_t idx)
 {
-	const struct kt_chunk *ch = &kt->chunks[c];
-	struct kt_pcache *e = &kt->pcache[(c * 131u + idx) % KT_PCACHE];
+	const struct kt_chunk *ch;
+	struct kt_pcache *e;
 
-	if (c >= FL_UW_MAX_CHUNKS || ch->state != KT_CHUNK_LIVE || idx >= ch->used)
+	if (c >= FL_UW_MAX_CHUNKS)
 		return NULL;
+	ch = &kt->chunks[c];
+	if (ch->state != KT_CHUNK_LIVE || idx >= ch->used)
+		return NULL;
+	e = &kt->pcache[(c * 131u + idx) % KT_PCACHE];
 	if (e->valid && e->chunk == c && e->gen == ch->gen && e->page == idx)
 		return &e->pg;
 	e->valid = !bpf_map_lookup_elem(ch->fd, &idx, &e->pg);

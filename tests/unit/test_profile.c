@@ -363,6 +363,75 @@ static void test_million_stacks(void **state)
 	fl_profile__free(p);
 }
 
+/* What fl_profile__for_each_grouped() gave: each stack's frames in merge order, and its count. */
+struct grouped_seen {
+	uint32_t f[8][6];
+	size_t n[8];
+	uint64_t count[8];
+	size_t nr;
+	bool reverse;
+	int stop_at;
+};
+
+static int grouped_cb(const uint32_t *frames, size_t n, uint64_t count, void *ctx)
+{
+	struct grouped_seen *g = ctx;
+
+	if (g->nr == (size_t)g->stop_at)
+		return -E2BIG;
+	assert_true(g->nr < 8 && n <= 6);
+	for (size_t i = 0; i < n; i++)
+		g->f[g->nr][i] = frames[g->reverse ? n - 1 - i : i];
+	g->n[g->nr] = n;
+	g->count[g->nr++] = count;
+	return 0;
+}
+
+/*
+ * Every stack once with its count, and every prefix (of roots, or of
+ * leaves when reversed) in one run of consecutive stacks: what a flame tree
+ * with grouped set needs. Added in an order that interleaves them.
+ */
+static void test_for_each_grouped(void **state)
+{
+	struct fl_profile *p = new_profile();
+	uint32_t a = intern(p, "a"), b = intern(p, "b"), c = intern(p, "c"), d = intern(p, "d");
+	const uint32_t s[6][4] = { { a, b, c }, { a, d }, { a, b }, { d, b, c }, { a, b, d }, { a } };
+	const size_t ns[6] = { 3, 2, 2, 3, 3, 1 };
+
+	(void)state;
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(fl_profile__add(p, s[i], ns[i], i + 1), 0);
+	for (int rev = 0; rev < 2; rev++) {
+		struct grouped_seen g = { .reverse = rev, .stop_at = -1 };
+		uint64_t sum = 0;
+
+		assert_int_equal(fl_profile__for_each_grouped(p, rev, grouped_cb, &g), 0);
+		assert_int_equal(g.nr, 6);
+		for (size_t i = 0; i < g.nr; i++)
+			sum += g.count[i];
+		assert_int_equal(sum, 21);
+		/* Stacks i < j < k: if i and k share a prefix, j shares it too. */
+		for (size_t i = 0; i < g.nr; i++)
+			for (size_t k = i + 2; k < g.nr; k++)
+				for (size_t len = 1; len <= g.n[i] && len <= g.n[k]; len++) {
+					if (memcmp(g.f[i], g.f[k], len * sizeof(uint32_t)))
+						break;
+					for (size_t j = i + 1; j < k; j++)
+						assert_true(g.n[j] >= len &&
+							    !memcmp(g.f[i], g.f[j], len * sizeof(uint32_t)));
+				}
+	}
+	/* fn's error stops the walk and is returned. */
+	{
+		struct grouped_seen g = { .stop_at = 2 };
+
+		assert_int_equal(fl_profile__for_each_grouped(p, false, grouped_cb, &g), -E2BIG);
+		assert_int_equal(g.nr, 2);
+	}
+	fl_profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_distinct_stacks),
 		cmocka_unit_test(test_add_errors),
 		cmocka_unit_test(test_for_each_stops),
+		cmocka_unit_test(test_for_each_grouped),
 		cmocka_unit_test(test_large_counts),
 		cmocka_unit_test(test_million_stacks),
 	};

@@ -573,29 +573,82 @@ static int grow_one(void **v, size_t size, size_t nr, size_t *cap)
 }
 
 /*
+ * Where the dynamic relocations start (DT_RELA) and how many of them, first,
+ * are R_X86_64_RELATIVE (DT_RELACOUNT, which ld writes with -z combreloc, its
+ * default): 0 and 0 without a .dynamic saying so.
+ */
+static void rela_relative(Elf *elf, uint64_t *rela, uint64_t *count)
+{
+	Elf_Scn *scn = NULL;
+
+	*rela = *count = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    sh.sh_size > RELA_SECTION_MAX || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (int i = 0;; i++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_RELA)
+				*rela = dyn.d_un.d_ptr;
+			else if (dyn.d_tag == DT_RELACOUNT)
+				*count = dyn.d_un.d_val;
+		}
+		return;
+	}
+}
+
+/*
  * Appends the GOT slots of one SHT_RELA section whose symbols are in
  * .dynsym: the JUMP_SLOT relocations of .rela.plt and the GLOB_DAT ones of
  * .rela.dyn (what .plt.got's stubs jump through). Others (RELATIVE,
  * IRELATIVE: no symbol) are not slots of a named function.
+ *
+ * A big PIE or C++ library has hundreds of thousands of RELATIVE
+ * relocations in .rela.dyn (libLLVM: 5 MB of them) and a few hundred others:
+ * when the section is the one DT_RELA gives and the last of the
+ * DT_RELACOUNT entries that open it is indeed RELATIVE, only what follows
+ * them is read. A file that lies so loses the names of its own stubs.
  */
-static int collect_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct got_slot **v,
-			 size_t *nr, size_t *cap)
+static int collect_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t rela,
+			 uint64_t relacount, struct got_slot **v, size_t *nr, size_t *cap)
 {
 	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
-	Elf_Data *d, *symd;
+	Elf_Data *d = NULL, *symd;
 	struct strtab st;
 	GElf_Shdr symsh;
 	size_t n, entsize = gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT);
+	size_t i = 0;
 
 	if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM ||
 	    strtab__get(elf, &symsh, &st) || sh->sh_size > RELA_SECTION_MAX || !entsize)
 		return 0;
-	d = elf_getdata(scn, NULL);
+	if (relacount && sh->sh_addr == rela && relacount < sh->sh_size / entsize &&
+	    sh->sh_offset <= (uint64_t)INT64_MAX - sh->sh_size) {
+		/* From the last RELATIVE one on (sh_size is bounded above: no overflow). */
+		uint64_t skip = (relacount - 1) * entsize;
+		GElf_Rela r;
+
+		d = elf_getdata_rawchunk(elf, (int64_t)(sh->sh_offset + skip), sh->sh_size - skip,
+					 ELF_T_RELA);
+		if (d && d->d_buf && gelf_getrela(d, 0, &r) &&
+		    GELF_R_TYPE(r.r_info) == R_X86_64_RELATIVE)
+			i = 1;
+		else
+			d = NULL;
+	}
+	if (!d)
+		d = elf_getdata(scn, NULL);
 	symd = elf_getdata(symscn, NULL);
 	if (!d || !d->d_buf || !symd || !symd->d_buf)
 		return 0;
 	n = d->d_size / entsize;
-	for (size_t i = 0; i < n; i++) {
+	for (; i < n; i++) {
 		GElf_Rela r;
 		GElf_Sym sym;
 		const char *name;
@@ -669,6 +722,7 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 {
 	_cleanup_free_ struct got_slot *slots = NULL;
 	size_t nr_slots = 0, cap_slots = 0, shstrndx;
+	uint64_t rela, relacount;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	int err;
@@ -676,11 +730,13 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
 	    gelf_getclass(elf) != ELFCLASS64 || elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
+	rela_relative(elf, &rela, &relacount);
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA) {
-			err = collect_slots(elf, scn, &sh, &slots, &nr_slots, &cap_slots);
+			err = collect_slots(elf, scn, &sh, rela, relacount, &slots, &nr_slots,
+					    &cap_slots);
 			if (err)
 				return err;
 		}

@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "flamed/unwinding/cfitable.h"
 #include "unwinding/cfitable_ref.h"
@@ -45,6 +48,7 @@
 /* An FDE's CIE, as far as reading the FDE needs it. */
 struct ct_cie {
 	Dwarf_Off offset; /* in the section; (Dwarf_Off)-1 for none yet */
+	uint64_t size;	  /* its bytes there */
 	bool usable;	  /* its FDEs' ranges can be read */
 	uint8_t enc;	  /* of initial_location and address_range ('R') */
 	bool zaug;	  /* FDEs have augmentation data ('z') */
@@ -724,8 +728,9 @@ static struct ct_cie *cie_at(struct ct_cie *cie, const unsigned char *ident, Elf
 		return cie;
 	*cie = (struct ct_cie){.offset = offset};
 	if (offset >= data->d_size || dwarf_next_cfi(ident, data, eh, offset, &next, &e) != 0 ||
-	    !dwarf_cfi_cie_p(&e))
+	    !dwarf_cfi_cie_p(&e) || next <= offset || next > data->d_size)
 		return cie;
+	cie->size = next - offset;
 	aug = e.cie.augmentation ? e.cie.augmentation : "";
 	if (eh) {
 		cie->usable = cie_encoding(&e.cie, &cie->enc);
@@ -1227,7 +1232,14 @@ struct cs_fde {
 	uint32_t lo, hi;
 	uint32_t seq;	/* its place among the FDEs compiled, in the order of the sections */
 	uint32_t entry; /* its offset in its section */
+	uint32_t size;	/* its bytes there */
+	uint32_t cie;	/* its CIE, in cies[] (.eh_frame's only) */
 	bool debug;	/* in .debug_frame */
+};
+
+/* A CIE of .eh_frame: where it is, and its bytes. */
+struct cs_cie {
+	uint32_t entry, size;
 };
 
 struct fl_cfitable_src {
@@ -1239,6 +1251,16 @@ struct fl_cfitable_src {
 	struct cs_fde *fdes;	    /* sorted by lo */
 	uint32_t *reach;	    /* reach[i]: the largest hi of fdes[0..i] */
 	size_t nr;
+	struct cs_cie *cies; /* those of .eh_frame's FDEs, once each where they follow */
+	size_t nr_cies, cap_cies;
+	/*
+	 * Once released (fl_cfitable_src__release()): f holds only the
+	 * segments, and ranges read the entries they need of .eh_frame
+	 * (eh_size bytes at eh_off in the file at fd, its address eh_addr).
+	 */
+	int fd;
+	uint64_t eh_off, eh_size, eh_addr;
+	unsigned char ident[EI_NIDENT];
 	struct fl_cfitable_counts counts; /* fdes, fdes_debug_frame, fdes_unused of the file */
 	uint64_t work;		    /* spent so far on all ranges: the bound is the file's */
 };
@@ -1250,6 +1272,7 @@ int fl_cfitable_src__open(int fd, struct fl_cfitable_src **ret)
 
 	if (!s)
 		return -ENOMEM;
+	s->fd = -1;
 	err = open_fd(fd, &s->f, &s->bytes);
 	if (err) {
 		free(s);
@@ -1282,6 +1305,9 @@ void fl_cfitable_src__free(struct fl_cfitable_src *s)
 	fl_cfi_file__fini(&s->f);
 	free(s->fdes);
 	free(s->reach);
+	free(s->cies);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s);
 }
 
@@ -1337,11 +1363,22 @@ static int index_section(struct fl_cfitable_src *s, Elf_Data *data, uint64_t sh_
 		err = grow((void **)&s->fdes, cap, s->nr + 1, sizeof(*s->fdes), MAX_FDES);
 		if (err)
 			return err;
+		if (eh && (!s->nr_cies || s->cies[s->nr_cies - 1].entry != ins.cie->offset)) {
+			err = grow((void **)&s->cies, &s->cap_cies, s->nr_cies + 1,
+				   sizeof(*s->cies), MAX_FDES);
+			if (err)
+				return err;
+			/* Both within the section, which FL_CFI_MAX_BYTES bounds. */
+			s->cies[s->nr_cies++] = (struct cs_cie){.entry = (uint32_t)ins.cie->offset,
+								.size = (uint32_t)ins.cie->size};
+		}
 		s->fdes[s->nr] = (struct cs_fde){
 			.lo = off_lo,
 			.hi = off_hi,
 			.seq = (uint32_t)s->nr,
 			.entry = (uint32_t)at,
+			.size = (uint32_t)(off - at),
+			.cie = eh ? (uint32_t)s->nr_cies - 1 : 0,
 			.debug = !eh,
 		};
 		s->nr++;
@@ -1406,11 +1443,15 @@ static int src_index(struct fl_cfitable_src *s)
 		for (size_t i = 0; i < s->nr; i++)
 			s->reach[i] = i && s->reach[i - 1] > s->fdes[i].hi ? s->reach[i - 1]
 									   : s->fdes[i].hi;
-		s->bytes += s->nr * (sizeof(*s->fdes) + sizeof(*s->reach));
+		s->bytes += s->nr * (sizeof(*s->fdes) + sizeof(*s->reach)) +
+			    s->nr_cies * sizeof(*s->cies);
 	} else {
 		free(s->fdes);
 		s->fdes = NULL;
 		s->nr = 0;
+		free(s->cies);
+		s->cies = NULL;
+		s->nr_cies = 0;
 	}
 	s->index_err = err;
 	return err;
@@ -1443,16 +1484,114 @@ int fl_cfitable_src__index(struct fl_cfitable_src *s)
 	return src_index(s);
 }
 
+int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd)
+{
+	const char *ident;
+	struct fl_cfi_seg *segs;
+	size_t nr_segs;
+	GElf_Shdr sh;
+	int err = src_index(s), dup;
+
+	if (err || s->fd >= 0)
+		return err;
+	ident = s->f.elf ? elf_getident(s->f.elf, NULL) : NULL;
+	/* .debug_frame's FDEs are read from an image libdw inflated: those stay. */
+	if (!ident || s->counts.fdes_debug_frame || !s->f.eh ||
+	    !fl_cfi_file__section(s->f.elf, ".eh_frame", &sh) ||
+	    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
+	    sh.sh_size > FL_CFI_MAX_BYTES || sh.sh_offset > (uint64_t)INT64_MAX - sh.sh_size)
+		return -ENOTSUP;
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return -errno;
+	memcpy(s->ident, ident, EI_NIDENT);
+	s->eh_off = sh.sh_offset;
+	s->eh_size = sh.sh_size;
+	s->eh_addr = sh.sh_addr;
+	s->fd = dup;
+	/* Only the segments stay: fde_span() needs them. */
+	segs = s->f.segs;
+	nr_segs = s->f.nr_segs;
+	s->f.segs = NULL;
+	fl_cfi_file__fini(&s->f);
+	s->f.segs = segs;
+	s->f.nr_segs = nr_segs;
+	s->bytes = s->nr * (sizeof(*s->fdes) + sizeof(*s->reach)) + s->nr_cies * sizeof(*s->cies) +
+		   nr_segs * sizeof(*segs);
+	return 0;
+}
+
+/* Entries closer than this are read in one pread. */
+#define REREAD_GAP 4096
+
+/* Bytes [a, b) of .eh_frame into buf (the section's size) where they belong; a short file leaves zeros. */
+static void reread(const struct fl_cfitable_src *s, uint8_t *buf, uint64_t a, uint64_t b)
+{
+	if (b > s->eh_size)
+		b = s->eh_size;
+	while (a < b) {
+		ssize_t n = pread(s->fd, buf + a, b - a, (off_t)(s->eh_off + a));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		a += (uint64_t)n;
+	}
+}
+
+/*
+ * The .eh_frame of a released source as an Elf_Data with only the entries
+ * of pick (n FDEs in the order of the section) and their CIEs read, at
+ * their offsets: a mapping of the section's size, zeros elsewhere (which
+ * take no memory), to munmap() after.
+ */
+static int reread_entries(const struct fl_cfitable_src *s, const struct cs_fde *pick, size_t n,
+			  Elf_Data *d)
+{
+	uint8_t *buf;
+	uint32_t last_cie = UINT32_MAX;
+
+	buf = mmap(NULL, s->eh_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf == MAP_FAILED)
+		return -ENOMEM;
+	for (size_t i = 0; i < n;) {
+		uint64_t a = pick[i].entry, b = a + pick[i].size;
+
+		for (i++; i < n && pick[i].entry >= a && pick[i].entry <= b + REREAD_GAP; i++)
+			if (pick[i].entry + (uint64_t)pick[i].size > b)
+				b = pick[i].entry + (uint64_t)pick[i].size;
+		reread(s, buf, a, b);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct cs_cie *cie = &s->cies[pick[i].cie];
+
+		/* FDEs share few CIEs, and mostly those next to each other. */
+		if (pick[i].cie == last_cie)
+			continue;
+		last_cie = pick[i].cie;
+		reread(s, buf, cie->entry, (uint64_t)cie->entry + cie->size);
+	}
+	*d = (Elf_Data){.d_buf = buf,
+			.d_type = ELF_T_BYTE,
+			.d_version = EV_CURRENT,
+			.d_size = s->eh_size,
+			.d_align = 1};
+	return 0;
+}
+
 int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 			   struct fl_cfitable *out)
 {
-	const unsigned char *ident = (const unsigned char *)elf_getident(s->f.elf, NULL);
+	const unsigned char *ident =
+		s->fd >= 0 ? s->ident : (const unsigned char *)elf_getident(s->f.elf, NULL);
 	struct ct c = {.f = &s->f, .work = s->work};
 	struct ct_cie cie_eh = {.offset = (Dwarf_Off)-1}, cie_dbg = {.offset = (Dwarf_Off)-1};
 	struct fl_cfitable t = {0};
 	struct cs_fde *pick = NULL;
 	size_t a = 0, b, n = 0;
-	Elf_Data *eh = NULL, *dbg = NULL;
+	Elf_Data *eh = NULL, *dbg = NULL, reread_eh = {0};
 	uint64_t eh_addr = 0;
 	int err;
 
@@ -1484,10 +1623,21 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 			pick[n++] = s->fdes[i];
 	/* Compiled in the order the whole file's are: which FDE wins an overlap is the same. */
 	qsort(pick, n, sizeof(*pick), cmp_cs_seq);
-	if (s->f.eh)
-		eh = eh_frame_data(s->f.elf, &eh_addr);
-	if (fl_cfi_file__debug_frame(&s->f))
-		dbg = debug_frame_data(&s->f);
+	if (s->fd >= 0) {
+		/* Released: .eh_frame's alone, and seq is their order in it. */
+		err = reread_entries(s, pick, n, &reread_eh);
+		if (err) {
+			free(pick);
+			return err;
+		}
+		eh = &reread_eh;
+		eh_addr = s->eh_addr;
+	} else {
+		if (s->f.eh)
+			eh = eh_frame_data(s->f.elf, &eh_addr);
+		if (fl_cfi_file__debug_frame(&s->f))
+			dbg = debug_frame_data(&s->f);
+	}
 	for (size_t i = 0; i < n && !err; i++) {
 		Elf_Data *data = pick[i].debug ? dbg : eh;
 		Dwarf_Off off = pick[i].entry;
@@ -1495,7 +1645,11 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 		uint64_t flo, len;
 		size_t before = c.nr_fdes;
 
-		/* Read again as the index read it: the section has not changed (it is ours). */
+		/*
+		 * Read again as the index read it. The section held has not
+		 * changed (it is ours); one read again may have (the file is
+		 * its owner's): then what is read is parsed as any file is.
+		 */
 		if (!data || next_fde(ident, data, pick[i].debug ? 0 : eh_addr, !pick[i].debug,
 				      pick[i].debug ? &cie_dbg : &cie_eh, &off, &ins, &flo,
 				      &len) != NF_FDE) {
@@ -1523,6 +1677,8 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 	free(pick);
 	free(c.fdes);
 	free(c.spans);
+	if (reread_eh.d_buf)
+		munmap(reread_eh.d_buf, s->eh_size);
 	if (err) {
 		free(t.rows);
 		return err;

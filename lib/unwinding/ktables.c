@@ -469,14 +469,15 @@ static void build_window(struct fl_ktables *kt, struct kt_file *f, uint32_t win)
 }
 
 /*
- * A big file becomes windowed: its CFI held (within the budget), the
+ * A big file becomes windowed: the index of its FDEs held (within the
+ * budget), its CFI let go (windows read what they need from fd again), the
  * walker told to look up windows, and the window the first sample needed
  * built. Returns 0, or -EFBIG when the file is small (its whole table then;
  * unless big_table: one with more rows than a loaded table may have)
  * or -ENOSPC.
  */
 static int make_windowed(struct fl_ktables *kt, struct kt_file *f, struct fl_cfitable_src *src,
-			 bool big_table)
+			 int fd, bool big_table)
 {
 	uint64_t code = fl_cfitable_src__code_bytes(src), bytes;
 	uint32_t nr_windows;
@@ -489,6 +490,10 @@ static int make_windowed(struct fl_ktables *kt, struct kt_file *f, struct fl_cfi
 	err = fl_cfitable_src__index(src);
 	if (err)
 		return err;
+	/* What cannot be let go (.debug_frame's CFI) is held, and counted. */
+	err = fl_cfitable_src__release(src, fd);
+	if (err && err != -ENOTSUP)
+		fl_pr_debug("ktables: %s: its CFI is held: %s\n", f->path, strerror(-err));
 	bytes = fl_cfitable_src__bytes(src);
 	/* Windows of file offsets up to 4 GiB, the walker's limit. */
 	nr_windows = (uint32_t)((1ULL << 32) >> FL_UW_WIN_SHIFT);
@@ -551,7 +556,7 @@ static void build(struct fl_ktables *kt, struct kt_file *f, int fd)
 	} else {
 		err = fl_cfitable_src__open(fd, &src);
 		if (!err) {
-			err = make_windowed(kt, f, src, false);
+			err = make_windowed(kt, f, src, fd, false);
 			if (!err) {
 				load_windowed(kt, f, fd);
 				return;
@@ -562,7 +567,7 @@ static void build(struct fl_ktables *kt, struct kt_file *f, int fd)
 			if (!err && t.nr > FL_UW_TABLE_MAX_ROWS) {
 				fl_pr_debug("ktables: %s: %zu rows, loaded by windows\n", f->path, t.nr);
 				fl_cfitable__fini(&t);
-				err = make_windowed(kt, f, src, true);
+				err = make_windowed(kt, f, src, fd, true);
 				if (!err) {
 					load_windowed(kt, f, fd);
 					return;

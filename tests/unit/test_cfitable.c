@@ -592,29 +592,62 @@ static void expect_paged(const struct fl_cfitable *t, const char *what)
 	free(pages);
 }
 
+/* Whether the ELF file at fd has a .debug_frame section. */
+static bool has_debug_frame(int fd)
+{
+	struct fl_cfi_file f;
+	GElf_Shdr sh;
+	bool has;
+
+	assert_int_equal(fl_cfi_file__begin_fd(&f, fd), 0);
+	has = fl_cfi_file__section(f.elf, ".debug_frame", &sh) != NULL;
+	fl_cfi_file__fini(&f);
+	return has;
+}
+
 /*
  * The file at fd compiled whole through a source is fl_cfitable__from_fd()'s
  * table, and each range of step bytes has its rows: the whole table's rule
- * at every offset where either table's rule changes. Returns the ranges
- * with rows.
+ * at every offset where either table's rule changes. A source released
+ * (fl_cfitable_src__release()) gives each range the same rows as one that
+ * holds its CFI, and holds less than that CFI (.eh_frame's bytes). Returns
+ * the ranges with rows.
  */
 static size_t expect_ranges(int fd, const char *what, uint64_t step)
 {
-	struct fl_cfitable ref, whole, part;
-	struct fl_cfitable_src *s;
+	struct fl_cfitable ref, whole, part, again;
+	struct fl_cfitable_src *s, *rel;
 	size_t with_rows = 0;
-	uint64_t end;
+	uint64_t end, eh_bytes;
 
 	assert_int_equal(fl_cfitable__from_fd(fd, &ref), 0);
 	assert_int_equal(fl_cfitable_src__open(fd, &s), 0);
 	assert_int_equal(fl_cfitable_src__all(s, &whole), 0);
 	assert_int_equal(whole.nr, ref.nr);
 	assert_memory_equal(whole.rows, ref.rows, ref.nr * sizeof(*ref.rows));
+	assert_int_equal(fl_cfitable_src__open(fd, &rel), 0);
+	assert_int_equal(fl_cfitable_src__index(rel), 0);
+	eh_bytes = fl_cfitable_src__bytes(rel);
+	if (fl_cfitable_src__release(rel, fd) == -ENOTSUP) {
+		/* .debug_frame's CFI stays: all of it does. */
+		assert_true(has_debug_frame(fd));
+		assert_int_equal(fl_cfitable_src__bytes(rel), eh_bytes);
+	} else {
+		assert_true(fl_cfitable_src__bytes(rel) < eh_bytes);
+	}
+	print_message("%s: %.1f KiB held, %.1f KiB once released\n", what,
+		      (double)eh_bytes / 1024.0, (double)fl_cfitable_src__bytes(rel) / 1024.0);
 	end = ref.rows[ref.nr - 1].pc + 1;
 	for (uint64_t lo = ref.rows[0].pc / step * step; lo < end; lo += step) {
 		uint64_t hi = lo + step;
 		int err = fl_cfitable_src__range(s, lo, hi, &part);
 
+		assert_int_equal(fl_cfitable_src__range(rel, lo, hi, &again), err);
+		if (!err) {
+			assert_int_equal(again.nr, part.nr);
+			assert_memory_equal(again.rows, part.rows, part.nr * sizeof(*part.rows));
+			fl_cfitable__fini(&again);
+		}
 		if (err == -ENOENT) {
 			/* No CFI in the range: none at lo, and no row with a rule inside. */
 			struct fl_uw_row none = {.cfa_type = FL_CFA_NONE}, a = rule_at(&ref, lo);
@@ -654,6 +687,7 @@ static size_t expect_ranges(int fd, const char *what, uint64_t step)
 		expect_paged(&ref, what);
 	assert_int_equal(fl_cfitable_src__range(s, 5, 5, &part), -EINVAL);
 	fl_cfitable_src__free(s);
+	fl_cfitable_src__free(rel);
 	fl_cfitable__fini(&whole);
 	fl_cfitable__fini(&ref);
 	return with_rows;
@@ -687,6 +721,86 @@ static void test_ranges_real(void **state)
 		close(fd);
 		assert_true(n > 0);
 	}
+}
+
+/* A copy of the file at path in a new unlinked file: its fd. */
+static int copy_to_tmp(const char *path)
+{
+	char buf[65536];
+	int in = open(path, O_RDONLY | O_CLOEXEC), out = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+	ssize_t n;
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	return out;
+}
+
+/*
+ * A released source reads its file again for every range, and the file is
+ * its owner's: cut short or overwritten after the index was made, ranges
+ * fail or give what the bytes now say, and nothing is read outside them
+ * (the sanitized build checks that).
+ */
+static void test_released_file_changed(void **state)
+{
+	const char *path = "/lib/x86_64-linux-gnu/libc.so.6";
+	struct fl_cfitable_src *s;
+	struct fl_cfitable part;
+	struct stat st;
+	size_t ok = 0, failed = 0;
+	int fd;
+
+	(void)state;
+	fd = copy_to_tmp(path);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(fl_cfitable_src__open(fd, &s), 0);
+	assert_int_equal(fl_cfitable_src__release(s, fd), 0);
+	/* The windows before the change are built from the file. */
+	for (uint64_t lo = 0; lo < (uint64_t)st.st_size; lo += FL_UW_WIN_BYTES)
+		if (fl_cfitable_src__range(s, lo, lo + FL_UW_WIN_BYTES, &part) == 0) {
+			ok++;
+			fl_cfitable__fini(&part);
+		}
+	assert_true(ok > 0);
+	/* Overwritten with noise, then cut to half, then to nothing. */
+	srand(20);
+	for (int round = 0; round < 3; round++) {
+		size_t rows = 0;
+
+		if (round == 0) {
+			char buf[4096];
+
+			for (off_t off = 0; off < st.st_size; off += (off_t)sizeof(buf)) {
+				for (size_t i = 0; i < sizeof(buf); i++)
+					buf[i] = (char)rand();
+				assert_true(pwrite(fd, buf, sizeof(buf), off) > 0);
+			}
+		} else {
+			assert_int_equal(ftruncate(fd, round == 1 ? st.st_size / 2 : 0), 0);
+		}
+		failed = 0;
+		for (uint64_t lo = 0; lo < (uint64_t)st.st_size; lo += FL_UW_WIN_BYTES) {
+			int err = fl_cfitable_src__range(s, lo, lo + FL_UW_WIN_BYTES, &part);
+
+			if (err) {
+				failed++;
+				continue;
+			}
+			rows += part.nr;
+			fl_cfitable__fini(&part);
+		}
+		print_message(
+			"%s changed (%d): %zu windows with rows before, %zu fail now, %zu rows\n",
+			path, round, ok, failed, rows);
+		if (round == 2)
+			assert_int_equal(failed, ((uint64_t)st.st_size + FL_UW_WIN_BYTES - 1) /
+							 FL_UW_WIN_BYTES);
+	}
+	fl_cfitable_src__free(s);
+	close(fd);
 }
 
 /*
@@ -1999,6 +2113,7 @@ int main(void)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_engines_real),
 		cmocka_unit_test(test_ranges_real),
+		cmocka_unit_test(test_released_file_changed),
 		cmocka_unit_test(test_paged_layout),
 		cmocka_unit_test(test_engines_random),
 		cmocka_unit_test(test_hostile_images),

@@ -132,9 +132,21 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
  */
 int fl_cfitable_src__index(struct fl_cfitable_src *s);
 
+/*
+ * Lets go of the CFI read, once the index is made (made now if it was
+ * not): ranges then read the FDEs and CIEs they need from the file at fd
+ * (a copy of the fd is kept; the caller's stays its own), with pread, so
+ * that a big file's .eh_frame (libLLVM's: 5 MB) is not held between them.
+ * A file changed since is read as any file is: its ranges may then fail.
+ * Returns 0, -ENOTSUP for CFI that must stay (.debug_frame's, which may be
+ * compressed), the index's error, or -errno of the fd's copy; s holds its
+ * CFI as before on failure. fl_cfitable_src__all() is not for a released s.
+ */
+int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd);
+
 /* Bytes of code in the file's executable segments. */
 uint64_t fl_cfitable_src__code_bytes(const struct fl_cfitable_src *s);
-/* Memory s holds: the CFI sections read, and the index once made. */
+/* Memory s holds: the CFI sections read (until released), and the index once made. */
 uint64_t fl_cfitable_src__bytes(const struct fl_cfitable_src *s);
 /* Accepts NULL. */
 void fl_cfitable_src__free(struct fl_cfitable_src *s);

@@ -1219,9 +1219,10 @@ static void snapshot(struct daemon *d, const char *why)
 		d->other_ns_logged = true;
 	}
 	if (ss.map_full > d->last.map_full)
-		msg("max_stacks (%u a second) reached: %llu samples counted in user space this "
+		msg("max_stacks (%s%u a second) reached: %llu samples counted in user space this "
 		    "interval",
-		    d->cfg.max_stacks, (unsigned long long)(ss.map_full - d->last.map_full));
+		    d->cfg.max_stacks ? "" : "auto: ", ss.max_stacks,
+		    (unsigned long long)(ss.map_full - d->last.map_full));
 	fl_tracker__stats(d->ses.tracker, &ts);
 	if (ts.over_max > d->over_max)
 		msg("max_processes (%u) reached: %llu processes not tracked this interval (their "

@@ -165,8 +165,17 @@ static int set_frequency(struct fl_config *c, const char *v, char *err, size_t e
 	return set_u32(v, 1, 100000, &c->frequency, err, errlen);
 }
 
+/* "auto" (0): sized by the sampler from the samples of a second, as record's are. */
 static int set_max_stacks(struct fl_config *c, const char *v, char *err, size_t errlen)
 {
+	if (!strcmp(v, "auto")) {
+		c->max_stacks = 0;
+		return 0;
+	}
+	if (parse_num(v, 1u << 24, &(uint64_t){0}) == -EINVAL) {
+		fl_seterr(err, errlen, "%s is neither auto nor a number (1-16777216)", Q(v));
+		return -EINVAL;
+	}
 	return set_u32(v, 1, 1u << 24, &c->max_stacks, err, errlen);
 }
 
@@ -1025,7 +1034,7 @@ void fl_config__init(struct fl_config *c)
 		.user = true,
 		.output_dir = "/var/lib/flamed",
 		.fmt_folded = true,
-		.max_stacks = 65536,
+		.max_stacks = 0, /* auto */
 		.max_processes = 32768,
 		.max_symbol_cache = 1ull << 30,
 		.kdwarf = true,

@@ -63,6 +63,7 @@ struct fl_sampler_bpf {
 	uint32_t stack_slots;	      /* stack ids are below this */
 	uint32_t ustack_slots;	      /* ... and ids of walked user stacks (kernel-dwarf) */
 	uint32_t pystack_slots;	      /* ... and of Python stacks (python) */
+	uint32_t nr_stacks;	      /* entries of each counts map */
 	bool python;
 	int nr_possible;
 	uint64_t truncated; /* samples whose stack filled a whole stack-map entry, once counted */
@@ -575,6 +576,10 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		goto out_free;
 	s->nr_possible = err;
 	size_maps(opts, sampled_cpus(s->events), kdwarf, &ms);
+	fl_pr_debug("sampler_bpf: maps of a set: %u stack slots, %u walked user stacks, %u counts "
+		    "(max_stacks); rings: overflow %u KiB, stack copies %u KiB\n",
+		    ms.storage, kdwarf ? ms.ustorage : 0, ms.nr_stacks, ms.ring_bytes >> 10,
+		    ms.ucopy_bytes >> 10);
 	/* The walked user stacks' ids are hashed into a power of two of slots. */
 	uslots = pow2_within(ms.ustorage, 1, 1u << 31);
 	s->skel->rodata->overflow_wakeup = ms.ring_bytes / 4;
@@ -590,6 +595,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 		goto out_free;
 	/* The kernel rounds the stack map up to a power of two buckets. */
 	s->stack_slots = pow2_within(ms.storage, 1, 1u << 31);
+	s->nr_stacks = ms.nr_stacks;
 	if (!opts->follow_children)
 		bpf_program__set_autoload(s->skel->progs.on_fork, false);
 	s->skel->rodata->kdwarf = kdwarf;
@@ -1377,6 +1383,7 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		.ustack_none = sum[FL_CNT_USTACK_NONE],
 		.collisions = sum[FL_CNT_COLLISION],
 		.map_full = sum[FL_CNT_STACKMAP_FULL] + sum[FL_CNT_COUNTS_FULL],
+		.max_stacks = s->nr_stacks,
 		.recovered = sum[FL_CNT_OVERFLOW_SENT],
 		.lost = sum[FL_CNT_OVERFLOW_LOST],
 		.truncated = s->truncated,

@@ -352,8 +352,15 @@ CONF=$T/hup.conf
 OUT4=$T/hup
 FORMATS=folded
 printf 'interval = 1h\nfrequency = 99\n' >"$CONF"
-start_daemon hup --config "$CONF" --interval 1s --output-dir "$OUT4" --targets "$BURNER"
+start_daemon hup -v --config "$CONF" --interval 1s --output-dir "$OUT4" --targets "$BURNER"
 wait_until 20 "'started' in the log" grep -q started "$DLOG"
+# max_stacks is auto by default: the counts maps sized as record's, 4 per
+# sample a second (a power of two from 4096 to 65536), not 65536 each.
+present=$(awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); c += n == 2 ? r[2] - r[1] + 1 : 1 } } END { print c }' /sys/devices/system/cpu/present)
+want=4096
+while ((want < 99 * 4 * present && want < 65536)); do want=$((want * 2)); done
+counts=$(sed -n 's/.*sampler_bpf: maps of a set: .* \([0-9]*\) counts (max_stacks).*/\1/p' "$DLOG" | head -n 1)
+[[ $counts == "$want" ]] || fail "max_stacks = auto at 99 Hz on $present CPUs: counts maps of ${counts:-?} entries, expected $want"
 wait_until 7 "4 snapshots at 99 Hz" logged_at_least 4
 # 99 Hz: 4 s of CPU for some 400 samples, enough to tell 85 % from 100 %.
 cpu_window "$OUT4" "$BURNER" 4 chains

@@ -153,7 +153,8 @@ static void test_defaults(void **state)
 	/* Bounded retention by default: a week, 1 GiB. */
 	assert_true(c.keep_files == 0 && c.keep_age_ns == 7 * 86400 * SEC &&
 		    c.keep_bytes == 1ull << 30);
-	assert_int_equal(c.max_stacks, 65536);
+	/* Sized from the samples of a second by the sampler, as record's maps are. */
+	assert_int_equal(c.max_stacks, 0);
 	assert_int_equal(c.max_processes, 32768);
 	assert_true(c.max_symbol_cache == 1ull << 30);
 	assert_true(c.max_unwind_tables == 256ull << 20);
@@ -204,8 +205,11 @@ static void test_numbers(void **state)
 
 	set_ok(&c, "max_stacks", "16777216");
 	assert_int_equal(c.max_stacks, 16777216);
+	set_ok(&c, "max_stacks", "auto");
+	assert_int_equal(c.max_stacks, 0);
 	set_bad("max_stacks", "0", "out of range (1-16777216)");
 	set_bad("max_stacks", "16777217", "out of range");
+	set_bad("max_stacks", "Auto", "neither auto nor a number (1-16777216)");
 	set_ok(&c, "max_processes", "1");
 	assert_int_equal(c.max_processes, 1);
 	set_bad("max_processes", "0", "out of range (1-4194304)");

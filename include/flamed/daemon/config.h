@@ -84,7 +84,7 @@ struct fl_config {
 	uint64_t keep_files;	/* keep_files: newest snapshots kept, 0 = unlimited [0] */
 	uint64_t keep_age_ns;	/* keep_age: 0 = unlimited [7 days] */
 	uint64_t keep_bytes;	/* keep_bytes: total size of the snapshots, 0 = unlimited [1 GiB] */
-	uint32_t max_stacks;	/* max_stacks: distinct stacks per interval, 1..16777216 [65536] */
+	uint32_t max_stacks;	/* max_stacks: distinct stacks a second, 1..16777216, 0 auto [auto] */
 	uint32_t max_processes; /* max_processes: processes tracked, 1..4194304 [32768] */
 	uint64_t max_symbol_cache;  /* max_symbol_cache: bytes of files read, 1M..1024G [1G] */
 	uint64_t max_unwind_tables; /* max_unwind_tables: kernel-dwarf tables, 1M..1024G [256M] */

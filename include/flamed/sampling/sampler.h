@@ -185,6 +185,7 @@ struct fl_sampler_stats {
 	uint64_t kstack_none, ustack_none; /* samples with no kernel/user stack */
 	uint64_t collisions;		   /* BPF: stack-id hash collisions (recovered) */
 	uint64_t map_full;		   /* BPF: a full map (recovered) */
+	uint32_t max_stacks; /* BPF: counts-map entries of a set (max_stacks, or as sized) */
 	uint64_t recovered;		   /* BPF: samples counted through the ring buffer */
 	uint64_t lost;			   /* samples lost for good (full ring buffers) */
 	uint64_t lost_records;		   /* ring: PERF_RECORD_LOST* (records, not samples) */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1276,6 +1277,13 @@ static void snapshot(struct daemon *d, const char *why)
 		fl_symbolizer__trim(d->ses.symbolizer);
 		if (d->ses.unwinder)
 			fl_unwinder__trim(d->ses.unwinder);
+		/*
+		 * What a big program that came and went made flamed read (its
+		 * symbols, its CFI, the last profile) is freed, but glibc keeps
+		 * freed pages inside its heaps: given back, or the daemon's RSS
+		 * stays at its highest.
+		 */
+		malloc_trim(0);
 	} else
 		log_error(d, "out of memory starting a new profile: the next snapshot repeats "
 			     "this one's samples");

@@ -1132,6 +1132,30 @@ static int write_snapshot(struct daemon *d, const struct fl_profile *p, const ch
 }
 
 /*
+ * What a big program that came and went made flamed read (its symbols, its
+ * CFI, a profile of its stacks) is freed once its files go unused, but
+ * glibc keeps freed pages inside its heaps: they are given back, or the
+ * daemon's RSS stays at its highest for good. Only when much is free (at
+ * least 8 MiB, and a quarter of what is in use): under steady churn some
+ * 4 MiB are free after a snapshot, and trimming them every interval only
+ * to fault the pages in again the next costs CPU for nothing.
+ */
+#define TRIM_MIN_FREE ((size_t)8 << 20)
+
+static void give_back_heap(void)
+{
+#ifdef __GLIBC__
+	struct mallinfo2 mi = mallinfo2();
+	bool trim = mi.fordblks >= TRIM_MIN_FREE && mi.fordblks >= mi.uordblks / 4;
+
+	fl_pr_debug("heap: %.1f MiB in use, %.1f MiB free%s\n", (double)mi.uordblks / 1048576.0,
+		    (double)mi.fordblks / 1048576.0, trim ? ": given back" : "");
+	if (trim)
+		malloc_trim(0);
+#endif
+}
+
+/*
  * The snapshot: the stacks since the last one go into the profile, which
  * is written; on success a new interval starts, on failure the profile
  * stays and the next snapshot writes both intervals' samples.
@@ -1277,13 +1301,7 @@ static void snapshot(struct daemon *d, const char *why)
 		fl_symbolizer__trim(d->ses.symbolizer);
 		if (d->ses.unwinder)
 			fl_unwinder__trim(d->ses.unwinder);
-		/*
-		 * What a big program that came and went made flamed read (its
-		 * symbols, its CFI, the last profile) is freed, but glibc keeps
-		 * freed pages inside its heaps: given back, or the daemon's RSS
-		 * stays at its highest.
-		 */
-		malloc_trim(0);
+		give_back_heap();
 	} else
 		log_error(d, "out of memory starting a new profile: the next snapshot repeats "
 			     "this one's samples");

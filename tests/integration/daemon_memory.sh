@@ -31,7 +31,7 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$DPID/status"; }
 hwm_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/$DPID/status"; }
 
 : >"$T/empty.conf"
-start_daemon memory --config "$T/empty.conf" --interval 2s --frequency 999 \
+start_daemon memory -v --config "$T/empty.conf" --interval 2s --frequency 999 \
 	--output-dir "$T/out" --targets "$NAME"
 wait_until 20 "the daemon's first snapshot" logged_at_least 1
 sleep 2
@@ -49,7 +49,7 @@ grep -q "$NAME" "$T/out/"*.folded 2>/dev/null || fail "no snapshot has samples o
 end=$((SECONDS + 40))
 while (($(rss_kb) > rss0 + (peak - rss0) / 2)); do
 	((SECONDS < end)) ||
-		fail "RSS before $rss0 KiB, peak $peak KiB, still $(rss_kb) KiB 40 s after $runs runs of clang"
+		fail "RSS before $rss0 KiB, peak $peak KiB, still $(rss_kb) KiB 40 s after $runs runs of clang; $(grep 'heap:' "$DLOG" | tail -n 3)"
 	sleep 0.5
 done
 rss1=$(rss_kb)

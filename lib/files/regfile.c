@@ -124,3 +124,23 @@ int fl_regfile__read_all(int fd, size_t max, char **ret, size_t *len)
 	*len = n;
 	return 0;
 }
+
+ssize_t fl_regfile__pread(int fd, void *buf, size_t size, uint64_t off)
+{
+	size_t done = 0;
+
+	if (off > INT64_MAX || size > (uint64_t)INT64_MAX - off)
+		return -EOVERFLOW;
+	while (done < size) {
+		ssize_t n = pread(fd, (char *)buf + done, size - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}

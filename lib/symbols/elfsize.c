@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flamed/files/regfile.h"
 #include "symbols/elfsize.h"
 
 static uint32_t get32(const unsigned char *p, bool msb)
@@ -30,14 +31,7 @@ static uint64_t get64(const unsigned char *p, bool msb)
 
 static bool read_at(int fd, void *buf, size_t size, uint64_t off)
 {
-	ssize_t n;
-
-	if (fd < 0 || off > INT64_MAX)
-		return false;
-	do
-		n = pread(fd, buf, size, (off_t)off);
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)size;
+	return fd >= 0 && fl_regfile__pread(fd, buf, size, off) == (ssize_t)size;
 }
 
 uint64_t fl_elfsize__section(Elf *elf, int fd, const char *name, const GElf_Shdr *sh)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "flamed/common/cleanup.h"
+#include "flamed/files/regfile.h"
 #include "flamed/symbols/pyruntime.h"
 #include "symbols/elfsize.h"
 
@@ -370,15 +371,12 @@ static void find_syms(Elf *elf, Elf64_Word type, struct py_syms *s)
 
 static int pread_all(int fd, void *buf, size_t size, uint64_t off)
 {
-	ssize_t n;
+	ssize_t n = fl_regfile__pread(fd, buf, size, off);
 
-	if (off > INT64_MAX)
+	if (n == -EOVERFLOW)
 		return -EPROTO;
-	do
-		n = pread(fd, buf, size, (off_t)off);
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	/* The file ends before the section it claims: truncated, maybe right now. */
 	return (size_t)n == size ? 0 : -EPROTO;
 }

@@ -9,6 +9,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "flamed/files/regfile.h"
 #include "symbols/elfsize.h"
 #include "unwinding/cfi_file.h"
 
@@ -135,22 +136,6 @@ uint64_t fl_cfi_file__bytes(const struct fl_cfi_file *f, int fd, uint64_t file_s
 	return n;
 }
 
-static bool read_full(int fd, void *buf, size_t size, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < size) {
-		ssize_t n = pread(fd, (char *)buf + done, size - done, (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false; /* an error, or the file is shorter than its headers say */
-		done += (size_t)n;
-	}
-	return true;
-}
-
 /* .debug_frame's bytes into an image of their own (elfimage.h), from fd or from the Elf's memory. */
 static void debug_frame_image(struct fl_cfi_file *f, int fd)
 {
@@ -177,7 +162,7 @@ static void debug_frame_image(struct fl_cfi_file *f, int fd)
 		return;
 	if (raw)
 		memcpy(data, raw->d_buf, raw->d_size);
-	else if (!read_full(fd, data, (size_t)sh.sh_size, sh.sh_offset))
+	else if (fl_regfile__pread(fd, data, (size_t)sh.sh_size, sh.sh_offset) != (ssize_t)sh.sh_size)
 		fl_elfimage__fini(&f->dbg_image);
 }
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flamed/files/regfile.h"
 #include "flamed/unwinding/cfitable.h"
 #include "unwinding/cfitable_ref.h"
 #include "symbols/elfsize.h"
@@ -1529,15 +1530,8 @@ static void reread(const struct fl_cfitable_src *s, uint8_t *buf, uint64_t a, ui
 {
 	if (b > s->eh_size)
 		b = s->eh_size;
-	while (a < b) {
-		ssize_t n = pread(s->fd, buf + a, b - a, (off_t)(s->eh_off + a));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		a += (uint64_t)n;
-	}
+	if (a < b)
+		(void)fl_regfile__pread(s->fd, buf + a, b - a, s->eh_off + a);
 }
 
 /*

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -252,6 +253,30 @@ static void test_reopen_other_inode(void **state)
 	assert_int_equal(fl_regfile__reopen(-1, &st), -EINVAL);
 }
 
+/* Reads whole ranges, fewer bytes where the file ends, and refuses offsets off_t cannot hold. */
+static void test_pread(void **state)
+{
+	char data[10000], buf[sizeof(data)];
+	int fd = memfd_create("test_regfile", MFD_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 7 + 3);
+	assert_int_equal(write(fd, data, sizeof(data)), sizeof(data));
+	assert_int_equal(fl_regfile__pread(fd, buf, sizeof(buf), 0), sizeof(buf));
+	assert_memory_equal(buf, data, sizeof(data));
+	assert_int_equal(fl_regfile__pread(fd, buf, 500, 9000), 500);
+	assert_memory_equal(buf, data + 9000, 500);
+	assert_int_equal(fl_regfile__pread(fd, buf, 500, 9800), 200);
+	assert_memory_equal(buf, data + 9800, 200);
+	assert_int_equal(fl_regfile__pread(fd, buf, 500, 10000), 0);
+	assert_int_equal(fl_regfile__pread(fd, buf, 1, (uint64_t)INT64_MAX + 1), -EOVERFLOW);
+	assert_int_equal(fl_regfile__pread(fd, buf, 2, INT64_MAX), -EOVERFLOW);
+	close(fd);
+	assert_int_equal(fl_regfile__pread(fd, buf, 1, 0), -EBADF);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +288,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_magic_links, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_in_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_other_inode, setup, teardown),
+		cmocka_unit_test(test_pread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,9 @@
 #define FLAMED_REGFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 /*
  * flamed runs as root and opens paths that other users' processes, files
@@ -71,5 +73,13 @@ int fl_regfile__open(int dirfd, const char *path, unsigned int flags, struct sta
  * read(2)'s -errno.
  */
 int fl_regfile__read_all(int fd, size_t max, char **ret, size_t *len);
+
+/*
+ * Reads size bytes at off into buf, again after a short read or EINTR,
+ * until the file ends. Returns the bytes read (fewer than size: the file
+ * ends first, maybe shrunk by its owner just now), or pread(2)'s -errno
+ * (-EOVERFLOW: off + size past what off_t holds).
+ */
+ssize_t fl_regfile__pread(int fd, void *buf, size_t size, uint64_t off);
 
 #endif

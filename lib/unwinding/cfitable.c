@@ -1409,6 +1409,12 @@ static int sort_fdes(struct fl_cfitable_src *s)
 	return 0;
 }
 
+/* Memory of the FDE index (fdes, reach, cies). */
+static uint64_t index_bytes(const struct fl_cfitable_src *s)
+{
+	return s->nr * (sizeof(*s->fdes) + sizeof(*s->reach)) + s->nr_cies * sizeof(*s->cies);
+}
+
 /* The index of every FDE by start, made once. */
 static int src_index(struct fl_cfitable_src *s)
 {
@@ -1444,8 +1450,7 @@ static int src_index(struct fl_cfitable_src *s)
 		for (size_t i = 0; i < s->nr; i++)
 			s->reach[i] = i && s->reach[i - 1] > s->fdes[i].hi ? s->reach[i - 1]
 									   : s->fdes[i].hi;
-		s->bytes += s->nr * (sizeof(*s->fdes) + sizeof(*s->reach)) +
-			    s->nr_cies * sizeof(*s->cies);
+		s->bytes += index_bytes(s);
 	} else {
 		free(s->fdes);
 		s->fdes = NULL;
@@ -1517,8 +1522,7 @@ int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd)
 	fl_cfi_file__fini(&s->f);
 	s->f.segs = segs;
 	s->f.nr_segs = nr_segs;
-	s->bytes = s->nr * (sizeof(*s->fdes) + sizeof(*s->reach)) + s->nr_cies * sizeof(*s->cies) +
-		   nr_segs * sizeof(*segs);
+	s->bytes = index_bytes(s) + nr_segs * sizeof(*segs);
 	return 0;
 }
 

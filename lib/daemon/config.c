@@ -172,11 +172,11 @@ static int set_max_stacks(struct fl_config *c, const char *v, char *err, size_t 
 		c->max_stacks = 0;
 		return 0;
 	}
-	if (parse_num(v, 1u << 24, &(uint64_t){0}) == -EINVAL) {
+	if (!set_u32(v, 1, 1u << 24, &c->max_stacks, err, errlen))
+		return 0;
+	if (parse_num(v, 1u << 24, &(uint64_t){0}) == -EINVAL)
 		fl_seterr(err, errlen, "%s is neither auto nor a number (1-16777216)", Q(v));
-		return -EINVAL;
-	}
-	return set_u32(v, 1, 1u << 24, &c->max_stacks, err, errlen);
+	return -EINVAL;
 }
 
 static int set_max_processes(struct fl_config *c, const char *v, char *err, size_t errlen)

@@ -37,6 +37,30 @@ static inline int scratch_rm_one(const char *path, const struct stat *st, int fl
 	return remove(path);
 }
 
+/* A copy of the file at path in a new unlinked file in /tmp: its fd (read-write), or -1. */
+static inline int scratch_copy_unlinked(const char *path)
+{
+	int in = open(path, O_RDONLY | O_CLOEXEC), out = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+	struct stat st;
+	off_t done = 0;
+
+	if (in >= 0 && out >= 0 && fstat(in, &st) == 0)
+		while (done < st.st_size) {
+			ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(st.st_size - done), 0);
+
+			if (n <= 0)
+				break;
+			done += n;
+		}
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && (done == 0 || done < st.st_size)) {
+		close(out);
+		out = -1;
+	}
+	return out;
+}
+
 /* Removes dir and all in it, symlinks not followed. */
 static inline void scratch_dir_remove(const char *dir)
 {

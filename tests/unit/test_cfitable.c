@@ -723,23 +723,6 @@ static void test_ranges_real(void **state)
 	}
 }
 
-/* A copy of the file at path in a new unlinked file: its fd. */
-static int copy_to_tmp(const char *path)
-{
-	int in = open(path, O_RDONLY | O_CLOEXEC), out = open("/tmp", O_TMPFILE | O_RDWR, 0600);
-	struct stat st;
-
-	assert_true(in >= 0 && out >= 0 && fstat(in, &st) == 0);
-	for (off_t done = 0; done < st.st_size;) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(st.st_size - done), 0);
-
-		assert_true(n > 0);
-		done += n;
-	}
-	close(in);
-	return out;
-}
-
 /*
  * A released source reads its file again for every range, and the file is
  * its owner's: cut short or overwritten after the index was made, ranges
@@ -756,7 +739,8 @@ static void test_released_file_changed(void **state)
 	int fd;
 
 	(void)state;
-	fd = copy_to_tmp(path);
+	fd = scratch_copy_unlinked(path);
+	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(fl_cfitable_src__open(fd, &s), 0);
 	assert_int_equal(fl_cfitable_src__release(s, fd), 0);

@@ -869,6 +869,16 @@ Elf *fl_debuginfo__binary_elf(const struct fl_debuginfo *di)
 	return di ? di->bin : NULL;
 }
 
+int fl_debuginfo__binary_fd(const struct fl_debuginfo *di)
+{
+	return di ? di->bin_fd : -1;
+}
+
+int fl_debuginfo__debug_fd(const struct fl_debuginfo *di)
+{
+	return di && di->dbg ? di->dbg_fd : -1;
+}
+
 Elf *fl_debuginfo__debug_elf(const struct fl_debuginfo *di)
 {
 	return di ? di->dbg : NULL;

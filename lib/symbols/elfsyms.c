@@ -40,16 +40,53 @@
 #define PLT_SECTION_MAX (16u << 20)
 #define RELA_SECTION_MAX (64u << 20)
 
+/*
+ * The names of a string table this big are not copied: each is read from
+ * the file when its symbol is first found (struct name_store). A profile
+ * names a few hundred functions of a library whose table holds a hundred
+ * thousand: Rust's librustc_driver has 20 MB of names, libLLVM 18 MB.
+ */
+#define LAZY_STRTAB_MIN (1u << 20)
+
 struct load_seg {
 	uint64_t off, vaddr, filesz, memsz;
 	bool exec;
 };
 
+/* A string table whose names are read when needed: in the file at fd (a copy of the caller's). */
+struct name_file {
+	int fd;
+	uint64_t off, size; /* the table's bytes in the file */
+};
+
+/*
+ * Where the name of a symbol not copied is: at off in files[file - 1], len
+ * bytes and a NUL; len_file is len << 2 | file.
+ */
+struct lazy_name {
+	uint32_t off;
+	uint32_t len_file;
+};
+
+/*
+ * The names read when needed (LAZY_STRTAB_MIN), for a symbol whose name
+ * is NULL until fl_elfsyms__find() or fl_elfsyms__at() reads it. Held by
+ * pointer, so that those two, which take a const fl_elfsyms, can fill it.
+ */
+struct name_store {
+	struct name_file files[3];
+	size_t nr_files;
+	struct lazy_name *lazy; /* by symbol */
+	char **read;		/* the names read so far, each its own allocation */
+	size_t nr_read, cap_read, read_bytes;
+};
+
 struct fl_elfsyms {
 	struct fl_elfsym *syms; /* sorted by addr, one per address */
 	size_t nr;
-	char *names; /* every name, NUL-terminated, one after the other */
+	char *names; /* every name copied, NUL-terminated, one after the other */
 	size_t names_len;
+	struct name_store *ns; /* the names not copied, or NULL */
 	struct load_seg *segs;
 	size_t nr_segs;
 	enum fl_debuginfo_source source; /* debug info the symbols came from too */
@@ -66,6 +103,8 @@ struct cand {
 	size_t len;
 	unsigned rank;	 /* binding: lower is preferred */
 	bool label;	 /* STT_NOTYPE in code: names only what no function covers */
+	uint8_t file;	 /* 0: the name is copied; else it stays in ns->files[file - 1]... */
+	uint32_t stroff; /* ...at this offset of its table */
 };
 
 /* Label ranks follow every function's: a function at the same address names it. */
@@ -111,12 +150,26 @@ bool fl_elfsym__is_mapping_symbol(const char *name)
 	return name[1] == 'x' && name[2] == 'r' && name[3] == 'v';
 }
 
+static void name_store__free(struct name_store *ns)
+{
+	if (!ns)
+		return;
+	for (size_t i = 0; i < ns->nr_files; i++)
+		close(ns->files[i].fd);
+	for (size_t i = 0; i < ns->nr_read; i++)
+		free(ns->read[i]);
+	free(ns->read);
+	free(ns->lazy);
+	free(ns);
+}
+
 void fl_elfsyms__free(struct fl_elfsyms *e)
 {
 	if (!e)
 		return;
 	free(e->syms);
 	free(e->names);
+	name_store__free(e->ns);
 	free(e->segs);
 	free(e);
 }
@@ -228,21 +281,56 @@ static bool is_code_label(const GElf_Sym *sym, const char *name, const struct se
 struct strtab {
 	const char *buf;
 	size_t size;
+	GElf_Shdr sh;
 };
 
 static int strtab__get(Elf *elf, const GElf_Shdr *symsh, struct strtab *st)
 {
 	Elf_Scn *scn = elf_getscn(elf, symsh->sh_link);
 	Elf_Data *d;
-	GElf_Shdr sh;
 
-	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB)
+	if (!scn || !gelf_getshdr(scn, &st->sh) || st->sh.sh_type != SHT_STRTAB)
 		return -EINVAL;
 	d = elf_getdata(scn, NULL);
 	if (!d || !d->d_buf)
 		return -EINVAL;
 	st->buf = d->d_buf;
 	st->size = d->d_size;
+	return 0;
+}
+
+/*
+ * Whether the names of st, in the file at fd (-1: none), are left there:
+ * a big table the file holds as it is (not compressed), offsets that fit.
+ */
+static bool strtab__lazy(const struct strtab *st, int fd)
+{
+	return fd >= 0 && st->size >= LAZY_STRTAB_MIN && st->size <= UINT32_MAX &&
+	       st->sh.sh_size == st->size && !(st->sh.sh_flags & SHF_COMPRESSED) &&
+	       st->sh.sh_offset <= (uint64_t)INT64_MAX - st->sh.sh_size;
+}
+
+/* Files[] index + 1 of the table st of the file at fd, registered in *nsp (made if NULL). */
+static int name_store__add_file(struct name_store **nsp, const struct strtab *st, int fd,
+				uint8_t *file)
+{
+	struct name_store *ns = *nsp;
+	int dup;
+
+	if (!ns) {
+		ns = calloc(1, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		*nsp = ns;
+	}
+	if (ns->nr_files == ARRAY_SIZE(ns->files))
+		return -EINVAL;
+	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dup < 0)
+		return -errno;
+	ns->files[ns->nr_files++] =
+		(struct name_file){.fd = dup, .off = st->sh.sh_offset, .size = st->size};
+	*file = (uint8_t)ns->nr_files;
 	return 0;
 }
 
@@ -265,10 +353,11 @@ static const char *strtab__name(const struct strtab *st, size_t off, size_t *len
  * A table that cannot be read gives no symbols rather than an error: the
  * caller falls back to the other table.
  */
-static int collect(Elf *elf, Elf_Scn *scn, const struct sec_range *secs, size_t nr_secs,
-		   struct cand **ret, size_t *nr)
+static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs, size_t nr_secs,
+		   struct name_store **ns, struct cand **ret, size_t *nr)
 {
-	bool arm = false;
+	bool arm = false, lazy;
+	uint8_t file = 0;
 	struct strtab st;
 	struct cand *c;
 	GElf_Ehdr eh;
@@ -286,6 +375,7 @@ static int collect(Elf *elf, Elf_Scn *scn, const struct sec_range *secs, size_t 
 		return 0;
 	if (gelf_getehdr(elf, &eh))
 		arm = eh.e_machine == EM_ARM;
+	lazy = strtab__lazy(&st, fd);
 	n = d->d_size / entsize;
 	if (n > INT_MAX)
 		n = INT_MAX; /* gelf_getsym() takes an int index */
@@ -317,6 +407,7 @@ static int collect(Elf *elf, Elf_Scn *scn, const struct sec_range *secs, size_t 
 		x->size = sym.st_size;
 		x->name = name;
 		x->len = len;
+		x->stroff = (uint32_t)sym.st_name; /* < st.size when lazy */
 		x->rank = bind_rank(GELF_ST_BIND(sym.st_info)) + (label ? RANK_LABEL : 0);
 		x->label = label;
 		x->limit =
@@ -328,6 +419,16 @@ static int collect(Elf *elf, Elf_Scn *scn, const struct sec_range *secs, size_t 
 				x->limit = r->end;
 		}
 		count++;
+	}
+	if (lazy && count) {
+		int err = name_store__add_file(ns, &st, fd, &file);
+
+		if (err) {
+			free(c);
+			return err;
+		}
+		for (i = 0; i < count; i++)
+			c[i].file = file;
 	}
 	*ret = c;
 	*nr = count;
@@ -424,7 +525,13 @@ static int sort_cands(struct cand *c, size_t n)
 	return 0;
 }
 
-/* Sorts, keeps one symbol per address, sizes zero-size ones, copies names. */
+/* Whether c's name stays in its file (lazy_name holds its length in 30 bits). */
+static bool cand__lazy(const struct cand *c)
+{
+	return c->file && c->len < (1u << 30);
+}
+
+/* Sorts, keeps one symbol per address, sizes zero-size ones, copies the names not left in files. */
 static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 {
 	size_t i, j, total = 0, nr = 0;
@@ -454,15 +561,22 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 		end = size > UINT64_MAX - best.addr ? UINT64_MAX : best.addr + size;
 		if (!best.label && end > covered)
 			covered = end;
-		if (best.len > SIZE_MAX - total - 1)
-			return -ENOMEM;
-		total += best.len + 1;
+		if (!cand__lazy(&best)) {
+			if (best.len > SIZE_MAX - total - 1)
+				return -ENOMEM;
+			total += best.len + 1;
+		}
 		c[nr++] = best;
 	}
 	e->syms = calloc(nr ? nr : 1, sizeof(*e->syms));
 	e->names = malloc(total ? total : 1);
 	if (!e->syms || !e->names)
 		return -ENOMEM;
+	if (e->ns) {
+		e->ns->lazy = calloc(nr ? nr : 1, sizeof(*e->ns->lazy));
+		if (!e->ns->lazy)
+			return -ENOMEM;
+	}
 	e->names_len = total;
 	p = e->names;
 	for (i = 0; i < nr; i++) {
@@ -475,6 +589,11 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 			if (i + 1 < nr && c[i + 1].addr < end)
 				end = c[i + 1].addr;
 			s->size = end > s->addr ? end - s->addr : 0;
+		}
+		if (cand__lazy(&c[i])) {
+			e->ns->lazy[i] = (struct lazy_name){
+				.off = c[i].stroff, .len_file = (uint32_t)c[i].len << 2 | c[i].file};
+			continue; /* s->name stays NULL until it is read */
 		}
 		memcpy(p, c[i].name, c[i].len);
 		p[c[i].len] = '\0';
@@ -490,7 +609,8 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
  * allocated): its .symtab, which has everything .dynsym has and the local
  * functions too, else its .dynsym. Names point into elf's string table.
  */
-static int collect_elf(Elf *elf, struct cand **c, size_t *n, size_t *cap)
+static int collect_elf(Elf *elf, int fd, struct name_store **ns, struct cand **c, size_t *n,
+		       size_t *cap)
 {
 	_cleanup_free_ struct sec_range *secs = NULL;
 	_cleanup_free_ struct cand *got = NULL;
@@ -511,10 +631,10 @@ static int collect_elf(Elf *elf, struct cand **c, size_t *n, size_t *cap)
 		else if (sh.sh_type == SHT_DYNSYM && !dynsym)
 			dynsym = scn;
 	}
-	err = collect(elf, symtab, secs, nr_secs, &got, &nr_got);
+	err = collect(elf, fd, symtab, secs, nr_secs, ns, &got, &nr_got);
 	if (!err && !nr_got) {
 		free(TAKE_PTR(got));
-		err = collect(elf, dynsym, secs, nr_secs, &got, &nr_got);
+		err = collect(elf, fd, dynsym, secs, nr_secs, ns, &got, &nr_got);
 	}
 	if (err || !nr_got)
 		return err;
@@ -538,6 +658,7 @@ static int collect_elf(Elf *elf, struct cand **c, size_t *n, size_t *cap)
 	*n += nr_got;
 	return 0;
 }
+
 
 /* --- PLT stubs ------------------------------------------------------------------- */
 
@@ -790,8 +911,9 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
  * The union of the function symbols of elfs (NULL entries skipped), which
  * share one address space: a binary, its debug file, its MiniDebugInfo.
  * Duplicates (the same function in two tables) collapse in build_syms().
+ * fds[i] is the file elfs[i] reads (-1: in memory), for names left there.
  */
-static int read_symbols(Elf *const *elfs, size_t nr_elfs, struct fl_elfsyms *e)
+static int read_symbols(Elf *const *elfs, const int *fds, size_t nr_elfs, struct fl_elfsyms *e)
 {
 	_cleanup_free_ struct cand *c = NULL;
 	struct plt_names names = {0};
@@ -801,7 +923,7 @@ static int read_symbols(Elf *const *elfs, size_t nr_elfs, struct fl_elfsyms *e)
 	for (size_t i = 0; i < nr_elfs && !err; i++) {
 		if (!elfs[i])
 			continue;
-		err = collect_elf(elfs[i], &c, &n, &cap);
+		err = collect_elf(elfs[i], fds[i], &e->ns, &c, &n, &cap);
 		if (!err)
 			err = collect_plt(elfs[i], &names, &c, &n, &cap);
 	}
@@ -818,7 +940,7 @@ static bool elf_ok(Elf *elf)
 	return elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh);
 }
 
-static int elfsyms__from_elf(Elf *elf, struct fl_elfsyms **ret)
+static int elfsyms__from_elf(Elf *elf, int fd, struct fl_elfsyms **ret)
 {
 	_cleanup_(fl_elfsyms__freep) struct fl_elfsyms *e = NULL;
 	int err;
@@ -830,7 +952,7 @@ static int elfsyms__from_elf(Elf *elf, struct fl_elfsyms **ret)
 		return -ENOMEM;
 	err = read_segments(elf, e);
 	if (!err)
-		err = read_symbols(&elf, 1, e);
+		err = read_symbols(&elf, &fd, 1, e);
 	if (err)
 		return err;
 	*ret = TAKE_PTR(e);
@@ -845,6 +967,7 @@ int fl_elfsyms__from_debuginfo(const struct fl_debuginfo *di, struct fl_elfsyms 
 		fl_debuginfo__debug_elf(di),
 		fl_debuginfo__mini_elf(di),
 	};
+	const int fds[] = {fl_debuginfo__binary_fd(di), fl_debuginfo__debug_fd(di), -1};
 	int err;
 
 	if (!di || !ret)
@@ -857,7 +980,7 @@ int fl_elfsyms__from_debuginfo(const struct fl_debuginfo *di, struct fl_elfsyms 
 	/* Segments are the binary's: the debug files' program headers describe no data. */
 	err = read_segments(elfs[0], e);
 	if (!err)
-		err = read_symbols(elfs, ARRAY_SIZE(elfs), e);
+		err = read_symbols(elfs, fds, ARRAY_SIZE(elfs), e);
 	if (err)
 		return err;
 	e->source = fl_debuginfo__source(di);
@@ -901,7 +1024,7 @@ int fl_elfsyms__open_fd(int fd, struct fl_elfsyms **ret)
 	err = fl_elfsize__begin(fd, &elf);
 	if (err)
 		return err;
-	return elfsyms__from_elf(elf, ret);
+	return elfsyms__from_elf(elf, fd, ret);
 }
 
 int fl_elfsyms__open(const char *path, struct fl_elfsyms **ret)
@@ -937,7 +1060,7 @@ int fl_elfsyms__from_memory(const void *image, size_t size, struct fl_elfsyms **
 		return -ENOMEM;
 	memcpy(copy, image, size);
 	elf = elf_memory(copy, size);
-	err = elfsyms__from_elf(elf, ret);
+	err = elfsyms__from_elf(elf, -1, ret);
 	/* Symbols are copied out; end libelf's use of the buffer before freeing it. */
 	elf_end(TAKE_PTR(elf));
 	return err;
@@ -970,6 +1093,35 @@ static bool sym_holds(const struct fl_elfsym *s, uint64_t vaddr)
 	return vaddr >= s->addr && vaddr - s->addr < s->size;
 }
 
+/*
+ * The name of e->syms[i] left in its file, read now: len bytes and the NUL
+ * that ended them when the table was read. A file changed since (its owner
+ * may rewrite it) gives "" for good, never bytes from outside the table.
+ */
+static const char *read_name(const struct fl_elfsyms *e, size_t i)
+{
+	struct name_store *ns = e->ns;
+	const struct lazy_name *l = &ns->lazy[i];
+	const struct name_file *f = &ns->files[(l->len_file & 3) - 1];
+	size_t len = l->len_file >> 2;
+	char *name = NULL;
+
+	if (l->off < f->size && len < f->size - l->off &&
+	    (ns->nr_read < ns->cap_read ||
+	     !grow_one((void **)&ns->read, sizeof(*ns->read), ns->nr_read, &ns->cap_read)))
+		name = malloc(len + 1);
+	if (name && (fl_regfile__pread(f->fd, name, len + 1, f->off + l->off) != (ssize_t)(len + 1) ||
+		     name[len] || memchr(name, '\0', len))) {
+		free(name);
+		name = NULL;
+	}
+	if (!name)
+		return e->syms[i].name = "";
+	ns->read[ns->nr_read++] = name;
+	ns->read_bytes += len + 1;
+	return e->syms[i].name = name;
+}
+
 const struct fl_elfsym *fl_elfsyms__find(const struct fl_elfsyms *e, uint64_t vaddr)
 {
 	size_t lo = 0, hi, i;
@@ -988,7 +1140,7 @@ const struct fl_elfsym *fl_elfsyms__find(const struct fl_elfsyms *e, uint64_t va
 	/* syms[lo - 1] is the last symbol at or below vaddr. */
 	for (i = lo; i > 0 && lo - i < ENCLOSING_LOOKBACK; i--)
 		if (sym_holds(&e->syms[i - 1], vaddr))
-			return &e->syms[i - 1];
+			return *fl_elfsyms__at(e, i - 1)->name ? &e->syms[i - 1] : NULL;
 	return NULL;
 }
 
@@ -1001,10 +1153,15 @@ size_t fl_elfsyms__bytes(const struct fl_elfsyms *e)
 {
 	if (!e)
 		return 0;
-	return sizeof(*e) + e->nr * sizeof(*e->syms) + e->names_len + e->nr_segs * sizeof(*e->segs);
+	return sizeof(*e) + e->nr * sizeof(*e->syms) + e->names_len + e->nr_segs * sizeof(*e->segs) +
+	       (e->ns ? sizeof(*e->ns) + e->nr * sizeof(*e->ns->lazy) +
+				e->ns->cap_read * sizeof(*e->ns->read) + e->ns->read_bytes
+		      : 0);
 }
 
 const struct fl_elfsym *fl_elfsyms__at(const struct fl_elfsyms *e, size_t i)
 {
+	if (!e->syms[i].name)
+		read_name(e, i);
 	return &e->syms[i];
 }

@@ -45,6 +45,7 @@ struct module {
 	struct fl_srcinfo *src;
 	uint64_t used;	/* the symbolizer's generation at its last lookup */
 	uint64_t bytes; /* what it holds (counted in the cache) */
+	uint64_t syms_bytes; /* fl_elfsyms__bytes(syms) when last counted: names read since are added */
 	bool not_read;	/* met with the cache full */
 	uint8_t build_id[32]; /* SHA-1's 20 bytes, or up to 32; longer ones are not kept */
 	uint8_t build_id_len;
@@ -530,6 +531,12 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 		m->syms = NULL;
 		return true;
 	}
+	/*
+	 * Reading took need; what stays is the symbols (the names of big
+	 * tables stay in the file), unless the DWARF keeps di and its sections.
+	 */
+	m->syms_bytes = fl_elfsyms__bytes(m->syms);
+	m->bytes = sizeof(*m) + m->syms_bytes;
 	if (fl_debuginfo__source(di) != FL_DEBUGINFO_NONE)
 		fl_pr_debug("symbolizer: %s: debug info by %s: %s\n", tm->path,
 			    fl_debuginfo_source__str(fl_debuginfo__source(di)),
@@ -546,7 +553,7 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 	}
 	if (dwarf_elf && fl_srcinfo__open(dwarf_elf, fl_debuginfo__alt_elf(di), &m->src) == 0) {
 		m->di = di; /* its files stay open for the DWARF */
-		m->bytes += dwarf_need;
+		m->bytes = need + dwarf_need;
 		return true;
 	}
 	m->src = NULL;
@@ -676,6 +683,18 @@ static void lookup(const struct fl_elfsyms *syms, const struct fl_tmap *tm, uint
 		return;
 	}
 	out->reason = FL_SYM_NO_SYMBOL;
+}
+
+/* Counts in the cache the names a lookup read from m's file (elfsyms.h): fewer than the symbols hit. */
+static void names_read(struct fl_symbolizer *s, struct module *m)
+{
+	uint64_t now = fl_elfsyms__bytes(m->syms);
+
+	if (now > m->syms_bytes) {
+		fl_budget__force(&s->budget, now - m->syms_bytes);
+		m->bytes += now - m->syms_bytes;
+		m->syms_bytes = now;
+	}
 }
 
 /*
@@ -877,6 +896,7 @@ int fl_symbolizer__in_map(struct fl_symbolizer *s, uint32_t pid, const struct fl
 		return 0;
 	}
 	lookup(m->syms, tm, ip, o, &vaddr);
+	names_read(s, m);
 	if (o->reason == FL_SYM_OK && m->src)
 		add_srcinfo(s, m, vaddr, o);
 	return 0;

@@ -767,6 +767,127 @@ static void test_debug_info_args(void **state)
 	close(fd);
 }
 
+/* The file at path whole in memory (*size bytes), for the caller to free. */
+static void *slurp(const char *path, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf;
+
+	assert_true(fd >= 0 && fstat(fd, &st) == 0);
+	buf = malloc((size_t)st.st_size);
+	assert_non_null(buf);
+	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*size = (size_t)st.st_size;
+	return buf;
+}
+
+/*
+ * A string table of 1 MiB or more stays in the file: the symbols hold a
+ * fraction of the memory the copied names take, find() and at() read each
+ * name when they first hand its symbol out, and every name, address and
+ * size is what the same file read from memory (names copied) gives.
+ */
+static void test_lazy_names(void **state)
+{
+	struct fl_elfsyms *lazy = NULL, *copied = NULL;
+	char path[PATH_MAX];
+	size_t size, n, lazy_bytes, names = 0;
+	void *image;
+
+	(void)state;
+	fixture_path(path, sizeof(path), "libbignames.so");
+	image = slurp(path, &size);
+	assert_int_equal(fl_elfsyms__from_memory(image, size, &copied), 0);
+	free(image);
+	assert_int_equal(fl_elfsyms__open(path, &lazy), 0);
+	n = fl_elfsyms__count(copied);
+	assert_true(n >= 4096);
+	assert_int_equal(fl_elfsyms__count(lazy), n);
+	lazy_bytes = fl_elfsyms__bytes(lazy);
+	print_message("# %zu symbols: %zu bytes with names copied, %zu with names left in the file\n",
+		      n, fl_elfsyms__bytes(copied), lazy_bytes);
+	/* 4096 names of 270 bytes copied; 24 + 8 bytes a symbol left. */
+	assert_true(lazy_bytes * 4 < fl_elfsyms__bytes(copied));
+	for (size_t i = 0; i < n; i += 2) {
+		const struct fl_elfsym *c = fl_elfsyms__at(copied, i), *l;
+
+		l = fl_elfsyms__find(lazy, c->addr + c->size / 2);
+		assert_non_null(l);
+		assert_int_equal(l->addr, c->addr);
+		assert_int_equal(l->size, c->size);
+		assert_string_equal(l->name, c->name);
+		names += strlen(c->name) + 1;
+	}
+	/* The names read are counted, and only those. */
+	assert_true(fl_elfsyms__bytes(lazy) >= lazy_bytes + names);
+	assert_true(fl_elfsyms__bytes(lazy) < lazy_bytes + names + n * sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		const struct fl_elfsym *c = fl_elfsyms__at(copied, i), *l = fl_elfsyms__at(lazy, i);
+
+		assert_int_equal(l->addr, c->addr);
+		assert_string_equal(l->name, c->name);
+	}
+	fl_elfsyms__free(copied);
+	fl_elfsyms__free(lazy);
+}
+
+/*
+ * The names left in a file are its owner's to change: overwritten (no
+ * NUL where a name ended) or cut short after the symbols were read, a name
+ * not read yet reads as "" and find() finds nothing there; a name read
+ * before stays. Nothing is read outside the table (the sanitized build
+ * checks that).
+ */
+static void test_lazy_names_file_changed(void **state)
+{
+	char path[PATH_MAX], noise[4096];
+	struct fl_elfsyms *e = NULL, *copied = NULL;
+	const struct fl_elfsym *first;
+	uint64_t second, last;
+	struct stat st;
+	size_t size, n;
+	void *image;
+	int fd;
+
+	(void)state;
+	fixture_path(path, sizeof(path), "libbignames.so");
+	image = slurp(path, &size);
+	assert_int_equal(fl_elfsyms__from_memory(image, size, &copied), 0);
+	free(image);
+	n = fl_elfsyms__count(copied);
+	assert_true(n > 3);
+	second = fl_elfsyms__at(copied, 1)->addr;
+	last = fl_elfsyms__at(copied, n - 1)->addr;
+	memset(noise, 0xaa, sizeof(noise));
+	for (int cut = 0; cut < 2; cut++) {
+		fd = scratch_copy_unlinked(path);
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal(fl_elfsyms__open_fd(fd, &e), 0);
+		assert_int_equal(fl_elfsyms__count(e), n);
+		first = fl_elfsyms__at(e, 0);
+		assert_string_equal(first->name, fl_elfsyms__at(copied, 0)->name);
+		assert_non_null(fl_elfsyms__find(e, second));
+		if (cut) {
+			assert_int_equal(ftruncate(fd, st.st_size / 2), 0);
+		} else {
+			for (off_t off = 64; off < st.st_size; off += (off_t)sizeof(noise))
+				assert_int_equal(pwrite(fd, noise, sizeof(noise), off), sizeof(noise));
+		}
+		assert_null(fl_elfsyms__find(e, last));
+		assert_string_equal(fl_elfsyms__at(e, n - 1)->name, "");
+		assert_null(fl_elfsyms__find(e, last));
+		/* What was read before stays. */
+		assert_non_null(fl_elfsyms__find(e, second));
+		assert_string_equal(first->name, fl_elfsyms__at(copied, 0)->name);
+		fl_elfsyms__free(e);
+		close(fd);
+	}
+	fl_elfsyms__free(copied);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -785,6 +906,8 @@ int main(void)
 		cmocka_unit_test(test_code_labels),
 		cmocka_unit_test(test_debug_info),
 		cmocka_unit_test(test_debug_info_args),
+		cmocka_unit_test(test_lazy_names),
+		cmocka_unit_test(test_lazy_names_file_changed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

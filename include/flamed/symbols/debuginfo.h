@@ -115,6 +115,12 @@ const char *fl_debuginfo__path(const struct fl_debuginfo *di);
 Elf *fl_debuginfo__binary_elf(const struct fl_debuginfo *di);
 /* The separate debug file (build-id or debuglink), or NULL. */
 Elf *fl_debuginfo__debug_elf(const struct fl_debuginfo *di);
+/*
+ * The files the two above read (-1: no debug file), open until
+ * fl_debuginfo__free(): to read more of them later, dup them.
+ */
+int fl_debuginfo__binary_fd(const struct fl_debuginfo *di);
+int fl_debuginfo__debug_fd(const struct fl_debuginfo *di);
 /* The decompressed MiniDebugInfo (a .symtab, no DWARF), or NULL. */
 Elf *fl_debuginfo__mini_elf(const struct fl_debuginfo *di);
 /*

@@ -21,11 +21,22 @@ struct fl_elfsym {
 };
 
 /*
+ * Names. A string table of 1 MiB or more (Rust's and LLVM's libraries have
+ * tens of MB) is not copied: the object keeps a copy of the file's fd, and
+ * reads a symbol's name with pread when fl_elfsyms__find() or
+ * fl_elfsyms__at() first hands the symbol out. Smaller tables, and every
+ * table read from memory, are copied. So those two fill in the object
+ * though it is const: use one object from one thread at a time. A name the
+ * file no longer holds as it did (its owner rewrote the file) reads as "",
+ * and fl_elfsyms__find() then finds nothing there.
+ */
+
+/*
  * Opens a regular file (fl_regfile__open(): a FIFO or a device is refused,
  * -EINVAL, before it is opened for reading) and reads its program headers and function symbols (STT_FUNC and
  * STT_GNU_IFUNC with a non-zero value, from .symtab when present, else
  * .dynsym; mapping symbols such as $x and $d are left out). The file is
- * closed before returning: symbols are copied. A file with no symbols at all
+ * closed before returning, but for the copy of its fd kept for names (above). A file with no symbols at all
  * loads fine (fl_elfsyms__count() == 0). Returns 0, -errno from open,
  * -EINVAL when it is not an ELF file libelf can read, or -EFBIG when its
  * header claims more than 65536 sections or program headers.
@@ -49,7 +60,7 @@ int fl_elfsyms__from_memory(const void *image, size_t size, struct fl_elfsyms **
  * .symtab (which holds the functions .dynsym lacks). They share the binary's
  * addresses; one name is kept per address, as in fl_elfsyms__open(). Segments
  * are the binary's. Files are read with pread, never mapped,
- * and closed before returning; fd stays the caller's. No debug info found is
+ * and closed before returning (but for copies kept for names, above); fd stays the caller's. No debug info found is
  * not an error: the binary's symbols alone, fl_elfsyms__debug_source() ==
  * FL_DEBUGINFO_NONE. Returns 0, or the errors of fl_elfsyms__open_fd().
  */
@@ -58,7 +69,7 @@ int fl_elfsyms__open_debug(int fd, const char *path, const struct fl_debuginfo_o
 
 /*
  * Same, from debug info the caller found and keeps (to hand its DWARF to
- * libdw, say): symbols are copied, di may be freed right after.
+ * libdw, say): symbols are copied (names as above), di may be freed right after.
  */
 int fl_elfsyms__from_debuginfo(const struct fl_debuginfo *di, struct fl_elfsyms **ret);
 

@@ -484,7 +484,6 @@ static int sort_cands(struct cand *c, size_t n)
 {
 	_cleanup_free_ struct cand_key *k = malloc(n * sizeof(*k));
 	_cleanup_free_ struct cand_key *tmp = malloc(n * sizeof(*tmp));
-	_cleanup_free_ struct cand *out = NULL;
 	struct cand_key *src, *dst, *swap;
 	uint64_t all_or = 0, all_and = UINT64_MAX;
 
@@ -516,12 +515,30 @@ static int sort_cands(struct cand *c, size_t n)
 		src = dst;
 		dst = swap;
 	}
-	out = malloc(n * sizeof(*out));
-	if (!out)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		out[i] = c[src[i].idx];
-	memcpy(c, out, n * sizeof(*c));
+	/*
+	 * c[src[i].idx] goes to i: moved in place, a cycle of the permutation
+	 * at a time (a copy of c would take as much again). src[i].idx = i
+	 * marks a place done.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		struct cand held;
+		size_t j = i;
+
+		if (src[i].idx == i)
+			continue;
+		held = c[i];
+		for (;;) {
+			size_t from = src[j].idx;
+
+			src[j].idx = j;
+			if (from == i) {
+				c[j] = held;
+				break;
+			}
+			c[j] = c[from];
+			j = from;
+		}
+	}
 	return 0;
 }
 
@@ -605,6 +622,37 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 }
 
 /*
+ * Appends the nr_got candidates of *got to *c (*n of them, *cap allocated),
+ * which grows by what they need only (a library's candidates take MBs), or
+ * takes *got over when empty.
+ */
+static int append_cands(struct cand **c, size_t *n, size_t *cap, struct cand **got, size_t nr_got)
+{
+	struct cand *grown;
+
+	if (!nr_got)
+		return 0;
+	if (!*c) {
+		*c = *got;
+		*got = NULL;
+		*n = *cap = nr_got;
+		return 0;
+	}
+	if (nr_got > *cap - *n) {
+		if (nr_got > SIZE_MAX / sizeof(**c) - *n)
+			return -ENOMEM;
+		grown = realloc(*c, (*n + nr_got) * sizeof(**c));
+		if (!grown)
+			return -ENOMEM;
+		*c = grown;
+		*cap = *n + nr_got;
+	}
+	memcpy(*c + *n, *got, nr_got * sizeof(**c));
+	*n += nr_got;
+	return 0;
+}
+
+/*
  * Appends the function symbols of one ELF file to *c (*n of them, *cap
  * allocated): its .symtab, which has everything .dynsym has and the local
  * functions too, else its .dynsym. Names point into elf's string table.
@@ -636,29 +684,10 @@ static int collect_elf(Elf *elf, int fd, struct name_store **ns, struct cand **c
 		free(TAKE_PTR(got));
 		err = collect(elf, fd, dynsym, secs, nr_secs, ns, &got, &nr_got);
 	}
-	if (err || !nr_got)
+	if (err)
 		return err;
-	if (!*c) {
-		*c = TAKE_PTR(got);
-		*n = *cap = nr_got;
-		return 0;
-	}
-	if (nr_got > *cap - *n) {
-		struct cand *grown;
-
-		if (nr_got > SIZE_MAX / sizeof(**c) - *n)
-			return -ENOMEM;
-		grown = realloc(*c, (*n + nr_got) * sizeof(**c));
-		if (!grown)
-			return -ENOMEM;
-		*c = grown;
-		*cap = *n + nr_got;
-	}
-	memcpy(*c + *n, got, nr_got * sizeof(**c));
-	*n += nr_got;
-	return 0;
+	return append_cands(c, n, cap, &got, nr_got);
 }
-
 
 /* --- PLT stubs ------------------------------------------------------------------- */
 
@@ -842,7 +871,8 @@ static int plt_names__add(struct plt_names *p, const char *name, size_t len, cha
 static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_t *n, size_t *cap)
 {
 	_cleanup_free_ struct got_slot *slots = NULL;
-	size_t nr_slots = 0, cap_slots = 0, shstrndx;
+	_cleanup_free_ struct cand *stubs = NULL;
+	size_t nr_slots = 0, cap_slots = 0, shstrndx, nr_stubs = 0, cap_stubs = 0;
 	uint64_t rela, relacount;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
@@ -894,17 +924,17 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 			hit = bsearch(&key, slots, nr_slots, sizeof(*slots), got_slot_cmp);
 			if (!hit)
 				continue;
-			if (grow_one((void **)c, sizeof(**c), *n, cap))
+			if (grow_one((void **)&stubs, sizeof(*stubs), nr_stubs, &cap_stubs))
 				return -ENOMEM;
 			err = plt_names__add(names, hit->name, hit->len, &name);
 			if (err)
 				return err;
-			x = &(*c)[(*n)++];
+			x = &stubs[nr_stubs++];
 			*x = (struct cand){.addr = addr, .size = ent, .limit = addr + ent, .name = name,
 					   .len = hit->len + 4, .rank = RANK_PLT};
 		}
 	}
-	return 0;
+	return append_cands(c, n, cap, &stubs, nr_stubs);
 }
 
 /*

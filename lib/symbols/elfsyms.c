@@ -99,8 +99,9 @@ struct fl_elfsyms {
 struct cand {
 	uint64_t addr, size;
 	uint64_t limit; /* end of its section: a zero-size symbol stops there */
-	const char *name;
+	const char *name; /* NULL: left in its file (file, stroff) */
 	size_t len;
+	size_t lead;	 /* leading underscores of the name */
 	unsigned rank;	 /* binding: lower is preferred */
 	bool label;	 /* STT_NOTYPE in code: names only what no function covers */
 	uint8_t file;	 /* 0: the name is copied; else it stays in ns->files[file - 1]... */
@@ -264,15 +265,12 @@ static bool is_func(unsigned char type)
 /*
  * A label in code: an STT_NOTYPE symbol defined in an executable section,
  * as hand-written assembly leaves them (ld.so's _start and _dl_start_user).
- * Assemblers' local labels (.L*) are not labels anyone wrote.
+ * Assemblers' local labels (.L*) are not labels anyone wrote: name_ok() drops those.
  */
-static bool is_code_label(const GElf_Sym *sym, const char *name, const struct sec_range *secs,
-			  size_t nr_secs)
+static bool is_code_label(const GElf_Sym *sym, const struct sec_range *secs, size_t nr_secs)
 {
 	if (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE || sym->st_shndx >= SHN_LORESERVE ||
 	    sym->st_shndx >= nr_secs || !secs[sym->st_shndx].exec)
-		return false;
-	if (name[0] == '.' && name[1] == 'L')
 		return false;
 	return sym->st_value >= secs[sym->st_shndx].start && sym->st_value < secs[sym->st_shndx].end;
 }
@@ -284,13 +282,32 @@ struct strtab {
 	GElf_Shdr sh;
 };
 
-static int strtab__get(Elf *elf, const GElf_Shdr *symsh, struct strtab *st)
+/*
+ * Whether the names of the string table whose header is sh, in the file at
+ * fd (-1: none), are left there: a big table the file holds as it is (not
+ * compressed), offsets that fit.
+ */
+static bool strtab__lazy(const GElf_Shdr *sh, int fd)
+{
+	return fd >= 0 && sh->sh_size >= LAZY_STRTAB_MIN && sh->sh_size <= UINT32_MAX &&
+	       !(sh->sh_flags & SHF_COMPRESSED) && sh->sh_offset <= (uint64_t)INT64_MAX - sh->sh_size;
+}
+
+/*
+ * The string table of the symbol table symsh: its header, and unless
+ * header_only, its bytes read (whole: libelf reads a section at once).
+ */
+static int strtab__open(Elf *elf, const GElf_Shdr *symsh, bool header_only, struct strtab *st)
 {
 	Elf_Scn *scn = elf_getscn(elf, symsh->sh_link);
 	Elf_Data *d;
 
 	if (!scn || !gelf_getshdr(scn, &st->sh) || st->sh.sh_type != SHT_STRTAB)
 		return -EINVAL;
+	st->buf = NULL;
+	st->size = st->sh.sh_size;
+	if (header_only)
+		return 0;
 	d = elf_getdata(scn, NULL);
 	if (!d || !d->d_buf)
 		return -EINVAL;
@@ -299,18 +316,12 @@ static int strtab__get(Elf *elf, const GElf_Shdr *symsh, struct strtab *st)
 	return 0;
 }
 
-/*
- * Whether the names of st, in the file at fd (-1: none), are left there:
- * a big table the file holds as it is (not compressed), offsets that fit.
- */
-static bool strtab__lazy(const struct strtab *st, int fd)
+static int strtab__get(Elf *elf, const GElf_Shdr *symsh, struct strtab *st)
 {
-	return fd >= 0 && st->size >= LAZY_STRTAB_MIN && st->size <= UINT32_MAX &&
-	       st->sh.sh_size == st->size && !(st->sh.sh_flags & SHF_COMPRESSED) &&
-	       st->sh.sh_offset <= (uint64_t)INT64_MAX - st->sh.sh_size;
+	return strtab__open(elf, symsh, false, st);
 }
 
-/* Files[] index + 1 of the table st of the file at fd, registered in *nsp (made if NULL). */
+/* Files[] index + 1 of the table st (its header) of the file at fd, registered in *nsp (made if NULL). */
 static int name_store__add_file(struct name_store **nsp, const struct strtab *st, int fd,
 				uint8_t *file)
 {
@@ -348,10 +359,130 @@ static const char *strtab__name(const struct strtab *st, size_t off, size_t *len
 	return st->buf + off;
 }
 
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * The candidate of symbol sym if its type, section and value make it one
+ * (name aside): its fields but the name's. False when it is none.
+ */
+static bool cand_of(const GElf_Sym *sym, bool arm, const struct sec_range *secs, size_t nr_secs,
+		    struct cand *x)
+{
+	bool label;
+
+	if (sym->st_shndx == SHN_UNDEF || !sym->st_value)
+		return false;
+	if (!is_func(GELF_ST_TYPE(sym->st_info)) && GELF_ST_TYPE(sym->st_info) != STT_NOTYPE)
+		return false;
+	label = !is_func(GELF_ST_TYPE(sym->st_info));
+	if (label && !is_code_label(sym, secs, nr_secs))
+		return false;
+	*x = (struct cand){.addr = sym->st_value, .size = sym->st_size, .label = label};
+	/* ARM marks Thumb functions with bit 0 of the value. */
+	if (arm)
+		x->addr &= ~(uint64_t)1;
+	x->rank = bind_rank(GELF_ST_BIND(sym->st_info)) + (label ? RANK_LABEL : 0);
+	x->limit = x->addr > UINT64_MAX - ZERO_SIZE_CAP ? UINT64_MAX : x->addr + ZERO_SIZE_CAP;
+	if (sym->st_shndx < SHN_LORESERVE && sym->st_shndx < nr_secs) {
+		const struct sec_range *r = &secs[sym->st_shndx];
+
+		if (r->start <= x->addr && x->addr < r->end)
+			x->limit = r->end;
+	}
+	return true;
+}
+
+/* Whether a candidate's name (len bytes at name, NUL after) keeps it: not a mapping symbol nor a .L label. */
+static bool name_ok(const struct cand *x, const char *name, size_t len)
+{
+	return len && !fl_elfsym__is_mapping_symbol(name) &&
+	       !(x->label && name[0] == '.' && name[1] == 'L');
+}
+
+/* Bytes of a string table left in its file read at once while its names are measured. */
+#define LAZY_READ_CHUNK (1u << 20)
+
+struct name_key {
+	uint32_t off, idx;
+};
+
+static int cmp_name_key(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * The lengths (and leading underscores) of the names of c[0..n) (stroff
+ * set), from the string table st left in the file at fd: read in order of
+ * offset, LAZY_READ_CHUNK bytes at a time, never whole. A name that fails
+ * name_ok(), runs out of the table or is longer than a chunk gets len 0.
+ * Returns 0, or -EIO when the table cannot be read (cut short under us).
+ */
+static int measure_names(struct cand *c, size_t n, const struct strtab *st, int fd)
+{
+	_cleanup_free_ struct name_key *keys = malloc((n ? n : 1) * sizeof(*keys));
+	_cleanup_free_ char *buf = malloc(LAZY_READ_CHUNK);
+	uint64_t wstart = 0, wend = 0; /* buf holds the table's bytes [wstart, wend) */
+
+	if (!keys || !buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct name_key){.off = c[i].stroff, .idx = (uint32_t)i};
+	qsort(keys, n, sizeof(*keys), cmp_name_key);
+	for (size_t k = 0; k < n; k++) {
+		struct cand *x = &c[keys[k].idx];
+		uint64_t off = keys[k].off;
+		const char *name, *nul;
+
+		x->len = 0;
+		if (off >= st->size)
+			continue;
+		for (int tries = 0;; tries++) {
+			nul = NULL;
+			if (off >= wstart && off < wend)
+				nul = memchr(buf + (off - wstart), '\0', wend - off);
+			if (nul || (tries && wstart == off))
+				break;
+			/* A window from off on: the name and those after it. */
+			{
+				size_t want = st->size - off < LAZY_READ_CHUNK ? (size_t)(st->size - off)
+									      : LAZY_READ_CHUNK;
+				ssize_t got = fl_regfile__pread(fd, buf, want, st->sh.sh_offset + off);
+
+				if (got != (ssize_t)want)
+					return -EIO;
+				wstart = off;
+				wend = off + want;
+			}
+		}
+		if (!nul)
+			continue;
+		name = buf + (off - wstart);
+		if (!name_ok(x, name, (size_t)(nul - name)))
+			continue;
+		x->len = (size_t)(nul - name);
+		x->lead = leading_underscores(name);
+	}
+	return 0;
+}
+
 /*
  * Collects the function symbols of one symbol table into *ret (count *nr).
  * A table that cannot be read gives no symbols rather than an error: the
- * caller falls back to the other table.
+ * caller falls back to the other table. Names point into the string table
+ * read, or, for one left in the file at fd (strtab__lazy()), are measured
+ * only (name NULL, len, lead, stroff) and the file registered in *ns.
  */
 static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs, size_t nr_secs,
 		   struct name_store **ns, struct cand **ret, size_t *nr)
@@ -363,11 +494,15 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	Elf_Data *d;
-	size_t i, n, entsize, count = 0;
+	size_t i, n, entsize, count = 0, kept = 0;
+	int err = 0;
 
 	*ret = NULL;
 	*nr = 0;
-	if (!scn || !gelf_getshdr(scn, &sh) || strtab__get(elf, &sh, &st))
+	if (!scn || !gelf_getshdr(scn, &sh) || strtab__open(elf, &sh, true, &st))
+		return 0;
+	lazy = strtab__lazy(&st.sh, fd);
+	if (!lazy && strtab__get(elf, &sh, &st))
 		return 0;
 	d = elf_getdata(scn, NULL);
 	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
@@ -375,7 +510,6 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 		return 0;
 	if (gelf_getehdr(elf, &eh))
 		arm = eh.e_machine == EM_ARM;
-	lazy = strtab__lazy(&st, fd);
 	n = d->d_size / entsize;
 	if (n > INT_MAX)
 		n = INT_MAX; /* gelf_getsym() takes an int index */
@@ -384,64 +518,71 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		struct cand *x = &c[count];
-		const char *name;
 		GElf_Sym sym;
-		size_t len;
 
-		bool label;
+		if (!gelf_getsym(d, (int)i, &sym) || !cand_of(&sym, arm, secs, nr_secs, x))
+			continue;
+		if (sym.st_name > UINT32_MAX || sym.st_name >= st.size)
+			continue;
+		x->stroff = (uint32_t)sym.st_name;
+		if (!lazy) {
+			const char *name = strtab__name(&st, sym.st_name, &x->len);
 
-		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
-			continue;
-		if (!is_func(GELF_ST_TYPE(sym.st_info)) && GELF_ST_TYPE(sym.st_info) != STT_NOTYPE)
-			continue;
-		name = strtab__name(&st, sym.st_name, &len);
-		if (!name || !len || fl_elfsym__is_mapping_symbol(name))
-			continue;
-		label = !is_func(GELF_ST_TYPE(sym.st_info));
-		if (label && !is_code_label(&sym, name, secs, nr_secs))
-			continue;
-		x->addr = sym.st_value;
-		/* ARM marks Thumb functions with bit 0 of the value. */
-		if (arm)
-			x->addr &= ~(uint64_t)1;
-		x->size = sym.st_size;
-		x->name = name;
-		x->len = len;
-		x->stroff = (uint32_t)sym.st_name; /* < st.size when lazy */
-		x->rank = bind_rank(GELF_ST_BIND(sym.st_info)) + (label ? RANK_LABEL : 0);
-		x->label = label;
-		x->limit =
-			x->addr > UINT64_MAX - ZERO_SIZE_CAP ? UINT64_MAX : x->addr + ZERO_SIZE_CAP;
-		if (sym.st_shndx < SHN_LORESERVE && sym.st_shndx < nr_secs) {
-			const struct sec_range *r = &secs[sym.st_shndx];
-
-			if (r->start <= x->addr && x->addr < r->end)
-				x->limit = r->end;
+			if (!name || !name_ok(x, name, x->len))
+				continue;
+			x->name = name;
+			x->lead = leading_underscores(name);
 		}
 		count++;
 	}
 	if (lazy && count) {
-		int err = name_store__add_file(ns, &st, fd, &file);
-
-		if (err) {
-			free(c);
-			return err;
+		err = measure_names(c, count, &st, fd);
+		if (!err) {
+			for (i = 0; i < count; i++)
+				if (c[i].len)
+					c[kept++] = c[i];
+			count = kept;
 		}
-		for (i = 0; i < count; i++)
+		if (!err && count)
+			err = name_store__add_file(ns, &st, fd, &file);
+		for (i = 0; !err && i < count; i++)
 			c[i].file = file;
+		if (err == -EIO) {
+			err = 0;
+			count = 0; /* cut short under us: no symbols from it */
+		}
+	}
+	if (err) {
+		free(c);
+		return err;
 	}
 	*ret = c;
 	*nr = count;
 	return 0;
 }
 
-static size_t leading_underscores(const char *s)
+/*
+ * c's name for a comparison: its own, else read from its file into *tmp
+ * (for the caller to free); NULL when it cannot be read.
+ */
+static const char *cand__name(const struct cand *c, const struct name_store *ns, char **tmp)
 {
-	size_t n = 0;
+	const struct name_file *f;
+	char *buf;
 
-	while (s[n] == '_')
-		n++;
-	return n;
+	if (c->name)
+		return c->name;
+	f = &ns->files[c->file - 1];
+	buf = malloc(c->len + 1);
+	if (!buf)
+		return NULL;
+	if (fl_regfile__pread(f->fd, buf, c->len, f->off + c->stroff) != (ssize_t)c->len) {
+		free(buf);
+		return NULL;
+	}
+	buf[c->len] = '\0';
+	*tmp = buf;
+	return buf;
 }
 
 /*
@@ -450,20 +591,24 @@ static size_t leading_underscores(const char *s)
  * ("malloc" over "__libc_malloc"), then the shorter name, then strcmp.
  * A total order, so the choice never depends on the symbol table's order.
  */
-static int cand__better(const struct cand *a, const struct cand *b)
+static int cand__better(const struct cand *a, const struct cand *b, const struct name_store *ns)
 {
-	size_t ua, ub;
+	char *ta = NULL, *tb = NULL;
+	const char *na, *nb;
 	int c;
 
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
-	ua = leading_underscores(a->name);
-	ub = leading_underscores(b->name);
-	if (ua != ub)
-		return ua < ub ? -1 : 1;
+	if (a->lead != b->lead)
+		return a->lead < b->lead ? -1 : 1;
 	if (a->len != b->len)
 		return a->len < b->len ? -1 : 1;
-	c = strcmp(a->name, b->name);
+	/* Aliases that tie so far are few: names left in the file are read for them. */
+	na = cand__name(a, ns, &ta);
+	nb = cand__name(b, ns, &tb);
+	c = na && nb ? strcmp(na, nb) : na ? -1 : nb ? 1 : 0;
+	free(ta);
+	free(tb);
 	return c < 0 ? -1 : c > 0;
 }
 
@@ -542,10 +687,10 @@ static int sort_cands(struct cand *c, size_t n)
 	return 0;
 }
 
-/* Whether c's name stays in its file (lazy_name holds its length in 30 bits). */
+/* Whether c's name stays in its file (measure_names() kept it under LAZY_READ_CHUNK: 30 bits hold it). */
 static bool cand__lazy(const struct cand *c)
 {
-	return c->file && c->len < (1u << 30);
+	return c->file;
 }
 
 /* Sorts, keeps one symbol per address, sizes zero-size ones, copies the names not left in files. */
@@ -569,7 +714,7 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 		for (j = i + 1; j < n && c[j].addr == best.addr; j++) {
 			if (c[j].size > size)
 				size = c[j].size;
-			if (cand__better(&c[j], &best) < 0)
+			if (cand__better(&c[j], &best, e->ns) < 0)
 				best = c[j];
 		}
 		best.size = size;
@@ -931,7 +1076,8 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 				return err;
 			x = &stubs[nr_stubs++];
 			*x = (struct cand){.addr = addr, .size = ent, .limit = addr + ent, .name = name,
-					   .len = hit->len + 4, .rank = RANK_PLT};
+					   .len = hit->len + 4, .lead = leading_underscores(name),
+					   .rank = RANK_PLT};
 		}
 	}
 	return append_cands(c, n, cap, &stubs, nr_stubs);

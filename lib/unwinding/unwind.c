@@ -171,6 +171,8 @@ static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm
 	} else {
 		/* Both read here, whole: .eh_frame and .eh_frame_hdr now, .debug_frame aside. */
 		fl_cfi_file__read(&f->cfi, fd);
+		fl_pr_debug("unwind: %s: CFI read, %llu bytes\n", tm->path,
+			    (unsigned long long)f->bytes);
 	}
 	/* Nothing more is read from the file: the descriptor goes (a machine maps many files). */
 	fl_cfi_file__fd_done(&f->cfi);

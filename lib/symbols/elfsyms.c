@@ -100,12 +100,12 @@ struct cand {
 	uint64_t addr, size;
 	uint64_t limit; /* end of its section: a zero-size symbol stops there */
 	const char *name; /* NULL: left in its file (file, stroff) */
-	size_t len;
-	size_t lead;	 /* leading underscores of the name */
-	unsigned rank;	 /* binding: lower is preferred */
-	bool label;	 /* STT_NOTYPE in code: names only what no function covers */
-	uint8_t file;	 /* 0: the name is copied; else it stays in ns->files[file - 1]... */
-	uint32_t stroff; /* ...at this offset of its table */
+	uint32_t len;	  /* of the name (longer ones are left out) */
+	uint32_t lead;	  /* leading underscores of the name */
+	uint32_t stroff;  /* its offset in its string table */
+	uint8_t rank;	  /* binding: lower is preferred */
+	bool label;	  /* STT_NOTYPE in code: names only what no function covers */
+	uint8_t file;	  /* 0: name is the name's bytes; else it stays in ns->files[file - 1] */
 };
 
 /* Label ranks follow every function's: a function at the same address names it. */
@@ -388,7 +388,7 @@ static bool cand_of(const GElf_Sym *sym, bool arm, const struct sec_range *secs,
 	/* ARM marks Thumb functions with bit 0 of the value. */
 	if (arm)
 		x->addr &= ~(uint64_t)1;
-	x->rank = bind_rank(GELF_ST_BIND(sym->st_info)) + (label ? RANK_LABEL : 0);
+	x->rank = (uint8_t)(bind_rank(GELF_ST_BIND(sym->st_info)) + (label ? RANK_LABEL : 0));
 	x->limit = x->addr > UINT64_MAX - ZERO_SIZE_CAP ? UINT64_MAX : x->addr + ZERO_SIZE_CAP;
 	if (sym->st_shndx < SHN_LORESERVE && sym->st_shndx < nr_secs) {
 		const struct sec_range *r = &secs[sym->st_shndx];
@@ -471,8 +471,8 @@ static int measure_names(struct cand *c, size_t n, const struct strtab *st, int 
 		name = buf + (off - wstart);
 		if (!name_ok(x, name, (size_t)(nul - name)))
 			continue;
-		x->len = (size_t)(nul - name);
-		x->lead = leading_underscores(name);
+		x->len = (uint32_t)(nul - name); /* < LAZY_READ_CHUNK */
+		x->lead = (uint32_t)leading_underscores(name);
 	}
 	return 0;
 }
@@ -526,12 +526,14 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 			continue;
 		x->stroff = (uint32_t)sym.st_name;
 		if (!lazy) {
-			const char *name = strtab__name(&st, sym.st_name, &x->len);
+			size_t len;
+			const char *name = strtab__name(&st, sym.st_name, &len);
 
-			if (!name || !name_ok(x, name, x->len))
+			if (!name || len >= UINT32_MAX || !name_ok(x, name, len))
 				continue;
 			x->name = name;
-			x->lead = leading_underscores(name);
+			x->len = (uint32_t)len;
+			x->lead = (uint32_t)leading_underscores(name); /* <= len */
 		}
 		count++;
 	}
@@ -1067,7 +1069,7 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 			if (!key.addr || addr > UINT64_MAX - ent)
 				continue;
 			hit = bsearch(&key, slots, nr_slots, sizeof(*slots), got_slot_cmp);
-			if (!hit)
+			if (!hit || hit->len >= UINT32_MAX - 8)
 				continue;
 			if (grow_one((void **)&stubs, sizeof(*stubs), nr_stubs, &cap_stubs))
 				return -ENOMEM;
@@ -1076,7 +1078,8 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 				return err;
 			x = &stubs[nr_stubs++];
 			*x = (struct cand){.addr = addr, .size = ent, .limit = addr + ent, .name = name,
-					   .len = hit->len + 4, .lead = leading_underscores(name),
+					   .len = (uint32_t)(hit->len + 4),
+					   .lead = (uint32_t)leading_underscores(name),
 					   .rank = RANK_PLT};
 		}
 	}

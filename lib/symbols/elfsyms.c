@@ -316,9 +316,23 @@ static int strtab__open(Elf *elf, const GElf_Shdr *symsh, bool header_only, stru
 	return 0;
 }
 
-static int strtab__get(Elf *elf, const GElf_Shdr *symsh, struct strtab *st)
+/*
+ * The name of len bytes at off of the table in f, read now into a new
+ * NUL-terminated buffer (the caller frees), or NULL: out of the table, or
+ * not len bytes and a NUL there any more (the file changed since).
+ */
+static char *name_file__read(const struct name_file *f, uint64_t off, size_t len)
 {
-	return strtab__open(elf, symsh, false, st);
+	char *name;
+
+	if (off >= f->size || len >= f->size - off || !(name = malloc(len + 1)))
+		return NULL;
+	if (fl_regfile__pread(f->fd, name, len + 1, f->off + off) != (ssize_t)(len + 1) ||
+	    name[len] || memchr(name, '\0', len)) {
+		free(name);
+		return NULL;
+	}
+	return name;
 }
 
 /* Files[] index + 1 of the table st (its header) of the file at fd, registered in *nsp (made if NULL). */
@@ -448,23 +462,18 @@ static int measure_names(struct cand *c, size_t n, const struct strtab *st, int 
 		x->len = 0;
 		if (off >= st->size)
 			continue;
-		for (int tries = 0;; tries++) {
-			nul = NULL;
-			if (off >= wstart && off < wend)
-				nul = memchr(buf + (off - wstart), '\0', wend - off);
-			if (nul || (tries && wstart == off))
-				break;
+		nul = off >= wstart && off < wend ? memchr(buf + (off - wstart), '\0', wend - off)
+						  : NULL;
+		if (!nul) {
 			/* A window from off on: the name and those after it. */
-			{
-				size_t want = st->size - off < LAZY_READ_CHUNK ? (size_t)(st->size - off)
-									      : LAZY_READ_CHUNK;
-				ssize_t got = fl_regfile__pread(fd, buf, want, st->sh.sh_offset + off);
+			size_t want = st->size - off < LAZY_READ_CHUNK ? (size_t)(st->size - off)
+								      : LAZY_READ_CHUNK;
 
-				if (got != (ssize_t)want)
-					return -EIO;
-				wstart = off;
-				wend = off + want;
-			}
+			if (fl_regfile__pread(fd, buf, want, st->sh.sh_offset + off) != (ssize_t)want)
+				return -EIO;
+			wstart = off;
+			wend = off + want;
+			nul = memchr(buf, '\0', want);
 		}
 		if (!nul)
 			continue;
@@ -502,7 +511,7 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 	if (!scn || !gelf_getshdr(scn, &sh) || strtab__open(elf, &sh, true, &st))
 		return 0;
 	lazy = strtab__lazy(&st.sh, fd);
-	if (!lazy && strtab__get(elf, &sh, &st))
+	if (!lazy && strtab__open(elf, &sh, false, &st))
 		return 0;
 	d = elf_getdata(scn, NULL);
 	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
@@ -569,22 +578,9 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
  */
 static const char *cand__name(const struct cand *c, const struct name_store *ns, char **tmp)
 {
-	const struct name_file *f;
-	char *buf;
-
 	if (c->name)
 		return c->name;
-	f = &ns->files[c->file - 1];
-	buf = malloc(c->len + 1);
-	if (!buf)
-		return NULL;
-	if (fl_regfile__pread(f->fd, buf, c->len, f->off + c->stroff) != (ssize_t)c->len) {
-		free(buf);
-		return NULL;
-	}
-	buf[c->len] = '\0';
-	*tmp = buf;
-	return buf;
+	return *tmp = name_file__read(&ns->files[c->file - 1], c->stroff, c->len);
 }
 
 /*
@@ -923,7 +919,7 @@ static int collect_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t r
 	size_t i = 0;
 
 	if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM ||
-	    strtab__get(elf, &symsh, &st) || sh->sh_size > RELA_SECTION_MAX || !entsize)
+	    strtab__open(elf, &symsh, false, &st) || sh->sh_size > RELA_SECTION_MAX || !entsize)
 		return 0;
 	if (relacount && sh->sh_addr == rela && relacount < sh->sh_size / entsize &&
 	    sh->sh_offset <= (uint64_t)INT64_MAX - sh->sh_size) {
@@ -1281,19 +1277,12 @@ static const char *read_name(const struct fl_elfsyms *e, size_t i)
 {
 	struct name_store *ns = e->ns;
 	const struct lazy_name *l = &ns->lazy[i];
-	const struct name_file *f = &ns->files[(l->len_file & 3) - 1];
 	size_t len = l->len_file >> 2;
 	char *name = NULL;
 
-	if (l->off < f->size && len < f->size - l->off &&
-	    (ns->nr_read < ns->cap_read ||
-	     !grow_one((void **)&ns->read, sizeof(*ns->read), ns->nr_read, &ns->cap_read)))
-		name = malloc(len + 1);
-	if (name && (fl_regfile__pread(f->fd, name, len + 1, f->off + l->off) != (ssize_t)(len + 1) ||
-		     name[len] || memchr(name, '\0', len))) {
-		free(name);
-		name = NULL;
-	}
+	if (ns->nr_read < ns->cap_read ||
+	    !grow_one((void **)&ns->read, sizeof(*ns->read), ns->nr_read, &ns->cap_read))
+		name = name_file__read(&ns->files[(l->len_file & 3) - 1], l->off, len);
 	if (!name)
 		return e->syms[i].name = "";
 	ns->read[ns->nr_read++] = name;

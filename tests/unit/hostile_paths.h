@@ -42,19 +42,17 @@ static inline int scratch_copy_unlinked(const char *path)
 {
 	int in = open(path, O_RDONLY | O_CLOEXEC), out = open("/tmp", O_TMPFILE | O_RDWR, 0600);
 	struct stat st;
-	off_t done = 0;
+	bool ok = in >= 0 && out >= 0 && fstat(in, &st) == 0 && st.st_size > 0;
 
-	if (in >= 0 && out >= 0 && fstat(in, &st) == 0)
-		while (done < st.st_size) {
-			ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(st.st_size - done), 0);
+	for (off_t done = 0; ok && done < st.st_size;) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(st.st_size - done), 0);
 
-			if (n <= 0)
-				break;
-			done += n;
-		}
+		ok = n > 0;
+		done += n;
+	}
 	if (in >= 0)
 		close(in);
-	if (out >= 0 && (done == 0 || done < st.st_size)) {
+	if (!ok && out >= 0) {
 		close(out);
 		out = -1;
 	}

@@ -988,11 +988,13 @@ static void report_kdwarf(const struct recording *r, const struct fl_sampler_sta
 		    ss->tables_maps_dropped ? " (some with more mappings than are kept)" : "");
 	if (verbose && ss->tables_windowed)
 		msg("unwind tables: %llu big files loaded by windows of %llu KiB where samples "
-		    "reached: %llu windows (in the figures above), %.1f MiB held to build more",
+		    "reached: %llu windows (in the figures above), %.1f MiB held to build more; "
+		    "%llu built at once for stack copies that had waited for them",
 		    (unsigned long long)ss->tables_windowed,
 		    (unsigned long long)(FL_UW_WIN_BYTES >> 10),
 		    (unsigned long long)ss->tables_windows,
-		    (double)ss->tables_src_bytes / 1048576.0);
+		    (double)ss->tables_src_bytes / 1048576.0,
+		    (unsigned long long)ss->tables_windows_now);
 }
 
 static void print_summary(const struct recording *r, const struct fl_profile *p,

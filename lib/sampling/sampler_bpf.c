@@ -321,13 +321,14 @@ static int unwind_row(void *ctx, const struct fl_tmap *m, uint64_t off, struct f
 					  .rbp_off = -16};
 		return 0;
 	}
-	err = fl_ktables__row(s->kt, m, off, row);
+	err = fl_ktables__row(s->kt, m, off, s->copy_final, row);
 
 	if (!err)
 		return 0;
 	/*
 	 * A table or window not built yet (queued now): this copy waits for
-	 * it, unless it has waited enough; libdw then.
+	 * it, unless it has waited enough. A window is then built at once;
+	 * libdw only for a file whose table is not built at all.
 	 */
 	if (err == -EAGAIN && !s->copy_final) {
 		s->copy_missed = true;
@@ -1424,6 +1425,7 @@ static int bpf_stats(struct fl_sampler *base, struct fl_sampler_stats *st)
 		st->tables_rows = ks.rows;
 		st->tables_windowed = ks.windowed;
 		st->tables_windows = ks.windows;
+		st->tables_windows_now = ks.windows_now;
 		st->tables_src_bytes = ks.src_bytes;
 		st->tables_build_ns = ks.build_ns;
 		st->tables_first_ns = ks.first_load_ns;

@@ -154,6 +154,16 @@ struct fl_ktables {
 		uint32_t chunk, gen, page;
 		union fl_uw_page pg;
 	} pcache[KT_PCACHE];
+	/*
+	 * fl_cfitable_src__range() on a windowed file's CFI: by the thread,
+	 * and by the caller's for fl_ktables__row(now), which keeps the last
+	 * window it built (now_f's window now_win: now_t, or none: now_err).
+	 */
+	pthread_mutex_t range_lock;
+	const struct kt_file *now_f;
+	uint32_t now_win;
+	int now_err;
+	struct fl_cfitable now_t;
 	union fl_uw_page *lay; /* the thread's: a table laid out before it is written */
 	uint32_t *lay_keys;
 
@@ -430,8 +440,10 @@ static void build_window(struct fl_ktables *kt, struct kt_file *f, uint32_t win)
 	uint64_t loc = FL_UW_LOC_NONE;
 	int err, c = -1;
 
+	pthread_mutex_lock(&kt->range_lock);
 	err = fl_cfitable_src__range(f->src, (uint64_t)win << FL_UW_WIN_SHIFT,
 				     (uint64_t)(win + 1) << FL_UW_WIN_SHIFT, &t);
+	pthread_mutex_unlock(&kt->range_lock);
 	if (!err) {
 		c = copy_table(kt, &t, &loc);
 		if (c < 0) {
@@ -484,7 +496,7 @@ static int make_windowed(struct fl_ktables *kt, struct kt_file *f, struct fl_cfi
 	uint64_t *asked;
 	int err;
 
-	if (code < KT_WINDOWED_MIN_CODE && !big_table)
+	if (code < kt->o.windowed_min_code && !big_table)
 		return -EFBIG;
 	/* The index now, for the budget to count it (2 million FDEs of a hostile file: 40 MB). */
 	err = fl_cfitable_src__index(src);
@@ -1225,6 +1237,8 @@ int fl_ktables__new(const struct fl_ktables_opts *opts, struct fl_ktables **ret)
 	kt->o = *opts;
 	if (!kt->o.max_bytes)
 		kt->o.max_bytes = FL_KTABLES_DEFAULT_BYTES;
+	if (!kt->o.windowed_min_code)
+		kt->o.windowed_min_code = KT_WINDOWED_MIN_CODE;
 	kt->next_id = 1;
 	kt->cur = -1;
 	kt->next_chunk_pages = KT_CHUNK_MIN_PAGES;
@@ -1242,6 +1256,7 @@ int fl_ktables__new(const struct fl_ktables_opts *opts, struct fl_ktables **ret)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&kt->lock, NULL);
+	pthread_mutex_init(&kt->range_lock, NULL);
 	pthread_cond_init(&kt->work, NULL);
 	pthread_cond_init(&kt->idle, NULL);
 	err = -pthread_create(&kt->thread, NULL, thread_main, kt);
@@ -1283,6 +1298,7 @@ void fl_ktables__free(struct fl_ktables *kt)
 			close(kt->chunks[c].fd);
 	free(kt->lay);
 	free(kt->lay_keys);
+	fl_cfitable__fini(&kt->now_t);
 	/* Every file is in files[], or is the vdso. */
 	for (size_t i = 0; i < kt->cap_files; i++)
 		if (kt->files[i])
@@ -1298,6 +1314,7 @@ void fl_ktables__free(struct fl_ktables *kt)
 	free(kt->by_id);
 	free(kt->val);
 	pthread_mutex_destroy(&kt->lock);
+	pthread_mutex_destroy(&kt->range_lock);
 	pthread_cond_destroy(&kt->work);
 	pthread_cond_destroy(&kt->idle);
 	free(kt);
@@ -1356,6 +1373,10 @@ static void unload(struct fl_ktables *kt, struct kt_file *f)
 	}
 	kt->st.files--;
 	pthread_mutex_unlock(&kt->lock);
+	if (kt->now_f == f) {
+		fl_cfitable__fini(&kt->now_t);
+		kt->now_f = NULL;
+	}
 	file_free(f);
 }
 
@@ -1426,7 +1447,46 @@ static const union fl_uw_page *read_page(struct fl_ktables *kt, uint32_t c, uint
 	return e->valid ? &e->pg : NULL;
 }
 
-int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
+/* What fl_ktables__row() says of *r, a row found (NULL: none for off). */
+static int row_found(const struct fl_uw_row *r, struct fl_uw_row *row)
+{
+	if (!r)
+		return -ENODATA;
+	*row = *r;
+	if (row->cfa_type == FL_CFA_NONE)
+		return -ENODATA;
+	if (row->cfa_type == FL_CFA_UNSUPPORTED)
+		return -ENOENT;
+	return 0;
+}
+
+/*
+ * The row for off of window win of windowed file f, built here from the
+ * CFI held for it (the thread may be building it too: one at a time) and
+ * kept for the next frames, which are often in the same window.
+ */
+static int row_now(struct fl_ktables *kt, const struct kt_file *f, uint32_t win, uint64_t off,
+		   struct fl_uw_row *row)
+{
+	if (kt->now_f != f || kt->now_win != win) {
+		fl_cfitable__fini(&kt->now_t);
+		pthread_mutex_lock(&kt->range_lock);
+		kt->now_err = fl_cfitable_src__range(f->src, (uint64_t)win << FL_UW_WIN_SHIFT,
+						     (uint64_t)(win + 1) << FL_UW_WIN_SHIFT,
+						     &kt->now_t);
+		pthread_mutex_unlock(&kt->range_lock);
+		kt->now_f = f;
+		kt->now_win = win;
+		pthread_mutex_lock(&kt->lock);
+		kt->st.windows_now++;
+		pthread_mutex_unlock(&kt->lock);
+	}
+	if (kt->now_err)
+		return -ENOENT;
+	return row_found(fl_cfitable__find(&kt->now_t, off), row);
+}
+
+int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off, bool now,
 		    struct fl_uw_row *row)
 {
 	const union fl_uw_page *page = NULL;
@@ -1434,6 +1494,7 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 	struct kt_file *f = NULL;
 	uint64_t loc = 0;
 	uint32_t n, c, start, pg = 0;
+	int err;
 
 	if (!m || off > UINT32_MAX)
 		return -ENOENT;
@@ -1473,7 +1534,9 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 			if (!asked)
 				fl_ktables__want_window(kt, f->id, win);
 			/* Asked before and not loaded: built as no table (no CFI there, no room). */
-			return asked && !busy(kt, f) ? -ENOENT : -EAGAIN;
+			if (asked && !busy(kt, f))
+				return -ENOENT;
+			return now ? row_now(kt, f, win, off, row) : -EAGAIN;
 		}
 	}
 	n = FL_UW_LOC_LEN(loc);
@@ -1490,18 +1553,9 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 	}
 	page = page || FL_UW_ROW_PAGES(n) == 1 ? read_page(kt, c, start + pg) : NULL;
 	r = page ? find_in_page(page, pg, n, off) : NULL;
-	if (r)
-		*row = *r;
+	err = page ? row_found(r, row) : -ENOENT;
 	pthread_mutex_unlock(&kt->lock);
-	if (!page)
-		return -ENOENT;
-	if (!r)
-		return -ENODATA;
-	if (row->cfa_type == FL_CFA_NONE)
-		return -ENODATA;
-	if (row->cfa_type == FL_CFA_UNSUPPORTED)
-		return -ENOENT;
-	return 0;
+	return err;
 }
 
 void fl_ktables__settle(struct fl_ktables *kt, unsigned int ms)

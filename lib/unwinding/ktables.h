@@ -49,6 +49,8 @@ struct fl_ktables_opts {
 	 * maps many files whose code is never sampled (-a).
 	 */
 	bool lazy;
+	/* Files with this much code or more are loaded by windows; 0: 4 MiB (tests set less). */
+	uint64_t windowed_min_code;
 };
 
 #define FL_KTABLES_DEFAULT_BYTES ((uint64_t)256 << 20)
@@ -101,11 +103,16 @@ void fl_ktables__trim(struct fl_ktables *kt);
  * thread, as the other calls; a stack copy is unwound with what the walker
  * would have used.
  */
-int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off,
+int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off, bool now,
 		    struct fl_uw_row *row);
 /*
  * (-EAGAIN: the file's table, or the window of a big file, not built yet,
  * queued now; ask again once it is. -ENODATA: the table has no CFI for off.)
+ * now: a window not built yet is built here, at once, from the CFI held for
+ * it (the rows of one window, held for the next calls), and not waited for:
+ * for a stack copy that waited long enough, which would otherwise have
+ * libdw read the big file's CFI whole. Only a file whose table is not built
+ * at all still gives -EAGAIN.
  */
 
 /*
@@ -135,6 +142,7 @@ struct fl_ktables_stats {
 	uint64_t src_bytes;	/* CFI held for windowed files (within max_bytes, with bytes) */
 	uint64_t windowed;	/* files loaded by windows (in loaded) */
 	uint64_t windows;	/* ... windows with rows in the kernel now */
+	uint64_t windows_now;	/* windows built at once for fl_ktables__row(now) */
 	uint64_t peak_bytes;	/* the most at once */
 	uint64_t rows;		/* rows loaded now */
 	uint64_t code_bytes;	/* bytes of code the loaded tables cover */

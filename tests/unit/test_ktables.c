@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <cmocka.h>
 
+#include "flamed/common/cleanup.h"
 #include "flamed/unwind_abi.h"
 #include "flamed/unwinding/cfitable.h"
 #include "unwinding/ktables.h"
@@ -282,12 +283,98 @@ static void test_row_wants_a_table_not_built(void **state)
 	assert_int_equal(fl_ktables__set_proc(kt, pid, &libc, 1), 0);
 	fl_ktables__stats(kt, &st);
 	assert_int_equal(st.deferred, 1);
-	assert_int_equal(fl_ktables__row(kt, &libc, off, &row), -EAGAIN);
+	assert_int_equal(fl_ktables__row(kt, &libc, off, false, &row), -EAGAIN);
 	fl_ktables__settle(kt, 10000);
 	fl_ktables__stats(kt, &st);
 	assert_int_equal(st.loaded, 1);
-	assert_int_equal(fl_ktables__row(kt, &libc, off, &row), 0);
+	assert_int_equal(fl_ktables__row(kt, &libc, off, false, &row), 0);
 	assert_true(row.cfa_type != FL_CFA_NONE && row.pc <= off);
+	fl_ktables__free(kt);
+}
+
+/*
+ * A stack copy that waited long enough for a window of a big file asks for
+ * its row with now: the window is built at once, here, from the CFI held
+ * for it (not waited for, nor left to libdw, which would read the file's
+ * CFI whole), with the rows the whole file's table has there, and those the
+ * thread then loads for the same window. libc stands in for a big file
+ * (windowed_min_code 1).
+ */
+static void test_row_now_builds_a_window(void **state)
+{
+	struct fl_ktables_opts o = maps_opts();
+	uint32_t pid = (uint32_t)getpid();
+	struct fl_ktables_stats st;
+	struct fl_ktables *kt;
+	struct fl_cfitable ref = {0};
+	struct fl_tmap libc;
+	uint64_t off, lo, hi;
+	struct fl_uw_row row;
+	/* libc functions, one of them in another window than getpid's. */
+	const uintptr_t other[] = {(uintptr_t)&qsort, (uintptr_t)&strtod, (uintptr_t)&fopen,
+				   (uintptr_t)&setvbuf, (uintptr_t)&getenv};
+	uint64_t other_off = 0;
+	size_t checked = 0;
+	int fd;
+
+	(void)state;
+	o.windowed_min_code = 1;
+	self_map("/libc.so.6", &libc);
+	fd = open(libc.path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fl_cfitable__from_fd(fd, &ref), 0);
+	close(fd);
+	off = (uint64_t)(uintptr_t)&getpid - libc.start + libc.pgoff;
+	lo = off >> FL_UW_WIN_SHIFT << FL_UW_WIN_SHIFT;
+	hi = lo + FL_UW_WIN_BYTES;
+	assert_int_equal(fl_ktables__new(&o, &kt), 0);
+	assert_int_equal(fl_ktables__set_proc(kt, pid, &libc, 1), 0);
+	fl_ktables__settle(kt, 10000);
+	fl_ktables__stats(kt, &st);
+	assert_int_equal(st.windowed, 1);
+	assert_int_equal(st.windows, 0);
+	/* Without now, another window: asked for, and to wait. */
+	for (size_t i = 0; i < ARRAY_SIZE(other) && !other_off; i++) {
+		uint64_t o2 = (uint64_t)other[i] - libc.start + libc.pgoff;
+
+		if (other[i] >= libc.start && other[i] < libc.end && o2 >> FL_UW_WIN_SHIFT != off >> FL_UW_WIN_SHIFT)
+			other_off = o2;
+	}
+	assert_true(other_off != 0);
+	assert_int_equal(fl_ktables__row(kt, &libc, other_off, false, &row), -EAGAIN);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < ref.nr; i++) {
+			uint64_t pc = ref.rows[i].pc;
+
+			if (pc < lo || pc >= hi)
+				continue;
+			for (uint64_t at = pc > lo ? pc - 1 : pc; at <= pc; at++) {
+				struct fl_uw_row want = *fl_cfitable__find(&ref, at), got;
+				int err = fl_ktables__row(kt, &libc, at, pass == 0, &got);
+
+				/* The window's first row starts at its start. */
+				if (want.pc < lo)
+					want.pc = (uint32_t)lo;
+				if (want.cfa_type == FL_CFA_NONE)
+					assert_int_equal(err, -ENODATA);
+				else if (want.cfa_type == FL_CFA_UNSUPPORTED)
+					assert_int_equal(err, -ENOENT);
+				else if (err || memcmp(&want, &got, sizeof(got)))
+					fail_msg("pass %d, libc at 0x%llx: %d, row pc 0x%x; the table's pc 0x%x",
+						 pass, (unsigned long long)at, err, err ? 0 : got.pc,
+						 want.pc);
+				checked++;
+			}
+		}
+		/* Built once at once; then by the thread, which the second pass reads back. */
+		fl_ktables__stats(kt, &st);
+		assert_int_equal(st.windows_now, 1);
+		fl_ktables__settle(kt, 10000);
+		fl_ktables__stats(kt, &st);
+		assert_int_equal(st.windows, 2);
+	}
+	assert_true(checked > 100);
+	fl_cfitable__fini(&ref);
 	fl_ktables__free(kt);
 }
 
@@ -343,7 +430,7 @@ static void test_rows_read_back(void **state)
 		for (uint64_t off = pc ? pc - 1 : pc; off <= pc; off++) {
 			const struct fl_uw_row *want = fl_cfitable__find(&ref, off);
 			struct fl_uw_row got;
-			int err = fl_ktables__row(kt, &libc, off, &got);
+			int err = fl_ktables__row(kt, &libc, off, false, &got);
 
 			if (!want || want->cfa_type == FL_CFA_NONE)
 				assert_int_equal(err, -ENODATA);
@@ -367,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_chunk_free_bumps_epoch),
 		cmocka_unit_test(test_row_wants_a_table_not_built),
 		cmocka_unit_test(test_rows_read_back),
+		cmocka_unit_test(test_row_now_builds_a_window),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -216,6 +216,7 @@ struct fl_sampler_stats {
 	uint64_t tables_procs, tables_maps_dropped;
 	/* Big files loaded by windows of code (in tables_loaded), their windows, the CFI held for them. */
 	uint64_t tables_windowed, tables_windows, tables_src_bytes;
+	uint64_t tables_windows_now; /* windows built at once for stack copies that waited enough */
 	/* opts.python: samples with Python frames. */
 	uint64_t py_samples;
 	/* Samples whose Python frames were read but lost on the way (ring backend: no room for them). */

@@ -34,6 +34,11 @@ struct uw_file {
 	bool over_budget; /* bad for want of room in the budget: tried again after a trim */
 	uint64_t bytes;	  /* charged to the budget */
 	uint64_t used;	  /* the unwinder's generation when a sample last went through it */
+	/*
+	 * Its headers read, its CFI not: the steps through it so far were at
+	 * pcs the compiled tables say have none (a big file's CFI is MBs).
+	 */
+	bool cfi_unread;
 	struct fl_cfi_file cfi;
 };
 
@@ -138,28 +143,26 @@ static bool file_charge(struct fl_unwinder *u, struct uw_file *f, int fd, uint64
 	return false;
 }
 
-static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid)
+/* Reads f's headers, and unless !want_cfi its CFI too, from the file mapped at tm. */
+static void file_load(struct fl_unwinder *u, struct uw_file *f, const struct fl_tmap *tm,
+		      uint32_t pid, bool want_cfi)
 {
-	struct uw_file *f = calloc(1, sizeof(*f));
 	struct stat st;
 	int fd;
 
-	if (!f)
-		return NULL;
-	f->dev_major = tm->dev_major;
-	f->dev_minor = tm->dev_minor;
-	f->ino = tm->ino;
 	/* The mapped file only; deleted or replaced since, through the process while it lives. */
 	fd = fl_open_mapped_file(tm, pid);
 	if (fd < 0) {
 		fl_pr_debug("unwind: %s: %s\n", tm->path,
 			    fd == -ESTALE ? "not the mapped file" : strerror(-fd));
 		f->bad = true;
-		return f;
+		return;
 	}
 	if (fstat(fd, &st) || fl_cfi_file__begin_fd(&f->cfi, fd)) {
 		fl_pr_debug("unwind: %s: not a usable ELF file\n", tm->path);
 		f->bad = true;
+	} else if (!want_cfi) {
+		f->cfi_unread = true;
 	} else if (!fl_cfi_file__size_ok(&f->cfi, (uint64_t)st.st_size)) {
 		fl_pr_debug("unwind: %s: CFI larger than %llu MiB, not read\n", tm->path,
 			    (unsigned long long)(FL_CFI_MAX_BYTES >> 20));
@@ -177,7 +180,29 @@ static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm
 	/* Nothing more is read from the file: the descriptor goes (a machine maps many files). */
 	fl_cfi_file__fd_done(&f->cfi);
 	close(fd);
+}
+
+static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid,
+				 bool want_cfi)
+{
+	struct uw_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->dev_major = tm->dev_major;
+	f->dev_minor = tm->dev_minor;
+	f->ino = tm->ino;
+	file_load(u, f, tm, pid, want_cfi);
 	return f;
+}
+
+/* f, whose headers alone were read, with its CFI read now (from the start again: libelf let go of the fd). */
+static void file_read_cfi(struct fl_unwinder *u, struct uw_file *f, const struct fl_tmap *tm,
+			  uint32_t pid)
+{
+	fl_cfi_file__fini(&f->cfi);
+	f->cfi_unread = false;
+	file_load(u, f, tm, pid, true);
 }
 
 /* The vdso is the same image in every process: its CFI is read from our own copy. */
@@ -234,7 +259,12 @@ static int files_grow(struct fl_unwinder *u)
 	return files_rehash(u, u->cap_files ? u->cap_files * 2 : 64);
 }
 
-static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid)
+/*
+ * The file mapped at tm, opened once; want_cfi: with its CFI read (else
+ * its headers may do: the step has no CFI to look up).
+ */
+static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid,
+				bool want_cfi)
 {
 	struct uw_file *f;
 	size_t j;
@@ -250,9 +280,11 @@ static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm,
 		if (f->ino == tm->ino && f->dev_major == tm->dev_major &&
 		    f->dev_minor == tm->dev_minor) {
 			f->used = u->gen;
+			if (f->cfi_unread && want_cfi && !f->bad)
+				file_read_cfi(u, f, tm, pid);
 			return f;
 		}
-	f = file_open(u, tm, pid);
+	f = file_open(u, tm, pid, want_cfi);
 	if (!f)
 		return NULL;
 	f->used = u->gen;
@@ -606,7 +638,7 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 		}
 	}
 #endif
-	f = file_get(u, tm, st->s->pid);
+	f = file_get(u, tm, st->s->pid, !no_cfi);
 	if (!f || f->bad || !fl_cfi_file__vaddr(&f->cfi, lookup - tm->start + tm->pgoff, &vaddr)) {
 		fl_pr_debug("unwind: pid %d: 0x%" PRIx64 " in %s+0x%" PRIx64 ": %s\n", st->s->pid,
 			    lookup, tm->path, lookup - tm->start + tm->pgoff,

@@ -286,22 +286,17 @@ static void test_recorded_sample(void **state)
 }
 
 /*
- * _fini has no CFI (crti.o is assembly). The same sample as if nofp_burn
- * had just called it: the leaf is .fini's first byte, the return address
- * on top of the stack. The unwinder must step from it into the chain.
+ * r's sample as if nofp_burn had just called _fini: the leaf is .fini's
+ * first byte, the return address (returned) on top of the stack.
  */
-static void test_leaf_at_code_start(void **state)
+static uint64_t sample_at_fini(struct recorded *r)
 {
-	struct recorded r;
-	enum fl_unwind_outcome out;
-	uint64_t ips[64], ra, fini = 0;
-	size_t n, nsec;
+	uint64_t ra, fini = 0;
+	size_t nsec;
 	Elf *elf;
 	int fd;
 
-	(void)state;
-	recorded_load(&r, NULL);
-	fd = open(r.exec->paths[0], O_RDONLY | O_CLOEXEC);
+	fd = open(r->exec->paths[0], O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -321,16 +316,81 @@ static void test_leaf_at_code_start(void **state)
 	assert_true(fini != 0);
 
 	/* A call: the return address (just past nofp_burn's pc) pushed, the pc at _fini. */
-	ra = r.s.regs[FL_UNWIND_REG_IP] + 1;
-	memcpy(r.stack, &ra, 8);
-	r.s.stack = r.stack;
-	r.s.stack_size += 8;
-	r.s.regs[FL_UNWIND_REG_SP] -= 8;
-	r.s.regs[FL_UNWIND_REG_IP] = fini - r.pgoff + r.start; /* text segment: vaddr == offset */
+	ra = r->s.regs[FL_UNWIND_REG_IP] + 1;
+	memcpy(r->stack, &ra, 8);
+	r->s.stack = r->stack;
+	r->s.stack_size += 8;
+	r->s.regs[FL_UNWIND_REG_SP] -= 8;
+	r->s.regs[FL_UNWIND_REG_IP] = fini - r->pgoff + r->start; /* text segment: vaddr == offset */
+	return ra;
+}
+
+/*
+ * _fini has no CFI (crti.o is assembly). A sample at its first byte (as
+ * if nofp_burn had just called it): the unwinder must step from it into
+ * the chain.
+ */
+static void test_leaf_at_code_start(void **state)
+{
+	struct recorded r;
+	enum fl_unwind_outcome out;
+	uint64_t ips[64], ra;
+	size_t n;
+
+	(void)state;
+	recorded_load(&r, NULL);
+	ra = sample_at_fini(&r);
 	n = fl_unwinder__unwind(r.u, &r.s, ips, 64, &out);
 	assert_int_equal(n, 12);
 	assert_int_equal(out, FL_UNWIND_FAILED); /* main's caller, in libc, is not mapped */
 	assert_int_equal(ips[1], ra);
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(recorded_name(&r, ips, i + 1, false), recorded_chain[i]);
+	recorded_free(&r);
+}
+
+/* Compiled rows that say "no CFI here" (2), or "none compiled: the file's CFI" (1), everywhere. */
+static int rows_none(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
+{
+	(void)m;
+	(void)off;
+	(void)row;
+	return *(const int *)ctx;
+}
+
+/*
+ * Where the compiled tables say a pc has no CFI, the file's headers tell
+ * whether it is code that needs none (_fini here): its CFI (MBs for a big
+ * library) is not read for that. It is once a step needs it.
+ */
+static void test_no_cfi_reads_headers_only(void **state)
+{
+	struct fl_budget budget = {.max = 0};
+	struct fl_unwind_stats st;
+	enum fl_unwind_outcome out;
+	struct recorded r;
+	uint64_t ips[64], ra;
+	int says = 2;
+
+	(void)state;
+	recorded_load(&r, &budget);
+	ra = sample_at_fini(&r);
+	fl_unwinder__set_rows(r.u, rows_none, &says);
+	/* _fini's first byte stepped from the headers; then no CFI for nofp_burn either. */
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 2);
+	assert_int_equal(out, FL_UNWIND_FAILED);
+	assert_int_equal(ips[1], ra);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.files, 1);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(budget.used, 0);
+	/* Rows that defer to the file's CFI: read now, and the whole chain found. */
+	says = 1;
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 12);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.files, 1);
+	assert_true(st.bytes > 0);
+	assert_int_equal(budget.used, st.bytes);
 	for (size_t i = 0; i < 10; i++)
 		assert_string_equal(recorded_name(&r, ips, i + 1, false), recorded_chain[i]);
 	recorded_free(&r);
@@ -412,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_chains),		 cmocka_unit_test(test_no_frame_pointers),
 		cmocka_unit_test(test_through_library),	 cmocka_unit_test(test_leaf_at_code_start),
 		cmocka_unit_test(test_debug_frame_only), cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_no_cfi_reads_headers_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include "flamed/filter_abi.h"
 #include "flamed/python_abi.h"
 #include "filter.skel.h"
+#include "sampling/bpfring.h"
 #include "sampling/pidfilter.h"
 
 /* Processes, threads and code objects the Python part keeps track of (as the BPF sampler's). */
@@ -30,7 +31,7 @@ struct fl_pidfilter {
 	struct filter_bpf *skel;
 	struct bpf_link *fork_link;
 	struct bpf_link *exec_link; /* python */
-	struct ring_buffer *py_rb;  /* python: pyframes */
+	struct fl_bpfring *py_rb;   /* python: pyframes */
 	fl_pidfilter_py_fn on_python;
 	void *py_ctx;
 	bool python;
@@ -53,7 +54,7 @@ void fl_pidfilter__free(struct fl_pidfilter *f)
 {
 	if (!f)
 		return;
-	ring_buffer__free(f->py_rb);
+	fl_bpfring__free(f->py_rb);
 	bpf_link__destroy(f->exec_link);
 	bpf_link__destroy(f->fork_link);
 	filter_bpf__destroy(f->skel);
@@ -165,11 +166,12 @@ int fl_pidfilter__new(const struct fl_pidfilter_opts *opts, struct fl_pidfilter 
 		}
 		f->on_python = opts->on_python;
 		f->py_ctx = opts->py_ctx;
-		f->py_rb = ring_buffer__new(bpf_map__fd(f->skel->maps.pyframes), on_pyrec, f, NULL);
-		if (!f->py_rb) {
-			err = -errno ?: -ENOMEM;
+		err = fl_bpfring__new(&f->py_rb);
+		if (!err)
+			err = fl_bpfring__add(f->py_rb, bpf_map__fd(f->skel->maps.pyframes), on_pyrec,
+					      f);
+		if (err)
 			goto out_err;
-		}
 		f->python = true;
 	}
 	*ret = TAKE_PTR(f);
@@ -265,14 +267,14 @@ int fl_pidfilter__py_consume(struct fl_pidfilter *f)
 {
 	if (!f->python)
 		return -EOPNOTSUPP;
-	return ring_buffer__consume(f->py_rb);
+	return fl_bpfring__consume(f->py_rb);
 }
 
 int fl_pidfilter__py_fd(const struct fl_pidfilter *f)
 {
 	if (!f->python)
 		return -EOPNOTSUPP;
-	return ring_buffer__epoll_fd(f->py_rb);
+	return fl_bpfring__epoll_fd(f->py_rb);
 }
 
 int fl_pidfilter__py_lost(const struct fl_pidfilter *f, uint64_t *lost)

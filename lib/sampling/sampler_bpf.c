@@ -17,6 +17,7 @@
 #include "flamed/profile_abi.h"
 #include "flamed/python_abi.h"
 #include "flamed/sampling/stackagg.h"
+#include "sampling/bpfring.h"
 #include "sampling/perf_records.h"
 #include "profile.skel.h"
 #include "sampling/sampler_impl.h"
@@ -49,7 +50,7 @@ struct fl_sampler_bpf {
 	uint64_t throttled;	 /* PERF_RECORD_THROTTLE notes (and notes lost) */
 	struct bpf_link **links; /* one per event */
 	struct bpf_link *fork_link;
-	struct ring_buffer *rb;
+	struct fl_bpfring *rb; /* overflow, uw_wants, ucopies */
 	/*
 	 * Samples counted in user space: those sent whole through the overflow
 	 * ring, the stack copies unwound here, and what each gather moved out
@@ -132,7 +133,7 @@ static void bpf_free(struct fl_sampler *base)
 	if (s->unwinder && s->kt)
 		fl_unwinder__set_rows(s->unwinder, NULL, NULL);
 	fl_ktables__free(s->kt);
-	ring_buffer__free(s->rb);
+	fl_bpfring__free(s->rb);
 	profile_bpf__destroy(s->skel);
 	fl_stackagg__free(s->held);
 	free(s->pending);
@@ -698,21 +699,16 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 			goto out_free;
 	}
 
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.overflow), on_overflow, s, NULL);
-	if (!s->rb) {
-		err = -errno ?: -ENOMEM;
+	if ((err = fl_bpfring__new(&s->rb)) ||
+	    (err = fl_bpfring__add(s->rb, bpf_map__fd(s->skel->maps.overflow), on_overflow, s)))
 		goto out_free;
-	}
 	/* The walker's wants wake the same epoll fd: answered at the next poll, not a tick later. */
-	if (s->kt && ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.uw_wants), on_want, s)) {
-		err = -errno ?: -ENOMEM;
+	if (s->kt &&
+	    (err = fl_bpfring__add(s->rb, bpf_map__fd(s->skel->maps.uw_wants), on_want, s)))
 		goto out_free;
-	}
 	if (s->unwinder &&
-	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.ucopies), on_ucopy, s)) {
-		err = -errno ?: -ENOMEM;
+	    (err = fl_bpfring__add(s->rb, bpf_map__fd(s->skel->maps.ucopies), on_ucopy, s)))
 		goto out_free;
-	}
 	*ret = &s->base;
 	return 0;
 
@@ -825,7 +821,7 @@ static int bpf_fd(const struct fl_sampler *base, size_t i)
 	const struct fl_sampler_bpf *s = (const struct fl_sampler_bpf *)base;
 
 	(void)i;
-	return ring_buffer__epoll_fd(s->rb);
+	return fl_bpfring__epoll_fd(s->rb);
 }
 
 /* The kernel's notes in an event's ring: throttling starts, and notes lost when it is full. */
@@ -843,7 +839,7 @@ static int on_note(const struct perf_event_header *hdr, void *ctx)
 static int bpf_poll(struct fl_sampler *base)
 {
 	struct fl_sampler_bpf *s = (struct fl_sampler_bpf *)base;
-	int n = ring_buffer__consume(s->rb), err;
+	int n = fl_bpfring__consume(s->rb), err;
 
 	flush_copies(s, false);
 	err = fl_cpu_events__consume(s->events, on_note, s);

@@ -41,12 +41,15 @@
 #define RELA_SECTION_MAX (64u << 20)
 
 /*
- * The names of a string table this big are not copied: each is read from
- * the file when its symbol is first found (struct name_store). A profile
- * names a few hundred functions of a library whose table holds a hundred
- * thousand: Rust's librustc_driver has 20 MB of names, libLLVM 18 MB.
+ * The names of a string table this big are neither copied nor read when
+ * the symbols are: each is read from the file when its symbol is first
+ * found (struct name_store). A profile names a few hundred functions of a
+ * library whose table holds a hundred thousand: Rust's librustc_driver has
+ * 20 MB of names, libLLVM 18 MB.
  */
 #define LAZY_STRTAB_MIN (1u << 20)
+/* A name read from a file is at most this long (a longer one names nothing). */
+#define LAZY_NAME_MAX (1u << 20)
 
 struct load_seg {
 	uint64_t off, vaddr, filesz, memsz;
@@ -57,16 +60,25 @@ struct load_seg {
 struct name_file {
 	int fd;
 	uint64_t off, size; /* the table's bytes in the file */
+	struct stat st;	    /* the file when the symbols were read: names are read from that only */
 };
 
 /*
- * Where the name of a symbol not copied is: at off in files[file - 1], len
- * bytes and a NUL; len_file is len << 2 | file.
+ * Where the name of a symbol not copied is: at off in files[LAZY_FILE(bits)
+ * - 1], a label's if bits has LAZY_LABEL (name_ok()). For a symbol, bits
+ * >> LAZY_ALIAS_SHIFT is 0, or 1 + the index in aliases of the first of the
+ * aliases its name is chosen from when read (cand__better()); the last of
+ * those has LAZY_LAST.
  */
 struct lazy_name {
 	uint32_t off;
-	uint32_t len_file;
+	uint32_t bits;
 };
+
+#define LAZY_FILE(bits) ((bits)&3u)
+#define LAZY_LABEL 4u
+#define LAZY_LAST 8u
+#define LAZY_ALIAS_SHIFT 4
 
 /*
  * The names read when needed (LAZY_STRTAB_MIN), for a symbol whose name
@@ -77,7 +89,9 @@ struct name_store {
 	struct name_file files[3];
 	size_t nr_files;
 	struct lazy_name *lazy; /* by symbol */
-	char **read;		/* the names read so far, each its own allocation */
+	struct lazy_name *aliases;
+	size_t nr_aliases, cap_aliases;
+	char **read; /* the names read so far, each its own allocation */
 	size_t nr_read, cap_read, read_bytes;
 };
 
@@ -99,9 +113,12 @@ struct fl_elfsyms {
 struct cand {
 	uint64_t addr, size;
 	uint64_t limit; /* end of its section: a zero-size symbol stops there */
-	const char *name; /* NULL: left in its file (file, stroff) */
-	uint32_t len;	  /* of the name (longer ones are left out) */
-	uint32_t lead;	  /* leading underscores of the name */
+	const char *name; /* NULL: left in its file (file, stroff), neither read nor measured */
+	union {
+		uint32_t len;	/* of the name (longer ones are left out) */
+		uint32_t alias; /* left in its file: 0, or 1 + its aliases' index (struct lazy_name) */
+	};
+	uint32_t lead; /* leading underscores of the name */
 	uint32_t stroff;  /* its offset in its string table */
 	uint8_t rank;	  /* binding: lower is preferred */
 	bool label;	  /* STT_NOTYPE in code: names only what no function covers */
@@ -161,6 +178,7 @@ static void name_store__free(struct name_store *ns)
 		free(ns->read[i]);
 	free(ns->read);
 	free(ns->lazy);
+	free(ns->aliases);
 	free(ns);
 }
 
@@ -316,23 +334,56 @@ static int strtab__open(Elf *elf, const GElf_Shdr *symsh, bool header_only, stru
 	return 0;
 }
 
-/*
- * The name of len bytes at off of the table in f, read now into a new
- * NUL-terminated buffer (the caller frees), or NULL: out of the table, or
- * not len bytes and a NUL there any more (the file changed since).
- */
-static char *name_file__read(const struct name_file *f, uint64_t off, size_t len)
+/* Whether f's file is still the one its symbols were read from (its owner may rewrite it). */
+static bool name_file__same(const struct name_file *f)
 {
-	char *name;
+	struct stat now;
 
-	if (off >= f->size || len >= f->size - off || !(name = malloc(len + 1)))
+	return !fstat(f->fd, &now) && now.st_size == f->st.st_size &&
+	       now.st_mtim.tv_sec == f->st.st_mtim.tv_sec &&
+	       now.st_mtim.tv_nsec == f->st.st_mtim.tv_nsec &&
+	       now.st_ctim.tv_sec == f->st.st_ctim.tv_sec &&
+	       now.st_ctim.tv_nsec == f->st.st_ctim.tv_nsec;
+}
+
+/*
+ * The name at off of the table in f, read now into a new NUL-terminated
+ * buffer of *len + 1 bytes (the caller frees), or NULL: out of the table,
+ * no NUL before its end or LAZY_NAME_MAX bytes, or a file changed since its
+ * symbols were read (nothing is read from it any more). A few hundred bytes
+ * are read first, more only for a longer name.
+ */
+static char *name_file__read(const struct name_file *f, uint64_t off, size_t *len)
+{
+	size_t got = 0, want = 256, room;
+	char *buf = NULL, *grown, *nul;
+
+	if (off >= f->size || !name_file__same(f))
 		return NULL;
-	if (fl_regfile__pread(f->fd, name, len + 1, f->off + off) != (ssize_t)(len + 1) ||
-	    name[len] || memchr(name, '\0', len)) {
-		free(name);
-		return NULL;
+	room = f->size - off < LAZY_NAME_MAX + 1 ? (size_t)(f->size - off) : LAZY_NAME_MAX + 1;
+	for (;;) {
+		size_t n = want < room ? want : room;
+
+		grown = realloc(buf, n);
+		if (!grown)
+			break;
+		buf = grown;
+		if (fl_regfile__pread(f->fd, buf + got, n - got, f->off + off + got) !=
+		    (ssize_t)(n - got))
+			break;
+		nul = memchr(buf + got, '\0', n - got);
+		if (nul) {
+			*len = (size_t)(nul - buf);
+			grown = realloc(buf, *len + 1); /* what it holds is what is counted */
+			return grown ? grown : buf;
+		}
+		got = n;
+		if (n == room)
+			break;
+		want = n * 8;
 	}
-	return name;
+	free(buf);
+	return NULL;
 }
 
 /* Files[] index + 1 of the table st (its header) of the file at fd, registered in *nsp (made if NULL). */
@@ -353,8 +404,15 @@ static int name_store__add_file(struct name_store **nsp, const struct strtab *st
 	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (dup < 0)
 		return -errno;
-	ns->files[ns->nr_files++] =
+	ns->files[ns->nr_files] =
 		(struct name_file){.fd = dup, .off = st->sh.sh_offset, .size = st->size};
+	if (fstat(dup, &ns->files[ns->nr_files].st)) {
+		int err = -errno;
+
+		close(dup);
+		return err;
+	}
+	ns->nr_files++;
 	*file = (uint8_t)ns->nr_files;
 	return 0;
 }
@@ -413,85 +471,19 @@ static bool cand_of(const GElf_Sym *sym, bool arm, const struct sec_range *secs,
 	return true;
 }
 
-/* Whether a candidate's name (len bytes at name, NUL after) keeps it: not a mapping symbol nor a .L label. */
-static bool name_ok(const struct cand *x, const char *name, size_t len)
+/* Whether a name (len bytes at name, NUL after) keeps its symbol (label: a label's): not a mapping symbol nor a .L label. */
+static bool name_ok(bool label, const char *name, size_t len)
 {
 	return len && !fl_elfsym__is_mapping_symbol(name) &&
-	       !(x->label && name[0] == '.' && name[1] == 'L');
-}
-
-/* Bytes of a string table left in its file read at once while its names are measured. */
-#define LAZY_READ_CHUNK (1u << 20)
-
-struct name_key {
-	uint32_t off, idx;
-};
-
-static int cmp_name_key(const void *a, const void *b)
-{
-	const struct name_key *x = a, *y = b;
-
-	if (x->off != y->off)
-		return x->off < y->off ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/*
- * The lengths (and leading underscores) of the names of c[0..n) (stroff
- * set), from the string table st left in the file at fd: read in order of
- * offset, LAZY_READ_CHUNK bytes at a time, never whole. A name that fails
- * name_ok(), runs out of the table or is longer than a chunk gets len 0.
- * Returns 0, or -EIO when the table cannot be read (cut short under us).
- */
-static int measure_names(struct cand *c, size_t n, const struct strtab *st, int fd)
-{
-	_cleanup_free_ struct name_key *keys = malloc((n ? n : 1) * sizeof(*keys));
-	_cleanup_free_ char *buf = malloc(LAZY_READ_CHUNK);
-	uint64_t wstart = 0, wend = 0; /* buf holds the table's bytes [wstart, wend) */
-
-	if (!keys || !buf)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		keys[i] = (struct name_key){.off = c[i].stroff, .idx = (uint32_t)i};
-	qsort(keys, n, sizeof(*keys), cmp_name_key);
-	for (size_t k = 0; k < n; k++) {
-		struct cand *x = &c[keys[k].idx];
-		uint64_t off = keys[k].off;
-		const char *name, *nul;
-
-		x->len = 0;
-		if (off >= st->size)
-			continue;
-		nul = off >= wstart && off < wend ? memchr(buf + (off - wstart), '\0', wend - off)
-						  : NULL;
-		if (!nul) {
-			/* A window from off on: the name and those after it. */
-			size_t want = st->size - off < LAZY_READ_CHUNK ? (size_t)(st->size - off)
-								      : LAZY_READ_CHUNK;
-
-			if (fl_regfile__pread(fd, buf, want, st->sh.sh_offset + off) != (ssize_t)want)
-				return -EIO;
-			wstart = off;
-			wend = off + want;
-			nul = memchr(buf, '\0', want);
-		}
-		if (!nul)
-			continue;
-		name = buf + (off - wstart);
-		if (!name_ok(x, name, (size_t)(nul - name)))
-			continue;
-		x->len = (uint32_t)(nul - name); /* < LAZY_READ_CHUNK */
-		x->lead = (uint32_t)leading_underscores(name);
-	}
-	return 0;
+	       !(label && name[0] == '.' && name[1] == 'L');
 }
 
 /*
  * Collects the function symbols of one symbol table into *ret (count *nr).
  * A table that cannot be read gives no symbols rather than an error: the
  * caller falls back to the other table. Names point into the string table
- * read, or, for one left in the file at fd (strtab__lazy()), are measured
- * only (name NULL, len, lead, stroff) and the file registered in *ns.
+ * read, or, for one left in the file at fd (strtab__lazy()), are not read
+ * (name NULL, stroff) and the file is registered in *ns.
  */
 static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs, size_t nr_secs,
 		   struct name_store **ns, struct cand **ret, size_t *nr)
@@ -503,7 +495,7 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	Elf_Data *d;
-	size_t i, n, entsize, count = 0, kept = 0;
+	size_t i, n, entsize, count = 0;
 	int err = 0;
 
 	*ret = NULL;
@@ -534,11 +526,13 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 		if (sym.st_name > UINT32_MAX || sym.st_name >= st.size)
 			continue;
 		x->stroff = (uint32_t)sym.st_name;
+		if (lazy && !sym.st_name)
+			continue; /* a string table's first name is the empty one */
 		if (!lazy) {
 			size_t len;
 			const char *name = strtab__name(&st, sym.st_name, &len);
 
-			if (!name || len >= UINT32_MAX || !name_ok(x, name, len))
+			if (!name || len >= UINT32_MAX || !name_ok(x->label, name, len))
 				continue;
 			x->name = name;
 			x->len = (uint32_t)len;
@@ -547,21 +541,9 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 		count++;
 	}
 	if (lazy && count) {
-		err = measure_names(c, count, &st, fd);
-		if (!err) {
-			for (i = 0; i < count; i++)
-				if (c[i].len)
-					c[kept++] = c[i];
-			count = kept;
-		}
-		if (!err && count)
-			err = name_store__add_file(ns, &st, fd, &file);
+		err = name_store__add_file(ns, &st, fd, &file);
 		for (i = 0; !err && i < count; i++)
 			c[i].file = file;
-		if (err == -EIO) {
-			err = 0;
-			count = 0; /* cut short under us: no symbols from it */
-		}
 	}
 	if (err) {
 		free(c);
@@ -573,41 +555,39 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 }
 
 /*
- * c's name for a comparison: its own, else read from its file into *tmp
- * (for the caller to free); NULL when it cannot be read.
+ * Which of two names of one address is the better: fewer leading
+ * underscores ("malloc" over "__libc_malloc"), then the shorter, then
+ * strcmp. The symbols' ranks come first (cand__better()).
  */
-static const char *cand__name(const struct cand *c, const struct name_store *ns, char **tmp)
+static int name_better(const char *a, size_t alen, const char *b, size_t blen)
 {
-	if (c->name)
-		return c->name;
-	return *tmp = name_file__read(&ns->files[c->file - 1], c->stroff, c->len);
+	size_t la = leading_underscores(a), lb = leading_underscores(b);
+	int c;
+
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	if (alen != blen)
+		return alen < blen ? -1 : 1;
+	c = strcmp(a, b);
+	return c < 0 ? -1 : c > 0;
 }
 
 /*
  * Which of two symbols at one address names it: GLOBAL over WEAK over LOCAL
- * (the exported name is the one users know), then fewer leading underscores
- * ("malloc" over "__libc_malloc"), then the shorter name, then strcmp.
- * A total order, so the choice never depends on the symbol table's order.
+ * (the exported name is the one users know), then the better name
+ * (name_better()). A total order, so the choice never depends on the
+ * symbol table's order. Names left in their file are chosen from when
+ * read (read_name()), not here: a name copied goes before them.
  */
-static int cand__better(const struct cand *a, const struct cand *b, const struct name_store *ns)
+static int cand__better(const struct cand *a, const struct cand *b)
 {
-	char *ta = NULL, *tb = NULL;
-	const char *na, *nb;
-	int c;
-
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
+	if (!a->name || !b->name)
+		return a->name ? -1 : b->name ? 1 : 0;
 	if (a->lead != b->lead)
 		return a->lead < b->lead ? -1 : 1;
-	if (a->len != b->len)
-		return a->len < b->len ? -1 : 1;
-	/* Aliases that tie so far are few: names left in the file are read for them. */
-	na = cand__name(a, ns, &ta);
-	nb = cand__name(b, ns, &tb);
-	c = na && nb ? strcmp(na, nb) : na ? -1 : nb ? 1 : 0;
-	free(ta);
-	free(tb);
-	return c < 0 ? -1 : c > 0;
+	return name_better(a->name, a->len, b->name, b->len);
 }
 
 /* Sort key of a candidate: its address, and where it sits in the candidate array. */
@@ -685,10 +665,47 @@ static int sort_cands(struct cand *c, size_t n)
 	return 0;
 }
 
-/* Whether c's name stays in its file (measure_names() kept it under LAZY_READ_CHUNK: 30 bits hold it). */
+/* Whether c's name stays in its file. */
 static bool cand__lazy(const struct cand *c)
 {
 	return c->file;
+}
+
+/*
+ * The aliases of one address left in their files that tie on rank,
+ * c[0..n) (all of them, n > 1), kept in ns->aliases for read_name() to
+ * choose from: 1 + the index of the first, or 0 (out of memory: the first
+ * names the address).
+ */
+static uint32_t keep_aliases(struct name_store *ns, const struct cand *c, size_t n, uint8_t rank)
+{
+	size_t first = ns->nr_aliases, k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].rank != rank)
+			continue;
+		if (ns->nr_aliases == ns->cap_aliases) {
+			size_t cap = ns->cap_aliases ? ns->cap_aliases * 2 : 64;
+			struct lazy_name *grown;
+
+			if (cap > (UINT32_MAX >> LAZY_ALIAS_SHIFT) - 1 ||
+			    !(grown = realloc(ns->aliases, cap * sizeof(*grown)))) {
+				ns->nr_aliases = first;
+				return 0;
+			}
+			ns->aliases = grown;
+			ns->cap_aliases = cap;
+		}
+		ns->aliases[ns->nr_aliases++] = (struct lazy_name){
+			.off = c[i].stroff, .bits = c[i].file | (c[i].label ? LAZY_LABEL : 0)};
+		k++;
+	}
+	if (k < 2) {
+		ns->nr_aliases = first;
+		return 0;
+	}
+	ns->aliases[ns->nr_aliases - 1].bits |= LAZY_LAST;
+	return (uint32_t)(first + 1);
 }
 
 /* Sorts, keeps one symbol per address, sizes zero-size ones, copies the names not left in files. */
@@ -708,13 +725,21 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 	for (i = 0; i < n; i = j) {
 		struct cand best = c[i];
 		uint64_t size = c[i].size, end;
+		size_t lazy_ties = cand__lazy(&c[i]);
 
 		for (j = i + 1; j < n && c[j].addr == best.addr; j++) {
 			if (c[j].size > size)
 				size = c[j].size;
-			if (cand__better(&c[j], &best, e->ns) < 0)
+			if (c[j].rank < best.rank)
+				lazy_ties = 0;
+			if (cand__lazy(&c[j]) && c[j].rank <= best.rank)
+				lazy_ties++;
+			if (cand__better(&c[j], &best) < 0)
 				best = c[j];
 		}
+		/* Names left in their files that tie: chosen from when the symbol is found. */
+		if (cand__lazy(&best))
+			best.alias = lazy_ties > 1 ? keep_aliases(e->ns, c + i, j - i, best.rank) : 0;
 		best.size = size;
 		if (best.label && best.addr < covered)
 			continue;
@@ -752,7 +777,9 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 		}
 		if (cand__lazy(&c[i])) {
 			e->ns->lazy[i] = (struct lazy_name){
-				.off = c[i].stroff, .len_file = (uint32_t)c[i].len << 2 | c[i].file};
+				.off = c[i].stroff,
+				.bits = c[i].file | (c[i].label ? LAZY_LABEL : 0) |
+					c[i].alias << LAZY_ALIAS_SHIFT};
 			continue; /* s->name stays NULL until it is read */
 		}
 		memcpy(p, c[i].name, c[i].len);
@@ -1268,21 +1295,53 @@ static bool sym_holds(const struct fl_elfsym *s, uint64_t vaddr)
 	return vaddr >= s->addr && vaddr - s->addr < s->size;
 }
 
+/* The name at l in its file, if it names a symbol (name_ok()): NULL else. */
+static char *read_one(const struct name_store *ns, const struct lazy_name *l, size_t *len)
+{
+	char *name = name_file__read(&ns->files[LAZY_FILE(l->bits) - 1], l->off, len);
+
+	if (name && !name_ok(l->bits & LAZY_LABEL, name, *len)) {
+		free(name);
+		return NULL;
+	}
+	return name;
+}
+
 /*
- * The name of e->syms[i] left in its file, read now: len bytes and the NUL
- * that ended them when the table was read. A file changed since (its owner
- * may rewrite it) gives "" for good, never bytes from outside the table.
+ * The name of e->syms[i] left in its file, read now: the best of its
+ * aliases' (name_better()) when it has some. No name there (one that
+ * names nothing, or a file changed since: its owner may rewrite it) gives
+ * "", never bytes from outside the table.
  */
 static const char *read_name(const struct fl_elfsyms *e, size_t i)
 {
 	struct name_store *ns = e->ns;
 	const struct lazy_name *l = &ns->lazy[i];
-	size_t len = l->len_file >> 2;
+	uint32_t alias = l->bits >> LAZY_ALIAS_SHIFT;
 	char *name = NULL;
+	size_t len = 0;
 
-	if (ns->nr_read < ns->cap_read ||
-	    !grow_one((void **)&ns->read, sizeof(*ns->read), ns->nr_read, &ns->cap_read))
-		name = name_file__read(&ns->files[(l->len_file & 3) - 1], l->off, len);
+	if (ns->nr_read == ns->cap_read &&
+	    grow_one((void **)&ns->read, sizeof(*ns->read), ns->nr_read, &ns->cap_read))
+		return e->syms[i].name = "";
+	if (!alias) {
+		name = read_one(ns, l, &len);
+	} else {
+		for (const struct lazy_name *a = &ns->aliases[alias - 1];; a++) {
+			size_t alen;
+			char *other = read_one(ns, a, &alen);
+
+			if (other && (!name || name_better(other, alen, name, len) < 0)) {
+				free(name);
+				name = other;
+				len = alen;
+			} else {
+				free(other);
+			}
+			if (a->bits & LAZY_LAST)
+				break;
+		}
+	}
 	if (!name)
 		return e->syms[i].name = "";
 	ns->read[ns->nr_read++] = name;
@@ -1323,6 +1382,7 @@ size_t fl_elfsyms__bytes(const struct fl_elfsyms *e)
 		return 0;
 	return sizeof(*e) + e->nr * sizeof(*e->syms) + e->names_len + e->nr_segs * sizeof(*e->segs) +
 	       (e->ns ? sizeof(*e->ns) + e->nr * sizeof(*e->ns->lazy) +
+				e->ns->cap_aliases * sizeof(*e->ns->aliases) +
 				e->ns->cap_read * sizeof(*e->ns->read) + e->ns->read_bytes
 		      : 0);
 }

@@ -787,8 +787,9 @@ static void *slurp(const char *path, size_t *size)
  * A string table of 1 MiB or more stays in the file: the symbols hold a
  * fraction of the memory the copied names take, find() and at() read each
  * name when they first hand its symbol out, and every name, address and
- * size is what the same file read from memory (names copied) gives. The
- * names are measured a chunk of the table at a time (this one spans two).
+ * size is what the same file read from memory (names copied) gives. No
+ * name is read when the symbols are; those of aliases that tie on binding
+ * are read, and chosen from, when their symbol is first handed out.
  */
 static void test_lazy_names(void **state)
 {
@@ -838,11 +839,12 @@ static void test_lazy_names(void **state)
 }
 
 /*
- * The names left in a file are its owner's to change: overwritten (no
- * NUL where a name ended) or cut short after the symbols were read, a name
- * not read yet reads as "" and find() finds nothing there; a name read
- * before stays. Nothing is read outside the table (the sanitized build
- * checks that).
+ * The names left in a file are its owner's to change: overwritten with
+ * noise (no NUL left), cut short, or rewritten in place with names as
+ * valid as any (its size the same, its modification time not) after the
+ * symbols were read, a name not read yet reads as "" and find() finds
+ * nothing there; a name read before stays. Nothing is read outside the
+ * table (the sanitized build checks that).
  */
 static void test_lazy_names_file_changed(void **state)
 {
@@ -865,7 +867,7 @@ static void test_lazy_names_file_changed(void **state)
 	second = fl_elfsyms__at(copied, 1)->addr;
 	last = fl_elfsyms__at(copied, n - 1)->addr;
 	memset(noise, 0xaa, sizeof(noise));
-	for (int cut = 0; cut < 2; cut++) {
+	for (int how = 0; how < 3; how++) {
 		fd = scratch_copy_unlinked(path);
 		assert_true(fd >= 0);
 		assert_int_equal(fstat(fd, &st), 0);
@@ -874,11 +876,27 @@ static void test_lazy_names_file_changed(void **state)
 		first = fl_elfsyms__at(e, 0);
 		assert_string_equal(first->name, fl_elfsyms__at(copied, 0)->name);
 		assert_non_null(fl_elfsyms__find(e, second));
-		if (cut) {
+		if (how == 1) {
 			assert_int_equal(ftruncate(fd, st.st_size / 2), 0);
-		} else {
+		} else if (how == 0) {
 			for (off_t off = 64; off < st.st_size; off += (off_t)sizeof(noise))
 				assert_int_equal(pwrite(fd, noise, sizeof(noise), off), sizeof(noise));
+		} else {
+			/* The last name's bytes, each a 'z' now; the time it was changed, another. */
+			const char *want = fl_elfsyms__at(copied, n - 1)->name;
+			const struct timespec times[2] = {{.tv_nsec = UTIME_OMIT},
+							  {.tv_sec = st.st_mtim.tv_sec - 10}};
+			char *z = strdup(want), *at;
+
+			assert_non_null(z);
+			memset(z, 'z', strlen(z));
+			image = slurp(path, &size);
+			at = memmem(image, size, want, strlen(want) + 1);
+			assert_non_null(at);
+			assert_int_equal(pwrite(fd, z, strlen(z), at - (char *)image), strlen(z));
+			assert_int_equal(futimens(fd, times), 0);
+			free(image);
+			free(z);
 		}
 		assert_null(fl_elfsyms__find(e, last));
 		assert_string_equal(fl_elfsyms__at(e, n - 1)->name, "");

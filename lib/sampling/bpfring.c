@@ -18,10 +18,10 @@ struct bpfring_one {
 	int map_fd;
 	fl_bpfring_fn fn;
 	void *ctx;
-	uint64_t *cons_pos;	  /* the first page, ours to write */
-	const uint64_t *prod_pos; /* the second page, the kernel's */
+	uint64_t *cons_pos;	   /* the first page, ours to write */
+	const uint64_t *prod_pos;  /* the second page, the kernel's */
 	const unsigned char *data; /* size bytes, after prod_pos's page */
-	uint64_t size;		  /* a power of two */
+	uint64_t size;		   /* a power of two */
 	void *cons_map, *prod_map;
 	size_t prod_len;
 	unsigned char *wrap; /* a record that wraps past the end, put back in one piece */
@@ -164,7 +164,8 @@ static int one_consume(struct bpfring_one *r)
 		while (cons < prod) {
 			const uint32_t *hdr = (const uint32_t *)(r->data + (cons & (r->size - 1)));
 			uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
-			size_t size = len & ~(uint32_t)(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+			size_t size =
+				len & ~(uint32_t)(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
 			void *data;
 			int err = 0;
 

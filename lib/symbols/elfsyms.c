@@ -116,9 +116,9 @@ struct cand {
 	const char *name; /* NULL: left in its file (file, stroff), neither read nor measured */
 	union {
 		uint32_t len;	/* of the name (longer ones are left out) */
-		uint32_t alias; /* left in its file: 0, or 1 + its aliases' index (struct lazy_name) */
+		uint32_t alias; /* name left in its file: keep_aliases()'s */
 	};
-	uint32_t lead; /* leading underscores of the name */
+	uint32_t lead;	  /* leading underscores of the name */
 	uint32_t stroff;  /* its offset in its string table */
 	uint8_t rank;	  /* binding: lower is preferred */
 	bool label;	  /* STT_NOTYPE in code: names only what no function covers */
@@ -672,10 +672,10 @@ static bool cand__lazy(const struct cand *c)
 }
 
 /*
- * The aliases of one address left in their files that tie on rank,
- * c[0..n) (all of them, n > 1), kept in ns->aliases for read_name() to
- * choose from: 1 + the index of the first, or 0 (out of memory: the first
- * names the address).
+ * The candidates of rank rank among c[0..n), one address's (at that rank,
+ * two or more, all with names left in their files), kept in ns->aliases for
+ * read_name() to choose from: 1 + the index of the first, or 0 (out of
+ * memory: the first names the address).
  */
 static uint32_t keep_aliases(struct name_store *ns, const struct cand *c, size_t n, uint8_t rank)
 {

@@ -79,7 +79,8 @@ static int setup(void **state)
 	(void)state;
 	t.map = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "t_ring", 0, 0, RING_BYTES, NULL);
 	if (t.map < 0) {
-		fprintf(stderr, "test_bpfring: cannot make a BPF ring buffer (%s): needs root or CAP_BPF\n",
+		fprintf(stderr,
+			"test_bpfring: cannot make a BPF ring buffer (%s): needs root or CAP_BPF\n",
 			strerror(errno));
 		exit(77);
 	}
@@ -119,7 +120,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	for (int i = 0; i < WORDS; i++)
 		if (w[i] != t.want + (uint64_t)i)
 			fail_msg("record %d: word %d is %llu, not %llu", t.got, i,
-				 (unsigned long long)w[i], (unsigned long long)(t.want + (uint64_t)i));
+				 (unsigned long long)w[i],
+				 (unsigned long long)(t.want + (uint64_t)i));
 	t.want++;
 	return t.got++ == t.fail_at ? -ECANCELED : 0;
 }
@@ -134,7 +136,8 @@ static void ring_mappings(size_t *rw, size_t *ro)
 	assert_non_null(f);
 	*rw = *ro = 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "bpf-map") || sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3)
+		if (!strstr(line, "bpf-map") ||
+		    sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3)
 			continue;
 		if (perms[1] == 'w')
 			*rw += end - start;

@@ -292,6 +292,35 @@ static void test_row_wants_a_table_not_built(void **state)
 	fl_ktables__free(kt);
 }
 
+/* libc as this process maps it, and its whole table as the compiler makes it. */
+static void libc_and_table(struct fl_tmap *libc, struct fl_cfitable *ref)
+{
+	int fd;
+
+	self_map("/libc.so.6", libc);
+	fd = open(libc->path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fl_cfitable__from_fd(fd, ref), 0);
+	close(fd);
+}
+
+/*
+ * fl_ktables__row()'s answer (err, *got) at libc's offset at must be the
+ * row want of libc's own table: -ENODATA where it has no rule, -ENOENT
+ * where its rule is not one the walker follows.
+ */
+static void expect_row(const struct fl_uw_row *want, int err, const struct fl_uw_row *got,
+		       uint64_t at)
+{
+	if (!want || want->cfa_type == FL_CFA_NONE)
+		assert_int_equal(err, -ENODATA);
+	else if (want->cfa_type == FL_CFA_UNSUPPORTED)
+		assert_int_equal(err, -ENOENT);
+	else if (err || memcmp(want, got, sizeof(*got)))
+		fail_msg("libc at 0x%llx: %d, row pc 0x%x; the table's pc 0x%x",
+			 (unsigned long long)at, err, err ? 0 : got->pc, want->pc);
+}
+
 /*
  * A stack copy that waited long enough for a window of a big file asks for
  * its row with now: the window is built at once, here, from the CFI held
@@ -315,15 +344,10 @@ static void test_row_now_builds_a_window(void **state)
 				   (uintptr_t)&setvbuf, (uintptr_t)&getenv};
 	uint64_t other_off = 0;
 	size_t checked = 0;
-	int fd;
 
 	(void)state;
 	o.windowed_min_code = 1;
-	self_map("/libc.so.6", &libc);
-	fd = open(libc.path, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(fl_cfitable__from_fd(fd, &ref), 0);
-	close(fd);
+	libc_and_table(&libc, &ref);
 	off = (uint64_t)(uintptr_t)&getpid - libc.start + libc.pgoff;
 	lo = off >> FL_UW_WIN_SHIFT << FL_UW_WIN_SHIFT;
 	hi = lo + FL_UW_WIN_BYTES;
@@ -337,7 +361,8 @@ static void test_row_now_builds_a_window(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(other) && !other_off; i++) {
 		uint64_t o2 = (uint64_t)other[i] - libc.start + libc.pgoff;
 
-		if (other[i] >= libc.start && other[i] < libc.end && o2 >> FL_UW_WIN_SHIFT != off >> FL_UW_WIN_SHIFT)
+		if (other[i] >= libc.start && other[i] < libc.end &&
+		    o2 >> FL_UW_WIN_SHIFT != off >> FL_UW_WIN_SHIFT)
 			other_off = o2;
 	}
 	assert_true(other_off != 0);
@@ -355,14 +380,7 @@ static void test_row_now_builds_a_window(void **state)
 				/* The window's first row starts at its start. */
 				if (want.pc < lo)
 					want.pc = (uint32_t)lo;
-				if (want.cfa_type == FL_CFA_NONE)
-					assert_int_equal(err, -ENODATA);
-				else if (want.cfa_type == FL_CFA_UNSUPPORTED)
-					assert_int_equal(err, -ENOENT);
-				else if (err || memcmp(&want, &got, sizeof(got)))
-					fail_msg("pass %d, libc at 0x%llx: %d, row pc 0x%x; the table's pc 0x%x",
-						 pass, (unsigned long long)at, err, err ? 0 : got.pc,
-						 want.pc);
+				expect_row(&want, err, &got, at);
 				checked++;
 			}
 		}
@@ -409,14 +427,9 @@ static void test_rows_read_back(void **state)
 	struct fl_cfitable ref = {0};
 	struct fl_tmap libc;
 	size_t checked = 0;
-	int fd;
 
 	(void)state;
-	self_map("/libc.so.6", &libc);
-	fd = open(libc.path, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(fl_cfitable__from_fd(fd, &ref), 0);
-	close(fd);
+	libc_and_table(&libc, &ref);
 	assert_true(ref.nr > 2 * FL_UW_PAGE_ROWS); /* pages of rows, and their index */
 	assert_int_equal(fl_ktables__new(&o, &kt), 0);
 	assert_int_equal(fl_ktables__set_proc(kt, pid, &libc, 1), 0);
@@ -432,13 +445,7 @@ static void test_rows_read_back(void **state)
 			struct fl_uw_row got;
 			int err = fl_ktables__row(kt, &libc, off, false, &got);
 
-			if (!want || want->cfa_type == FL_CFA_NONE)
-				assert_int_equal(err, -ENODATA);
-			else if (want->cfa_type == FL_CFA_UNSUPPORTED)
-				assert_int_equal(err, -ENOENT);
-			else if (err || memcmp(want, &got, sizeof(got)))
-				fail_msg("libc at 0x%llx: %d, row pc 0x%x; the table's pc 0x%x",
-					 (unsigned long long)off, err, err ? 0 : got.pc, want->pc);
+			expect_row(want, err, &got, off);
 			checked++;
 		}
 	}

@@ -48,8 +48,11 @@
  * 20 MB of names, libLLVM 18 MB.
  */
 #define LAZY_STRTAB_MIN (1u << 20)
-/* A name read from a file is at most this long (a longer one names nothing). */
-#define LAZY_NAME_MAX (1u << 20)
+/*
+ * A name read from a file is at most this long (a longer one names
+ * nothing): a hostile table without NULs costs this much a symbol found.
+ */
+#define LAZY_NAME_MAX (64u << 10)
 
 struct load_seg {
 	uint64_t off, vaddr, filesz, memsz;

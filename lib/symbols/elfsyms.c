@@ -121,7 +121,6 @@ struct cand {
 		uint32_t len;	/* of the name (longer ones are left out) */
 		uint32_t alias; /* name left in its file: keep_aliases()'s */
 	};
-	uint32_t lead;	  /* leading underscores of the name */
 	uint32_t stroff;  /* its offset in its string table */
 	uint8_t rank;	  /* binding: lower is preferred */
 	bool label;	  /* STT_NOTYPE in code: names only what no function covers */
@@ -539,7 +538,6 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 				continue;
 			x->name = name;
 			x->len = (uint32_t)len;
-			x->lead = (uint32_t)leading_underscores(name); /* <= len */
 		}
 		count++;
 	}
@@ -588,8 +586,6 @@ static int cand__better(const struct cand *a, const struct cand *b)
 		return a->rank < b->rank ? -1 : 1;
 	if (!a->name || !b->name)
 		return a->name ? -1 : b->name ? 1 : 0;
-	if (a->lead != b->lead)
-		return a->lead < b->lead ? -1 : 1;
 	return name_better(a->name, a->len, b->name, b->len);
 }
 
@@ -676,9 +672,9 @@ static bool cand__lazy(const struct cand *c)
 
 /*
  * The candidates of rank rank among c[0..n), one address's (at that rank,
- * two or more, all with names left in their files), kept in ns->aliases for
- * read_name() to choose from: 1 + the index of the first, or 0 (out of
- * memory: the first names the address).
+ * all with names left in their files), kept in ns->aliases for read_name()
+ * to choose from: 1 + the index of the first, or 0 when there are fewer
+ * than two (or no memory: the first names the address).
  */
 static uint32_t keep_aliases(struct name_store *ns, const struct cand *c, size_t n, uint8_t rank)
 {
@@ -728,21 +724,19 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 	for (i = 0; i < n; i = j) {
 		struct cand best = c[i];
 		uint64_t size = c[i].size, end;
-		size_t lazy_ties = cand__lazy(&c[i]);
 
 		for (j = i + 1; j < n && c[j].addr == best.addr; j++) {
 			if (c[j].size > size)
 				size = c[j].size;
-			if (c[j].rank < best.rank)
-				lazy_ties = 0;
-			if (cand__lazy(&c[j]) && c[j].rank <= best.rank)
-				lazy_ties++;
 			if (cand__better(&c[j], &best) < 0)
 				best = c[j];
 		}
-		/* Names left in their files that tie: chosen from when the symbol is found. */
+		/*
+		 * Names left in their files that tie (a named one at that rank
+		 * would have won): chosen from when the symbol is found.
+		 */
 		if (cand__lazy(&best))
-			best.alias = lazy_ties > 1 ? keep_aliases(e->ns, c + i, j - i, best.rank) : 0;
+			best.alias = j - i > 1 ? keep_aliases(e->ns, c + i, j - i, best.rank) : 0;
 		best.size = size;
 		if (best.label && best.addr < covered)
 			continue;
@@ -1105,7 +1099,6 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 			x = &stubs[nr_stubs++];
 			*x = (struct cand){.addr = addr, .size = ent, .limit = addr + ent, .name = name,
 					   .len = (uint32_t)(hit->len + 4),
-					   .lead = (uint32_t)leading_underscores(name),
 					   .rank = RANK_PLT};
 		}
 	}

@@ -432,6 +432,19 @@ static void set_win_loc(struct fl_ktables *kt, const struct kt_file *f, uint32_t
 		bpf_map_delete_elem(kt->o.asked_fd, &asked);
 }
 
+/* The rows of window win of windowed file f, from the CFI held for it (one caller at a time). */
+static int window_rows(struct fl_ktables *kt, const struct kt_file *f, uint32_t win,
+		       struct fl_cfitable *t)
+{
+	int err;
+
+	pthread_mutex_lock(&kt->range_lock);
+	err = fl_cfitable_src__range(f->src, (uint64_t)win << FL_UW_WIN_SHIFT,
+				     (uint64_t)(win + 1) << FL_UW_WIN_SHIFT, t);
+	pthread_mutex_unlock(&kt->range_lock);
+	return err;
+}
+
 /* Builds and loads window win of windowed file f (the thread, the lock not held). */
 static void build_window(struct fl_ktables *kt, struct kt_file *f, uint32_t win)
 {
@@ -440,10 +453,7 @@ static void build_window(struct fl_ktables *kt, struct kt_file *f, uint32_t win)
 	uint64_t loc = FL_UW_LOC_NONE;
 	int err, c = -1;
 
-	pthread_mutex_lock(&kt->range_lock);
-	err = fl_cfitable_src__range(f->src, (uint64_t)win << FL_UW_WIN_SHIFT,
-				     (uint64_t)(win + 1) << FL_UW_WIN_SHIFT, &t);
-	pthread_mutex_unlock(&kt->range_lock);
+	err = window_rows(kt, f, win, &t);
 	if (!err) {
 		c = copy_table(kt, &t, &loc);
 		if (c < 0) {
@@ -1470,11 +1480,7 @@ static int row_now(struct fl_ktables *kt, const struct kt_file *f, uint32_t win,
 {
 	if (kt->now_f != f || kt->now_win != win) {
 		fl_cfitable__fini(&kt->now_t);
-		pthread_mutex_lock(&kt->range_lock);
-		kt->now_err = fl_cfitable_src__range(f->src, (uint64_t)win << FL_UW_WIN_SHIFT,
-						     (uint64_t)(win + 1) << FL_UW_WIN_SHIFT,
-						     &kt->now_t);
-		pthread_mutex_unlock(&kt->range_lock);
+		kt->now_err = window_rows(kt, f, win, &kt->now_t);
 		kt->now_f = f;
 		kt->now_win = win;
 		pthread_mutex_lock(&kt->lock);

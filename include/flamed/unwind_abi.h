@@ -41,7 +41,19 @@ enum fl_cfa_type {
 	FL_CFA_OUTERMOST = 6,
 	/* CFI exists but its rule is one the walker does not evaluate: frame pointers for this frame. */
 	FL_CFA_UNSUPPORTED = 7,
+	/*
+	 * FL_CFA_REG + N (N a DWARF register, 0-15, not rsp or rbp): register N
+	 * + cfa_off. LLVM's stack-probe loops keep the CFA in r11, glibc's
+	 * _dl_runtime_resolve in rbx, gcc's stack realignment in r10 for a few
+	 * instructions. The walker, which follows rsp, rbp and rip, takes frame
+	 * pointers there; user space evaluates the rule where it knows the
+	 * register (the sampled frame).
+	 */
+	FL_CFA_REG = 16,
 };
+
+/* The DWARF register of a FL_CFA_REG row, or -1 for another type. */
+#define FL_CFA_REG_OF(type) ((type) >= FL_CFA_REG && (type) < FL_CFA_REG + 16 ? (int)(type) - FL_CFA_REG : -1)
 
 /* Where the caller's rbp is. */
 enum fl_rbp_type {

@@ -317,6 +317,7 @@ static bool rules_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_c
 {
 	const struct ct_rule *cfa = &r->cfa;
 	uint64_t threshold;
+	unsigned reg;
 	int64_t off;
 
 	memset(row, 0, sizeof(*row));
@@ -346,6 +347,9 @@ static bool rules_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_c
 	} else if (is_plt_cfa(cfa->ops, cfa->n, &off, &threshold) && fits_s32(off)) {
 		row->cfa_type = FL_CFA_PLT;
 		row->rbp_off = (__s32)threshold;
+	} else if (cfa->n == 1 && op_breg(&cfa->ops[0], &reg, &off) && reg < 16 && fits_s32(off)) {
+		/* Another general register (rsp and rbp matched above). */
+		row->cfa_type = (__u8)(FL_CFA_REG + reg);
 	} else {
 		return false;
 	}
@@ -1034,8 +1038,7 @@ out_free:
 static void table_counts(struct fl_cfitable *t)
 {
 	for (size_t i = 0; i < t->nr; i++)
-		if (t->rows[i].cfa_type <= FL_CFA_UNSUPPORTED)
-			t->counts.rows[t->rows[i].cfa_type]++;
+		t->counts.rows[fl_cfitable__row_kind(t->rows[i].cfa_type)]++;
 }
 
 /* Whether the table has a rule for any byte: more than FL_CFA_NONE rows. */

@@ -542,7 +542,8 @@ static int step_at_entry(struct uw_state *st)
 
 /*
  * One step by a compiled row (unwind_abi.h), as the in-kernel walker takes
- * it. Returns as step() does, or -2 for a rule it leaves to libdw.
+ * it, and by FL_CFA_REG rows, which the walker cannot take. Returns as
+ * step() does, or -2 for a rule it leaves to libdw.
  */
 static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 {
@@ -572,6 +573,19 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 	case FL_CFA_OUTERMOST:
 		return 0;
 	default:
+		if (FL_CFA_REG_OF(r->cfa_type) >= 0) {
+			int reg = FL_CFA_REG_OF(r->cfa_type);
+
+			/*
+			 * Known in the sampled frame; past a row's step only rsp,
+			 * rbp and rip are, and libdw's rule (the same) could do no
+			 * better: its file is not read for that.
+			 */
+			if (!(st->valid & (1u << reg)))
+				return -1;
+			cfa = st->regs[reg] + (uint64_t)(int64_t)r->cfa_off;
+			break;
+		}
 		/* Signal frames too: libdw's own rules restore every register of the context. */
 		return -2;
 	}

@@ -53,7 +53,7 @@ static bool same_rule(const struct fl_uw_row *a, const struct fl_uw_row *b)
 /* What every table promises (cfitable.h), find() included. */
 static void check_table(const struct fl_cfitable *t)
 {
-	uint64_t by_type[FL_CFA_UNSUPPORTED + 1] = {0};
+	uint64_t by_type[FL_CFITABLE_ROW_KINDS] = {0};
 
 	assert_true(t->nr >= 2); /* a rule, and the closing FL_CFA_NONE */
 	assert_true(t->nr <= FL_UW_MAX_ROWS);
@@ -63,9 +63,11 @@ static void check_table(const struct fl_cfitable *t)
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct fl_uw_row *r = &t->rows[i];
 
-		assert_true(r->cfa_type <= FL_CFA_UNSUPPORTED);
+		assert_true(r->cfa_type <= FL_CFA_UNSUPPORTED ||
+			    (FL_CFA_REG_OF(r->cfa_type) >= 0 && FL_CFA_REG_OF(r->cfa_type) != 6 &&
+			     FL_CFA_REG_OF(r->cfa_type) != 7));
 		assert_true(r->rbp_type <= FL_RBP_AT_RBP);
-		by_type[r->cfa_type]++;
+		by_type[fl_cfitable__row_kind(r->cfa_type)]++;
 		assert_ptr_equal(fl_cfitable__find(t, r->pc), r);
 		if (i) {
 			assert_true(t->rows[i - 1].pc < r->pc);
@@ -1111,6 +1113,14 @@ static void test_synth_rules(void **state)
 		/* rbp at rsp + 120, rsp at rsp + 160, rip at rsp + 168 */
 		DW_CFA_expression, 6, 3, DW_OP_breg7, 0xf8, 0x00, DW_CFA_expression, 7, 3,
 		DW_OP_breg7, 0xa0, 0x01, DW_CFA_expression, 16, 3, DW_OP_breg7, 0xa8, 0x01};
+	/* Other registers' rules: kept as FL_CFA_REG rows where they are register + N. */
+	static const uint8_t regs[] = {
+		/* 0x1400: cfa = r11 + 536632 (LLVM's stack-probe loop in a 524 KiB frame) */
+		DW_CFA_def_cfa, 11, 0xb8, 0xe0, 0x20,
+		/* 0x1408: cfa = *(r11 + 8): no row holds it */
+		DW_CFA_advance_loc | 8, DW_CFA_def_cfa_expression, 3, DW_OP_breg11, 8, DW_OP_deref,
+		/* 0x1410: cfa = rbx + 2^31: past cfa_off's 32 bits */
+		DW_CFA_advance_loc | 8, DW_CFA_def_cfa, 3, 0x80, 0x80, 0x80, 0x80, 0x08};
 	struct fl_cfitable t;
 	struct synth s;
 	size_t cie, cie_s;
@@ -1124,6 +1134,7 @@ static void test_synth_rules(void **state)
 	synth_fde(&s, false, cie_s, 0x1200, 0x10, sig, sizeof(sig));
 	/* A signal frame with ordinary rules: its next pc would not be exact. */
 	synth_fde(&s, false, cie_s, 0x1300, 0x10, NULL, 0);
+	synth_fde(&s, false, cie, 0x1400, 0x20, regs, sizeof(regs));
 	assert_int_equal(synth_table(&s, &t), 0);
 
 	assert_null(fl_cfitable__find(&t, 0xfff));
@@ -1132,7 +1143,7 @@ static void test_synth_rules(void **state)
 	expect_row(&t, 0x1004, FL_CFA_RBP, 16, FL_RBP_AT_CFA, -16, -8);
 	expect_row(&t, 0x1013, FL_CFA_RBP, 16, FL_RBP_AT_CFA, -16, -8);
 	expect_row(&t, 0x1014, FL_CFA_DEREF_RBP, -8, FL_RBP_AT_RBP, 0, -8);
-	expect_row(&t, 0x1024, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	expect_row(&t, 0x1024, FL_CFA_REG + 10, 0, FL_RBP_AT_RBP, 0, -8);
 	expect_row(&t, 0x102c, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
 	expect_row(&t, 0x1034, FL_CFA_RSP, 16, FL_RBP_AT_CFA, -8, -8);
 	expect_row(&t, 0x1038, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
@@ -1147,10 +1158,16 @@ static void test_synth_rules(void **state)
 	expect_row(&t, 0x1200, FL_CFA_SIGNAL, 160, FL_RBP_SAME, 120, 168);
 	expect_row(&t, 0x1300, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
 	expect_type(&t, 0x1310, FL_CFA_NONE);
-	assert_int_equal(t.rows[t.nr - 1].pc, 0x1310);
+	expect_row(&t, 0x1400, FL_CFA_REG + 11, 536632, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1407, FL_CFA_REG + 11, 536632, FL_RBP_SAME, 0, -8);
+	expect_row(&t, 0x1408, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	expect_row(&t, 0x141f, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	expect_type(&t, 0x1420, FL_CFA_NONE);
+	assert_int_equal(t.rows[t.nr - 1].pc, 0x1420);
 
-	assert_int_equal(t.counts.fdes, 4);
-	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_CFA], 1);
+	assert_int_equal(t.counts.fdes, 5);
+	assert_int_equal(t.counts.rows[FL_CFITABLE_ROWS_REG], 2);
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_CFA], 2);
 	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_RBP], 1);
 	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_RA], 1);
 	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_SIGNAL], 1);
@@ -1885,6 +1902,7 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 	ips[n++] = pc;
 	while (n < MAX_FRAMES) {
 		uint64_t lookup = exact ? pc : pc - 1, cfa, ra, base;
+		int type;
 		const struct fl_tmap *m = exec_maps_find(&c->exec, 0, lookup, 0);
 		const struct fl_cfitable *t = m ? table_for(ts, m) : NULL;
 		const struct fl_uw_row *r =
@@ -1893,7 +1911,9 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 		if (!r)
 			break;
 		exact = false;
-		switch (r->cfa_type) {
+		/* The walker takes frame pointers where it cannot evaluate a register's rule. */
+		type = FL_CFA_REG_OF(r->cfa_type) >= 0 ? FL_CFA_UNSUPPORTED : r->cfa_type;
+		switch (type) {
 		case FL_CFA_RSP:
 			cfa = rsp + (uint64_t)(int64_t)r->cfa_off;
 			break;
@@ -1941,7 +1961,7 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 		if (cfa <= rsp ||
 		    !stack_word(stack, size, sp0, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
 			return n;
-		if (r->cfa_type == FL_CFA_UNSUPPORTED) {
+		if (type == FL_CFA_UNSUPPORTED) {
 			rbp_known = stack_word(stack, size, sp0, cfa - 16, &rbp);
 		} else if (r->rbp_type != FL_RBP_SAME) {
 			base = r->rbp_type == FL_RBP_AT_CFA ? cfa : rbp;

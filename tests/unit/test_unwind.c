@@ -20,6 +20,7 @@
 
 #include "flamed/common/budget.h"
 #include "flamed/symbols/elfsyms.h"
+#include "flamed/unwinding/cfitable.h"
 #include "flamed/unwinding/unwind.h"
 #include "stack_capture.h"
 
@@ -396,6 +397,83 @@ static void test_no_cfi_reads_headers_only(void **state)
 	recorded_free(&r);
 }
 
+/* The fixture's compiled rows, the one at reg_at made "cfa = r11 + REG_CFA_OFF". */
+struct reg_rows {
+	struct fl_cfitable t;
+	uint64_t reg_at;
+};
+
+#define REG_CFA_OFF 536632 /* LLVM's stack-probe loop in a 524 KiB frame */
+
+static int rows_with_reg(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
+{
+	struct reg_rows *rr = ctx;
+	const struct fl_uw_row *r = fl_cfitable__find(&rr->t, off);
+
+	(void)m;
+	if (!r || r->cfa_type == FL_CFA_NONE)
+		return 2;
+	if (r->cfa_type == FL_CFA_UNSUPPORTED)
+		return 1;
+	*row = *r;
+	if (off == rr->reg_at) {
+		assert_int_equal(r->cfa_type, FL_CFA_RSP);
+		row->cfa_type = FL_CFA_REG + 11;
+		row->cfa_off = REG_CFA_OFF;
+	}
+	return 0;
+}
+
+/*
+ * A rule "cfa = register + N" for a register other than rsp and rbp (r11
+ * in LLVM's stack probes, rbx in ld.so's _dl_runtime_resolve): stepped from
+ * the sampled registers, without reading the file's CFI (libdw reads a big
+ * library's whole .eh_frame for one frame). Past the sampled frame, where
+ * the register is no longer known, the walk ends there, the CFI unread.
+ */
+static void test_reg_rule_without_cfi(void **state)
+{
+	struct fl_unwind_stats st;
+	enum fl_unwind_outcome out;
+	const struct fl_uw_row *leaf;
+	struct reg_rows rr = {0};
+	struct recorded r;
+	uint64_t ips[64];
+	int fd;
+
+	(void)state;
+	recorded_load(&r, NULL);
+	fd = open(r.exec->paths[0], O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fl_cfitable__from_fd(fd, &rr.t), 0);
+	close(fd);
+	fl_unwinder__set_rows(r.u, rows_with_reg, &rr);
+
+	/* In the sampled frame: r11 holds the CFA less N, as the probe loop keeps it. */
+	rr.reg_at = r.s.regs[FL_UNWIND_REG_IP] - r.start + r.pgoff;
+	leaf = fl_cfitable__find(&rr.t, rr.reg_at);
+	assert_non_null(leaf);
+	r.s.regs[11] = r.s.regs[FL_UNWIND_REG_SP] + (uint64_t)(int64_t)leaf->cfa_off - REG_CFA_OFF;
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 11);
+	assert_int_equal(out, FL_UNWIND_FAILED); /* main's caller, in libc, is not mapped */
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(recorded_name(&r, ips, i, i == 0), recorded_chain[i]);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.files, 0);
+	assert_int_equal(st.bytes, 0);
+
+	/* The same rule one frame up: r11 is not known there (a row restores rsp, rbp, rip). */
+	rr.reg_at = ips[1] - 1 - r.start + r.pgoff;
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 2);
+	assert_int_equal(out, FL_UNWIND_FAILED);
+	assert_int_equal(ips[1] - 1 - r.start + r.pgoff, rr.reg_at);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(st.files, 0);
+	fl_cfitable__fini(&rr.t);
+	recorded_free(&r);
+}
+
 /*
  * The CFI a file holds comes out of a budget, charged before it is read:
  * with no room, the file is not read (its pcs fail), counted, and tried
@@ -473,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_through_library),	 cmocka_unit_test(test_leaf_at_code_start),
 		cmocka_unit_test(test_debug_frame_only), cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_no_cfi_reads_headers_only),
+		cmocka_unit_test(test_reg_rule_without_cfi),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

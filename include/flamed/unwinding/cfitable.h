@@ -15,8 +15,8 @@
  * the rules libdw gives the user-space unwinder (unwind.h), one row per
  * range of code whose rule for the
  * CFA, the caller's rbp and the return address is one. Row semantics are
- * unwind_abi.h's; rules the walker does not evaluate are FL_CFA_UNSUPPORTED
- * rows, counted by reason.
+ * unwind_abi.h's; rules no row type holds are FL_CFA_UNSUPPORTED rows,
+ * counted by reason.
  *
  * Where FDEs overlap (broken files), each byte of code takes its rule from
  * one FDE: an .eh_frame FDE before a .debug_frame one, then the one that
@@ -27,7 +27,7 @@
 
 /* Why CFI rows became FL_CFA_UNSUPPORTED. */
 enum fl_cfitable_why {
-	FL_CFITABLE_WHY_CFA, /* a CFA rule the walker does not evaluate (r10 + N, an expression) */
+	FL_CFITABLE_WHY_CFA, /* a CFA rule no row holds (an expression, r12 + a 64-bit N) */
 	FL_CFITABLE_WHY_RA,  /* the return address not at an offset from the CFA */
 	FL_CFITABLE_WHY_RBP, /* rbp saved some other way (in a register, an expression) */
 	FL_CFITABLE_WHY_SIGNAL, /* a signal frame not laid out as the kernel's rt_sigframe */
@@ -35,6 +35,15 @@ enum fl_cfitable_why {
 	FL_CFITABLE_WHY_WORK,	/* beyond the work the compiler spends on one file */
 	FL_CFITABLE_WHY__MAX,
 };
+
+/* Rows are counted by type, those of FL_CFA_REG + N together (FL_CFITABLE_ROWS_REG). */
+#define FL_CFITABLE_ROWS_REG (FL_CFA_UNSUPPORTED + 1)
+#define FL_CFITABLE_ROW_KINDS (FL_CFITABLE_ROWS_REG + 1)
+
+static inline unsigned fl_cfitable__row_kind(unsigned cfa_type)
+{
+	return cfa_type <= FL_CFA_UNSUPPORTED ? cfa_type : FL_CFITABLE_ROWS_REG;
+}
 
 struct fl_cfitable_counts {
 	uint64_t fdes;		   /* FDEs read, .eh_frame and .debug_frame */
@@ -44,7 +53,7 @@ struct fl_cfitable_counts {
 	uint64_t cfi_rows; /* rows of CFI of the FDEs compiled */
 	/* CFI rows (or, for LIBDW and WORK, FDE ranges) made FL_CFA_UNSUPPORTED, by reason. */
 	uint64_t unsupported[FL_CFITABLE_WHY__MAX];
-	uint64_t rows[FL_CFA_UNSUPPORTED + 1]; /* the table's rows by cfa_type */
+	uint64_t rows[FL_CFITABLE_ROW_KINDS]; /* the table's rows by fl_cfitable__row_kind() */
 	uint64_t work; /* bytes of CFI interpreted, as the bound counts them */
 };
 

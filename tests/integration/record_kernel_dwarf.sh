@@ -50,6 +50,8 @@ readonly W_QSORT=";main;nofp_qsort_1;nofp_qsort_2;nofp_qsort_3;[^;]*qsort[^;]*(;
 readonly SIG_CHAIN=';main;nofp_sig_1;nofp_sig_2;nofp_sig_3;nofp_sig_4;nofp_sig_5;nofp_sig_6;nofp_sig_wait'
 readonly W_SIGNAL="$SIG_CHAIN(;(__restore_rt|\\[[^];]+\\]);nofp_on_prof;nofp_burn)?$K" \
 	W_HANDLER="$SIG_CHAIN;(__restore_rt|\\[[^];]+\\]);nofp_on_prof;nofp_burn$K"
+# A leaf whose CFA is in %r11 (nofp_probe.c), whose %rbp is 0.
+readonly W_PROBE=";main;nofp_probe_1;nofp_probe_2;nofp_probe_loop$K"
 # libc's wrapper, then the vDSO's code, named from the vDSO's symbols.
 readonly W_VDSO=";main;nofp_vdso_1;nofp_vdso_2;nofp_vdso_3;nofp_vdso_loop(;[^;]*clock_gettime[^;]*|;\\[vdso\\])*$K" \
 	IN_VDSO='(;__vdso_[^;]*|;\[vdso\])(;[^;]*_\[k\])*$'
@@ -216,6 +218,23 @@ note "signal: $h samples in the handler, $hw of them under the whole chain; the 
 expect_between "$(percent "$h" "$(total_count "$T/signal.default.folded")")" 50 100 \
 	"the share of nofp_signal samples in its handler (it burns 8 ms of every 10, %)"
 expect_between "$(percent "$hw" "$h")" 99 100 "the share of handler samples with the whole chain across the signal frame (%)"
+
+# A leaf that keeps its CFA in %r11 as %rsp moves (LLVM's stack probes): the
+# walker reads %r11 from the sampled registers (a frame-pointer step would end
+# the stack there: %rbp is 0).
+whole probe "$W_PROBE" 5 "$FIXTURES/nofp_probe" @S
+# The same kind of rule in a caller, in %rbx (as in ld.so's lazy binding),
+# whose callee is sampled: the walker knows no %rbx past the sampled frame,
+# and must mark the stack as stopped there, not end it as if it were whole
+# (its %rbp is 0, which in code without CFI marks the outermost frame).
+record default probe_call "$SHORT" "$FIXTURES/nofp_probe" @S call
+f=$T/probe_call.default.folded
+in_call=$(count_re "$f" ';nofp_probe_call;nofp_burn')
+marked=$(count_re "$f" '^[^;]+;\[unwind failed\];nofp_probe_call;nofp_burn')
+note "probe_call: $marked of the $in_call samples in nofp_probe_call's callee marked [unwind failed]"
+expect_between "$(percent "$in_call" "$(total_count "$f")")" 90 100 "the share of nofp_probe call samples in nofp_burn (%)"
+expect_between "$(percent "$marked" "$in_call")" 99 100 \
+	"the share of them whose stack stops at nofp_probe_call marked [unwind failed] (%)"
 
 # The vDSO, code without a file.
 whole vdso "$W_VDSO" 5 "$FIXTURES/nofp_vdso" @S

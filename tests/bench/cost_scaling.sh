@@ -41,8 +41,12 @@
 #           -d MIXED_DURATION -v -o out.svg` against perf record -g + perf
 #           script + FlameGraph's stackcollapse-perf.pl and flamegraph.pl (when
 #           FLAMEGRAPH_DIR has them; without them perf's side is understated,
-#           and the output says so). Prints the medians of CPU and peak RSS,
-#           and perf's over flamed's.
+#           and the output says so), and `flamed record --call-graph fp
+#           --no-inline` beside them ("flamed fp": the job perf record -g
+#           does, frame-pointer stacks and no inlined frames, where flamed's
+#           default unwinds code without frame pointers from its CFI and adds
+#           inlined frames). Prints the medians of CPU and peak RSS, and
+#           perf's over flamed's.
 #
 # Every workload runs in a process group of its own, started 2 s before each
 # measurement and killed after it (and on exit, by a trap; a watchdog in the
@@ -240,8 +244,9 @@ recording_cpu() {
 # flamed_record DIR HZ SECONDS: flamed record -a into DIR/out.svg, timed into DIR/times.
 flamed_record() {
 	local r=$1 hz=$2 d=$3
+	shift 3
 	result_dir "$r"
-	timed "$r/times" "$FLAMED" record -a -F "$hz" -d "$d" ${VERBOSE:+"$VERBOSE"} -o "$r/out.svg" \
+	timed "$r/times" "$FLAMED" record -a -F "$hz" -d "$d" "$@" ${VERBOSE:+"$VERBOSE"} -o "$r/out.svg" \
 		2>"$r/record.err" || die "flamed record failed: $(grep -v debug: "$r/record.err" | tail -n 3)"
 }
 
@@ -476,13 +481,21 @@ start_mixed() {
 		while :; do xz -9 -T1 -c "$2" >/dev/null; done' "$W/mixed/build" "$W/mixed/xz.in"
 }
 
+# mixed_flamed REP HZ [TOOL ARGS...]: flamed record as TOOL (flamed) with ARGS.
 mixed_flamed() {
-	local rep=$1 hz=$2 r=$W/mixed/flamed-$2-$1 cpu rss
-	flamed_record "$r" "$hz" "$MIXED_DURATION"
+	local rep=$1 hz=$2 tool=${3:-flamed} r cpu rss
+	shift $(($# < 3 ? $# : 3))
+	r=$W/mixed/$tool-$hz-$rep
+	flamed_record "$r" "$hz" "$MIXED_DURATION" "$@"
 	read -r cpu _ rss <<<"$(summarize "$r/times" "$MIXED_DURATION")"
-	echo "flamed $hz $rep $cpu $rss" >>"$W/mixed/results"
-	printf 'mixed: flamed, %s Hz, run %s: %.2f s CPU, %.1f MiB peak RSS\n' "$hz" "$rep" "$cpu" "$rss"
+	echo "$tool $hz $rep $cpu $rss" >>"$W/mixed/results"
+	printf 'mixed: %s, %s Hz, run %s: %.2f s CPU, %.1f MiB peak RSS\n' "$tool" "$hz" "$rep" "$cpu" "$rss"
 	flamed_notes "$r/record.err"
+}
+
+# flamed doing what perf record -g does: frame-pointer stacks, no inlined frames.
+mixed_flamed_fp() {
+	mixed_flamed "$1" "$2" flamed_fp --call-graph fp --no-inline
 }
 
 mixed_perf() {
@@ -517,8 +530,8 @@ mixed_section() {
 	[[ -n $FLAMEGRAPH ]] || echo "mixed: no FLAMEGRAPH_DIR: perf's side lacks stackcollapse-perf.pl and" \
 		"flamegraph.pl, so its cost is understated"
 	for ((rep = 1; rep <= REPEATS; rep++)); do
-		order="flamed perf"
-		((rep % 2)) || order="perf flamed"
+		order="flamed flamed_fp perf"
+		((rep % 2)) || order="perf flamed_fp flamed"
 		for hz in $MIXED_FREQS; do
 			for tool in $order; do
 				say "mixed: $tool at $hz Hz for $MIXED_DURATION s, run $rep of $REPEATS"
@@ -532,7 +545,8 @@ mixed_section() {
 	echo
 	echo "mixed: medians of $REPEATS run(s), $MIXED_DURATION s, whole machine, $(nproc) CPUs;" \
 		"workload: make -j2 + a CPU burner + xz -9."
-	echo "perf = $perf_what."
+	echo "perf = $perf_what. flamed fp = flamed record --call-graph fp --no-inline, the job perf -g does:" \
+		"frame-pointer stacks (broken in code without them), no inlined frames."
 	# The kernel lowers this when sampling interrupts take too long; a run
 	# asking for more than it allows then samples less than it says.
 	rate_after=$(<"$rate")
@@ -541,14 +555,18 @@ mixed_section() {
 			"runs at a higher frequency sampled less than asked"
 	fi
 	echo
-	echo "| Hz | flamed CPU s | flamed RSS MiB | perf CPU s | perf RSS MiB | perf / flamed CPU | perf / flamed RSS |"
-	echo "|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| Hz | flamed CPU s | flamed RSS MiB | perf CPU s | perf RSS MiB | perf / flamed CPU | perf / flamed RSS |" \
+		"flamed fp CPU s | flamed fp RSS MiB | perf / flamed fp CPU |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for hz in $MIXED_FREQS; do
 		echo "$hz" \
 			"$(result_median "$W/mixed/results" flamed "$hz" 4)" "$(result_median "$W/mixed/results" flamed "$hz" 5)" \
-			"$(result_median "$W/mixed/results" perf "$hz" 4)" "$(result_median "$W/mixed/results" perf "$hz" 5)" |
-			awk '{ printf "| %s | %.2f | %.1f | %.2f | %.1f | %.1fx | %.1fx |\n", $1, $2, $3, $4, $5,
-				$4 / ($2 > 0.01 ? $2 : 0.01), $5 / ($3 > 0.1 ? $3 : 0.1) }'
+			"$(result_median "$W/mixed/results" perf "$hz" 4)" "$(result_median "$W/mixed/results" perf "$hz" 5)" \
+			"$(result_median "$W/mixed/results" flamed_fp "$hz" 4)" \
+			"$(result_median "$W/mixed/results" flamed_fp "$hz" 5)" |
+			awk '{ printf "| %s | %.2f | %.1f | %.2f | %.1f | %.1fx | %.1fx | %.2f | %.1f | %.1fx |\n",
+				$1, $2, $3, $4, $5, $4 / ($2 > 0.01 ? $2 : 0.01), $5 / ($3 > 0.1 ? $3 : 0.1),
+				$6, $7, $4 / ($6 > 0.01 ? $6 : 0.01) }'
 	done
 }
 

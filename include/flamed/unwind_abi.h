@@ -45,9 +45,10 @@ enum fl_cfa_type {
 	 * FL_CFA_REG + N (N a DWARF register, 0-15, not rsp or rbp): register N
 	 * + cfa_off. LLVM's stack-probe loops keep the CFA in r11, glibc's
 	 * _dl_runtime_resolve in rbx, gcc's stack realignment in r10 for a few
-	 * instructions. The walker, which follows rsp, rbp and rip, takes frame
-	 * pointers there; user space evaluates the rule where it knows the
-	 * register (the sampled frame).
+	 * instructions. Both unwinders evaluate the rule where they know the
+	 * register: in the sampled frame (the walker reads it from the task's
+	 * saved user registers). Past it the walker follows only rsp, rbp and
+	 * rip, and takes frame pointers (with rbp 0: the stack stops there).
 	 */
 	FL_CFA_REG = 16,
 };

@@ -661,41 +661,28 @@ static __always_inline long fp_for(struct uw_walk *w, __u32 why)
 	return uw_fp_for(w, why) ? 1 : 0;
 }
 
+static const unsigned char uw_ptregs_of_dwarf[] = FL_PTREGS_OF_DWARF;
+
 /*
- * Register reg (DWARF's number, not rsp or rbp) of the sampled frame, at pc:
- * from the user registers the kernel saved for the task (on the interrupt
- * from user mode that the sample came with, or on the entry to the kernel
- * it interrupted), when their rip is pc. For FL_CFA_REG rows (the CFA in
- * r11 in LLVM's stack-probe loops); the walk knows no other register.
+ * Register reg (DWARF's number, 0-15) of the sampled frame, at pc: from the
+ * user registers the kernel saved for the task (on the interrupt from user
+ * mode that the sample came with, or on the entry to the kernel it
+ * interrupted), when their rip is pc. For FL_CFA_REG rows (the CFA in r11
+ * in LLVM's stack-probe loops); the walk knows no other register.
  */
 __noinline int uw_leaf_reg(__u64 pc, int reg, __u64 *val)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	unsigned long off;
+	const __u64 *regs = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	unsigned int i = (unsigned int)reg;
 	__u64 rip;
 
-	if (!val || !regs)
+	if (!val || !regs || i > 15)
 		return 0;
-	switch (reg) {
-	case 0: off = __builtin_offsetof(struct pt_regs, rax); break;
-	case 1: off = __builtin_offsetof(struct pt_regs, rdx); break;
-	case 2: off = __builtin_offsetof(struct pt_regs, rcx); break;
-	case 3: off = __builtin_offsetof(struct pt_regs, rbx); break;
-	case 4: off = __builtin_offsetof(struct pt_regs, rsi); break;
-	case 5: off = __builtin_offsetof(struct pt_regs, rdi); break;
-	case 8: off = __builtin_offsetof(struct pt_regs, r8); break;
-	case 9: off = __builtin_offsetof(struct pt_regs, r9); break;
-	case 10: off = __builtin_offsetof(struct pt_regs, r10); break;
-	case 11: off = __builtin_offsetof(struct pt_regs, r11); break;
-	case 12: off = __builtin_offsetof(struct pt_regs, r12); break;
-	case 13: off = __builtin_offsetof(struct pt_regs, r13); break;
-	case 14: off = __builtin_offsetof(struct pt_regs, r14); break;
-	case 15: off = __builtin_offsetof(struct pt_regs, r15); break;
-	default: return 0;
-	}
-	if (bpf_probe_read_kernel(&rip, sizeof(rip), &regs->rip) || rip != pc)
+	if (bpf_probe_read_kernel(&rip, sizeof(rip), &regs[uw_ptregs_of_dwarf[16]]) || rip != pc)
 		return 0;
-	return !bpf_probe_read_kernel(val, sizeof(*val), (char *)regs + off);
+	/* The verifier loses the bound above (clang checks a copy): a mask it sees. */
+	barrier_var(i);
+	return !bpf_probe_read_kernel(val, sizeof(*val), &regs[uw_ptregs_of_dwarf[i & 15]]);
 }
 
 static long uw_step(__u32 i, struct uw_walk *w)

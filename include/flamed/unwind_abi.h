@@ -56,6 +56,14 @@ enum fl_cfa_type {
 /* The DWARF register of a FL_CFA_REG row, or -1 for another type. */
 #define FL_CFA_REG_OF(type) ((type) >= FL_CFA_REG && (type) < FL_CFA_REG + 16 ? (int)(type) - FL_CFA_REG : -1)
 
+/*
+ * The word of x86-64's struct pt_regs (r15 ... ss) holding each DWARF
+ * register (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8 ... r15, rip), as
+ * an array initializer: for the walker reading a sampled frame's register,
+ * and for user space reading a stack copy's.
+ */
+#define FL_PTREGS_OF_DWARF {10, 12, 11, 5, 13, 14, 4, 19, 9, 8, 7, 6, 3, 2, 1, 0, 16}
+
 /* Where the caller's rbp is. */
 enum fl_rbp_type {
 	FL_RBP_SAME = 0,   /* unchanged (not saved, or "same value"/undefined) */

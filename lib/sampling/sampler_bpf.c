@@ -179,10 +179,7 @@ static int on_overflow(void *ctx, void *data, size_t size)
 
 static const struct fl_sampler_ops ops;
 
-/* The x86-64 struct pt_regs word (r15 ... ss) of each DWARF register (rax ... rip). */
-static const unsigned char ptregs_of_dwarf[FL_UNWIND_NR_REGS] = {
-	10, 12, 11, 5, 13, 14, 4, 19, 9, 8, 7, 6, 3, 2, 1, 0, 16,
-};
+static const unsigned char ptregs_of_dwarf[FL_UNWIND_NR_REGS] = FL_PTREGS_OF_DWARF;
 
 /*
  * A sample the walker could not finish with tables (one was not loaded

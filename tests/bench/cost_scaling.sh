@@ -481,11 +481,10 @@ start_mixed() {
 		while :; do xz -9 -T1 -c "$2" >/dev/null; done' "$W/mixed/build" "$W/mixed/xz.in"
 }
 
-# mixed_flamed REP HZ [TOOL ARGS...]: flamed record as TOOL (flamed) with ARGS.
-mixed_flamed() {
-	local rep=$1 hz=$2 tool=${3:-flamed} r cpu rss
-	shift $(($# < 3 ? $# : 3))
-	r=$W/mixed/$tool-$hz-$rep
+# mixed_flamed_as TOOL REP HZ [ARGS...]: flamed record with ARGS, its results named TOOL.
+mixed_flamed_as() {
+	local tool=$1 rep=$2 hz=$3 r=$W/mixed/$1-$3-$2 cpu rss
+	shift 3
 	flamed_record "$r" "$hz" "$MIXED_DURATION" "$@"
 	read -r cpu _ rss <<<"$(summarize "$r/times" "$MIXED_DURATION")"
 	echo "$tool $hz $rep $cpu $rss" >>"$W/mixed/results"
@@ -493,9 +492,13 @@ mixed_flamed() {
 	flamed_notes "$r/record.err"
 }
 
+mixed_flamed() {
+	mixed_flamed_as flamed "$@"
+}
+
 # flamed doing what perf record -g does: frame-pointer stacks, no inlined frames.
 mixed_flamed_fp() {
-	mixed_flamed "$1" "$2" flamed_fp --call-graph fp --no-inline
+	mixed_flamed_as flamed_fp "$@" --call-graph fp --no-inline
 }
 
 mixed_perf() {

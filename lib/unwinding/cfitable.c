@@ -1138,8 +1138,8 @@ static bool debug_frame_size_ok(struct fl_cfi_file *f, int fd)
 	return fd < 0 || fl_elfsize__section(f->elf, fd, ".debug_frame", &sh) <= FL_CFI_MAX_BYTES;
 }
 
-/* Opens the file at fd and reads its CFI (f then needs the fd no more); *bytes: what f holds. */
-static int open_fd(int fd, struct fl_cfi_file *f, uint64_t *bytes)
+/* Opens the file at fd, its headers alone, with the checks of every file's CFI; its size in *size. */
+static int open_headers(int fd, struct fl_cfi_file *f, uint64_t *size)
 {
 	struct stat st;
 	int err;
@@ -1159,8 +1159,20 @@ static int open_fd(int fd, struct fl_cfi_file *f, uint64_t *bytes)
 		fl_cfi_file__fini(f);
 		return err;
 	}
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* Opens the file at fd and reads its CFI (f then needs the fd no more); *bytes: what f holds. */
+static int open_fd(int fd, struct fl_cfi_file *f, uint64_t *bytes)
+{
+	uint64_t size;
+	int err = open_headers(fd, f, &size);
+
+	if (err)
+		return err;
 	if (bytes)
-		*bytes = fl_cfi_file__bytes(f, fd, (uint64_t)st.st_size);
+		*bytes = fl_cfi_file__bytes(f, fd, size);
 	fl_cfi_file__read(f, fd);
 	/* Everything is read: nothing in the compile may go back to a file that can change. */
 	fl_cfi_file__fd_done(f);
@@ -1241,6 +1253,11 @@ struct cs_fde {
 	bool debug;	/* in .debug_frame */
 };
 
+/* One FDE of the file, indexed by .eh_frame_hdr: its start as a file offset, and where it is. */
+struct cs_hdr_fde {
+	uint32_t lo, entry;
+};
+
 /* A CIE of .eh_frame: where it is, and its bytes. */
 struct cs_cie {
 	uint32_t entry, size;
@@ -1251,6 +1268,13 @@ struct fl_cfitable_src {
 	uint64_t bytes;		    /* of the CFI held (f) and the index */
 	uint64_t code_bytes;
 	bool indexed;		    /* the index was made (index_err says how) */
+	/*
+	 * Indexed by .eh_frame_hdr's search table (fl_cfitable_src__open_hdr()),
+	 * hdr_fdes[nr] in place of fdes: the FDEs' ends, sizes and CIEs are not
+	 * known until a range reads them.
+	 */
+	bool hdr;
+	struct cs_hdr_fde *hdr_fdes;
 	int index_err;
 	struct cs_fde *fdes;	    /* sorted by lo */
 	uint32_t *reach;	    /* reach[i]: the largest hi of fdes[0..i] */
@@ -1308,6 +1332,7 @@ void fl_cfitable_src__free(struct fl_cfitable_src *s)
 		return;
 	fl_cfi_file__fini(&s->f);
 	free(s->fdes);
+	free(s->hdr_fdes);
 	free(s->reach);
 	free(s->cies);
 	if (s->fd >= 0)
@@ -1415,6 +1440,8 @@ static int sort_fdes(struct fl_cfitable_src *s)
 /* Memory of the FDE index (fdes, reach, cies). */
 static uint64_t index_bytes(const struct fl_cfitable_src *s)
 {
+	if (s->hdr_fdes)
+		return s->nr * sizeof(*s->hdr_fdes);
 	return s->nr * (sizeof(*s->fdes) + sizeof(*s->reach)) + s->nr_cies * sizeof(*s->cies);
 }
 
@@ -1474,6 +1501,9 @@ static int clip(struct fl_cfitable *t, uint64_t lo, uint64_t hi)
 
 	while (first + 1 < t->nr && t->rows[first + 1].pc <= lo)
 		first++;
+	/* No rule before the first row: a range starts with its first rule (FDEs ending before lo said none). */
+	while (first < t->nr && t->rows[first].cfa_type == FL_CFA_NONE)
+		first++;
 	for (size_t i = first; i < t->nr && t->rows[i].pc < hi; i++) {
 		t->rows[n] = t->rows[i];
 		if (t->rows[n].pc < lo)
@@ -1493,30 +1523,23 @@ int fl_cfitable_src__index(struct fl_cfitable_src *s)
 	return src_index(s);
 }
 
-int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd)
+/* Releases s's CFI, its index made: what ranges need is read from fd (a copy of it, kept) from now on. */
+static int released(struct fl_cfitable_src *s, int fd, const GElf_Shdr *eh)
 {
-	const char *ident;
+	const char *ident = elf_getident(s->f.elf, NULL);
 	struct fl_cfi_seg *segs;
 	size_t nr_segs;
-	GElf_Shdr sh;
-	int err = src_index(s), dup;
+	int dup;
 
-	if (err || s->fd >= 0)
-		return err;
-	ident = s->f.elf ? elf_getident(s->f.elf, NULL) : NULL;
-	/* .debug_frame's FDEs are read from an image libdw inflated: those stay. */
-	if (!ident || s->counts.fdes_debug_frame || !s->f.eh ||
-	    !fl_cfi_file__section(s->f.elf, ".eh_frame", &sh) ||
-	    (sh.sh_type != SHT_PROGBITS && sh.sh_type != SHT_X86_64_UNWIND) ||
-	    sh.sh_size > FL_CFI_MAX_BYTES || sh.sh_offset > (uint64_t)INT64_MAX - sh.sh_size)
-		return -ENOTSUP;
+	if (!ident)
+		return -EINVAL;
 	dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (dup < 0)
 		return -errno;
 	memcpy(s->ident, ident, EI_NIDENT);
-	s->eh_off = sh.sh_offset;
-	s->eh_size = sh.sh_size;
-	s->eh_addr = sh.sh_addr;
+	s->eh_off = eh->sh_offset;
+	s->eh_size = eh->sh_size;
+	s->eh_addr = eh->sh_addr;
 	s->fd = dup;
 	/* Only the segments stay: fde_span() needs them. */
 	segs = s->f.segs;
@@ -1526,6 +1549,148 @@ int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd)
 	s->f.segs = segs;
 	s->f.nr_segs = nr_segs;
 	s->bytes = index_bytes(s) + nr_segs * sizeof(*segs);
+	return 0;
+}
+
+/* A CFI section called name that ranges may pread: stored as it is, within FL_CFI_MAX_BYTES. */
+static bool raw_cfi_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	return fl_cfi_file__section(elf, name, sh) &&
+	       (sh->sh_type == SHT_PROGBITS || sh->sh_type == SHT_X86_64_UNWIND) &&
+	       !(sh->sh_flags & SHF_COMPRESSED) && sh->sh_size <= FL_CFI_MAX_BYTES &&
+	       sh->sh_offset <= (uint64_t)INT64_MAX - sh->sh_size;
+}
+
+int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd)
+{
+	const char *ident;
+	GElf_Shdr sh;
+	int err = src_index(s);
+
+	if (err || s->fd >= 0)
+		return err;
+	ident = s->f.elf ? elf_getident(s->f.elf, NULL) : NULL;
+	/* .debug_frame's FDEs are read from an image libdw inflated: those stay. */
+	if (!ident || s->counts.fdes_debug_frame || !s->f.eh ||
+	    !raw_cfi_section(s->f.elf, ".eh_frame", &sh))
+		return -ENOTSUP;
+	return released(s, fd, &sh);
+}
+
+static int cmp_hdr_fde(const void *a, const void *b)
+{
+	const struct cs_hdr_fde *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* .eh_frame_hdr's version, and its search table's encoding: pairs of datarel sdata4, as linkers write. */
+#define HDR_VERSION 1
+#define HDR_TABLE_ENC (0x30 | FL_PE_SDATA4)
+
+/*
+ * The index from .eh_frame_hdr's search table, read from fd: an FDE's
+ * start and where it is in .eh_frame, sorted by start. Returns 0, -ENOTSUP
+ * (no table to use: none, another encoding, one not for this .eh_frame, or
+ * .debug_frame CFI too), -EFBIG, -EIO or -ENOMEM.
+ */
+static int hdr_index(struct fl_cfitable_src *s, int fd, GElf_Shdr *eh)
+{
+	uint8_t head[4 + 8 + 8];
+	const uint8_t *p = head + 4, *end;
+	uint64_t eh_ptr, count, at;
+	GElf_Shdr hdr, dbg;
+	int32_t *pairs;
+	size_t n, i;
+	int err = 0;
+
+	if (!raw_cfi_section(s->f.elf, ".eh_frame", eh) ||
+	    !raw_cfi_section(s->f.elf, ".eh_frame_hdr", &hdr) ||
+	    fl_cfi_file__section(s->f.elf, ".debug_frame", &dbg))
+		return -ENOTSUP;
+	n = hdr.sh_size < sizeof(head) ? (size_t)hdr.sh_size : sizeof(head);
+	if (n < 4 || fl_regfile__pread(fd, head, n, hdr.sh_offset) != (ssize_t)n)
+		return -ENOTSUP;
+	end = head + n;
+	if (head[0] != HDR_VERSION || head[3] != HDR_TABLE_ENC ||
+	    !fl_cfa__encoded(head[1], &p, end, hdr.sh_addr + 4, &eh_ptr) || eh_ptr != eh->sh_addr)
+		return -ENOTSUP;
+	at = (uint64_t)(p - head);
+	if (!fl_cfa__encoded(head[2], &p, end, hdr.sh_addr + at, &count))
+		return -ENOTSUP;
+	at = (uint64_t)(p - head);
+	if (!count || count > MAX_FDES || count > (hdr.sh_size - at) / 8)
+		return -ENOTSUP;
+	pairs = malloc((size_t)count * 8);
+	s->hdr_fdes = malloc((size_t)count * sizeof(*s->hdr_fdes));
+	if (!pairs || !s->hdr_fdes) {
+		free(pairs);
+		return -ENOMEM;
+	}
+	if (fl_regfile__pread(fd, pairs, (size_t)count * 8, hdr.sh_offset + at) !=
+	    (ssize_t)(count * 8)) {
+		free(pairs);
+		return -EIO;
+	}
+	for (i = 0; i < count; i++) {
+		/* Addresses relative to the table's section (x86-64: little-endian, as the file is). */
+		uint64_t lo = hdr.sh_addr + (uint64_t)(int64_t)pairs[2 * i],
+			 entry = hdr.sh_addr + (uint64_t)(int64_t)pairs[2 * i + 1] - eh->sh_addr;
+		const struct fl_cfi_seg *seg = exec_seg(&s->f, lo);
+
+		s->counts.fdes++;
+		if (!seg || entry >= eh->sh_size) {
+			s->counts.fdes_unused++;
+			continue;
+		}
+		if (seg->offset > UINT32_MAX || lo - seg->vaddr > UINT32_MAX - seg->offset) {
+			err = -EFBIG; /* the walker's pcs are 32 bits */
+			break;
+		}
+		s->hdr_fdes[s->nr++] = (struct cs_hdr_fde){
+			.lo = (uint32_t)(lo - seg->vaddr + seg->offset),
+			.entry = (uint32_t)entry,
+		};
+	}
+	free(pairs);
+	if (!err && !s->nr)
+		err = -ENOENT;
+	/* The table is sorted by address; the file offsets of one segment are too. */
+	for (i = 1; !err && i < s->nr && s->hdr_fdes[i - 1].lo <= s->hdr_fdes[i].lo;)
+		i++;
+	if (!err && i < s->nr)
+		qsort(s->hdr_fdes, s->nr, sizeof(*s->hdr_fdes), cmp_hdr_fde);
+	return err;
+}
+
+int fl_cfitable_src__open_hdr(int fd, uint64_t min_code, struct fl_cfitable_src **ret)
+{
+	struct fl_cfitable_src *s = calloc(1, sizeof(*s));
+	uint64_t size;
+	GElf_Shdr eh;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	err = open_headers(fd, &s->f, &size);
+	if (err) {
+		free(s);
+		return err;
+	}
+	s->code_bytes = code_bytes(&s->f);
+	err = s->code_bytes < min_code ? -ERANGE : hdr_index(s, fd, &eh);
+	if (!err)
+		err = released(s, fd, &eh);
+	if (err) {
+		fl_cfitable_src__free(s);
+		return err;
+	}
+	s->indexed = true;
+	s->hdr = true;
+	*ret = s;
 	return 0;
 }
 
@@ -1582,6 +1747,94 @@ static int reread_entries(const struct fl_cfitable_src *s, const struct cs_fde *
 	return 0;
 }
 
+/* A little-endian word of .eh_frame read into buf (size bytes), at off; 0 past its end. */
+static uint32_t word_at(const uint8_t *buf, uint64_t size, uint64_t off)
+{
+	uint32_t v = 0;
+
+	if (size >= 4 && off <= size - 4)
+		memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+/* What is read of an entry before its length is known: most FDEs and CIEs are shorter. */
+#define HDR_GUESS 256
+
+/*
+ * reread_entries() for a source indexed by .eh_frame_hdr, which knows
+ * where the FDEs of pick start but not their sizes nor their CIEs: their
+ * first bytes are read (those close together in one pread), then what
+ * their lengths say is left, then the CIEs they point to.
+ */
+static int reread_hdr(const struct fl_cfitable_src *s, const struct cs_fde *pick, size_t n,
+		      Elf_Data *d)
+{
+	uint64_t a = 0, have = 0, last_cie = UINT64_MAX;
+	uint8_t *buf;
+
+	buf = mmap(NULL, s->eh_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf == MAP_FAILED)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = pick[i].entry, len, cie;
+
+		/* [a, have) is read: a new stretch unless the FDE's length and CIE pointer are in it. */
+		if (!i || at < a || at + 8 > have) {
+			a = at;
+			have = at + HDR_GUESS;
+			for (size_t j = i + 1; j < n && pick[j].entry >= at &&
+					       pick[j].entry <= have + REREAD_GAP;
+			     j++)
+				if (pick[j].entry + HDR_GUESS > have)
+					have = pick[j].entry + HDR_GUESS;
+			reread(s, buf, a, have);
+		}
+		len = word_at(buf, s->eh_size, at);
+		/* The terminator, or a 64-bit length (no linker writes one): parsed as they are. */
+		if (!len || len == UINT32_MAX)
+			continue;
+		if (at + 4 + len > have) {
+			reread(s, buf, have, at + 4 + len);
+			have = at + 4 + len;
+		}
+		/* Its CIE is as far back as the word after the length says. */
+		cie = word_at(buf, s->eh_size, at + 4);
+		if (!cie || cie > at + 4 || at + 4 - cie == last_cie)
+			continue;
+		last_cie = at + 4 - cie;
+		reread(s, buf, last_cie, last_cie + HDR_GUESS);
+		len = word_at(buf, s->eh_size, last_cie);
+		if (len != UINT32_MAX && 4 + len > HDR_GUESS)
+			reread(s, buf, last_cie + HDR_GUESS, last_cie + 4 + len);
+	}
+	*d = (Elf_Data){.d_buf = buf,
+			.d_type = ELF_T_BYTE,
+			.d_version = EV_CURRENT,
+			.d_size = s->eh_size,
+			.d_align = 1};
+	return 0;
+}
+
+/* The first FDE of a source indexed by .eh_frame_hdr starting at off or after (nr if none). */
+static size_t hdr_first(const struct fl_cfitable_src *s, uint64_t off)
+{
+	size_t a = 0, b = s->nr;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (s->hdr_fdes[mid].lo < off)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* FDEs before a range that a source indexed by .eh_frame_hdr reads too: the one covering lo may be behind empty ones. */
+#define HDR_BEFORE 4
+
 int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 			   struct fl_cfitable *out)
 {
@@ -1601,32 +1854,55 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 	err = src_index(s);
 	if (err)
 		return err;
-	/* Those starting below hi (fdes[0..b)), of which those ending above lo. */
-	b = s->nr;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
+	if (s->hdr) {
+		/*
+		 * Their ends are not known: those starting in the range, and the
+		 * few before it of which one may reach into it (linkers write no
+		 * FDEs that overlap, which the table could not say).
+		 */
+		size_t first = hdr_first(s, lo);
 
-		if (s->fdes[mid].lo < hi)
-			a = mid + 1;
-		else
-			b = mid;
+		b = hdr_first(s, hi);
+		first = first > HDR_BEFORE ? first - HDR_BEFORE : 0;
+		n = b - first;
+		/* The file's work bound, before a hostile table has every FDE read in one range. */
+		if (n > (WORK_MAX - s->work) / WORK_PER_CALL)
+			return -EFBIG;
+		pick = n ? malloc(n * sizeof(*pick)) : NULL;
+		for (size_t i = 0; pick && i < n; i++)
+			pick[i] = (struct cs_fde){.lo = s->hdr_fdes[first + i].lo,
+						  .hi = s->hdr_fdes[first + i].lo,
+						  .seq = s->hdr_fdes[first + i].entry,
+						  .entry = s->hdr_fdes[first + i].entry};
+	} else {
+		/* Those starting below hi (fdes[0..b)), of which those ending above lo. */
+		b = s->nr;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+
+			if (s->fdes[mid].lo < hi)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (size_t i = b; i-- > 0 && s->reach[i] > lo;)
+			n += s->fdes[i].hi > lo;
+		pick = n ? malloc(n * sizeof(*pick)) : NULL;
+		n = 0;
+		for (size_t i = b; pick && i-- > 0 && s->reach[i] > lo;)
+			if (s->fdes[i].hi > lo)
+				pick[n++] = s->fdes[i];
 	}
-	for (size_t i = b; i-- > 0 && s->reach[i] > lo;)
-		n += s->fdes[i].hi > lo;
 	if (!n)
 		return -ENOENT;
-	pick = malloc(n * sizeof(*pick));
 	if (!pick)
 		return -ENOMEM;
-	n = 0;
-	for (size_t i = b; i-- > 0 && s->reach[i] > lo;)
-		if (s->fdes[i].hi > lo)
-			pick[n++] = s->fdes[i];
 	/* Compiled in the order the whole file's are: which FDE wins an overlap is the same. */
 	qsort(pick, n, sizeof(*pick), cmp_cs_seq);
 	if (s->fd >= 0) {
 		/* Released: .eh_frame's alone, and seq is their order in it. */
-		err = reread_entries(s, pick, n, &reread_eh);
+		err = s->hdr ? reread_hdr(s, pick, n, &reread_eh)
+			     : reread_entries(s, pick, n, &reread_eh);
 		if (err) {
 			free(pick);
 			return err;
@@ -1647,18 +1923,27 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 		size_t before = c.nr_fdes;
 
 		/*
-		 * Read again as the index read it. The section held has not
+		 * Read again as the index read it (or, indexed by
+		 * .eh_frame_hdr, read at last). The section held has not
 		 * changed (it is ours); one read again may have (the file is
 		 * its owner's): then what is read is parsed as any file is.
 		 */
-		if (!data || next_fde(ident, data, pick[i].debug ? 0 : eh_addr, !pick[i].debug,
-				      pick[i].debug ? &cie_dbg : &cie_eh, &off, &ins, &flo,
-				      &len) != NF_FDE) {
+		enum nf r = data ? next_fde(ident, data, pick[i].debug ? 0 : eh_addr,
+					    !pick[i].debug, pick[i].debug ? &cie_dbg : &cie_eh,
+					    &off, &ins, &flo, &len)
+				 : NF_END;
+
+		if (r != NF_FDE && r != NF_UNUSED) {
 			err = -EINVAL;
 			break;
 		}
 		c.counts.fdes++;
 		c.counts.fdes_debug_frame += pick[i].debug;
+		if (r == NF_UNUSED) {
+			/* As the whole file's compile counts it (the index's own picks have ranges). */
+			c.counts.fdes_unused++;
+			continue;
+		}
 		err = add_fde(&c, NULL, pick[i].debug, flo, len, &ins);
 		if (!err && c.nr_fdes > before)
 			c.fdes[before].seq = pick[i].seq;

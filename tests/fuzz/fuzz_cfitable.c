@@ -114,6 +114,26 @@ static void check_range(struct fl_cfitable_src *s, const struct fl_cfitable *who
 }
 
 /*
+ * A range through a source indexed by .eh_frame_hdr, whose table the input
+ * makes up: rows of the shape a range has, whatever they say (a made-up
+ * table may point anywhere in .eh_frame, or at FDEs that overlap).
+ */
+static void check_hdr_range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi)
+{
+	struct fl_cfitable t;
+	int err = fl_cfitable_src__range(s, lo, hi, &t);
+
+	FUZZ_CHECK(err == 0 || err == -ENOENT || err == -EFBIG || err == -EINVAL);
+	if (err)
+		return;
+	FUZZ_CHECK(t.nr >= 2 && t.rows[0].pc >= lo && t.rows[t.nr - 1].pc <= hi);
+	FUZZ_CHECK(t.rows[t.nr - 1].cfa_type == FL_CFA_NONE);
+	for (size_t i = 1; i < t.nr; i++)
+		FUZZ_CHECK(t.rows[i - 1].pc < t.rows[i].pc);
+	fl_cfitable__fini(&t);
+}
+
+/*
  * The table a range at a time (big files' windows): whole through the
  * source is fl_cfitable__from_fd()'s table (ok: err and t of that), and
  * ranges cut where the input says agree with it.
@@ -125,14 +145,19 @@ static void check_source(int fd, int err, const struct fl_cfitable *t, const uin
 	struct fl_cfitable all;
 	uint64_t lo, len;
 
+	lo = size >= 4 ? data[size - 1] | (uint64_t)data[size - 2] << 8 : 0;
+	len = size >= 4 ? 1 + (data[size - 3] | (uint64_t)(data[size - 4] & 0xf) << 8) : 16;
+	if (!fl_cfitable_src__open_hdr(fd, 0, &s)) {
+		check_hdr_range(s, lo, lo + len);
+		check_hdr_range(s, 0, (uint64_t)1 << 32);
+		fl_cfitable_src__free(s);
+	}
 	if (fl_cfitable_src__open(fd, &s))
 		return;
 	FUZZ_CHECK(fl_cfitable_src__all(s, &all) == err);
 	if (!err) {
 		FUZZ_CHECK(all.nr == t->nr && !memcmp(all.rows, t->rows, t->nr * sizeof(*t->rows)));
 		fl_cfitable__fini(&all);
-		lo = size >= 4 ? data[size - 1] | (uint64_t)data[size - 2] << 8 : 0;
-		len = size >= 4 ? 1 + (data[size - 3] | (uint64_t)(data[size - 4] & 0xf) << 8) : 16;
 		lo += t->rows[0].pc;
 		check_range(s, t, lo, lo + len);
 		check_range(s, t, t->rows[0].pc, (uint64_t)t->rows[0].pc + 1);

@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -618,9 +619,10 @@ static bool has_debug_frame(int fd)
 static size_t expect_ranges(int fd, const char *what, uint64_t step)
 {
 	struct fl_cfitable ref, whole, part, again;
-	struct fl_cfitable_src *s, *rel;
+	struct fl_cfitable_src *s, *rel, *hdr = NULL, *small = NULL;
 	size_t with_rows = 0;
 	uint64_t end, eh_bytes;
+	int hdr_err;
 
 	assert_int_equal(fl_cfitable__from_fd(fd, &ref), 0);
 	assert_int_equal(fl_cfitable_src__open(fd, &s), 0);
@@ -637,8 +639,18 @@ static size_t expect_ranges(int fd, const char *what, uint64_t step)
 	} else {
 		assert_true(fl_cfitable_src__bytes(rel) < eh_bytes);
 	}
-	print_message("%s: %.1f KiB held, %.1f KiB once released\n", what,
-		      (double)eh_bytes / 1024.0, (double)fl_cfitable_src__bytes(rel) / 1024.0);
+	/* Indexed by .eh_frame_hdr, which every file here has (but one with .debug_frame too). */
+	hdr_err = fl_cfitable_src__open_hdr(fd, 0, &hdr);
+	if (hdr_err == -ENOTSUP)
+		assert_true(has_debug_frame(fd));
+	else
+		assert_int_equal(hdr_err, 0);
+	/* A file with less code than asked for is not indexed: its whole table is the way. */
+	assert_int_equal(fl_cfitable_src__open_hdr(fd, UINT64_MAX, &small), -ERANGE);
+	assert_null(small);
+	print_message("%s: %.1f KiB held, %.1f KiB once released, %.1f KiB indexed by .eh_frame_hdr\n",
+		      what, (double)eh_bytes / 1024.0, (double)fl_cfitable_src__bytes(rel) / 1024.0,
+		      hdr ? (double)fl_cfitable_src__bytes(hdr) / 1024.0 : 0.0);
 	end = ref.rows[ref.nr - 1].pc + 1;
 	for (uint64_t lo = ref.rows[0].pc / step * step; lo < end; lo += step) {
 		uint64_t hi = lo + step;
@@ -649,6 +661,19 @@ static size_t expect_ranges(int fd, const char *what, uint64_t step)
 			assert_int_equal(again.nr, part.nr);
 			assert_memory_equal(again.rows, part.rows, part.nr * sizeof(*part.rows));
 			fl_cfitable__fini(&again);
+		}
+		if (hdr) {
+			int got = fl_cfitable_src__range(hdr, lo, hi, &again);
+
+			if (got != err)
+				fail_msg("%s: [0x%" PRIx64 ", 0x%" PRIx64 "): %d by .eh_frame_hdr, %d",
+					 what, lo, hi, got, err);
+			if (!err) {
+				assert_int_equal(again.nr, part.nr);
+				assert_memory_equal(again.rows, part.rows,
+						    part.nr * sizeof(*part.rows));
+				fl_cfitable__fini(&again);
+			}
 		}
 		if (err == -ENOENT) {
 			/* No CFI in the range: none at lo, and no row with a rule inside. */
@@ -690,6 +715,7 @@ static size_t expect_ranges(int fd, const char *what, uint64_t step)
 	assert_int_equal(fl_cfitable_src__range(s, 5, 5, &part), -EINVAL);
 	fl_cfitable_src__free(s);
 	fl_cfitable_src__free(rel);
+	fl_cfitable_src__free(hdr);
 	fl_cfitable__fini(&whole);
 	fl_cfitable__fini(&ref);
 	return with_rows;
@@ -734,25 +760,33 @@ static void test_ranges_real(void **state)
 static void test_released_file_changed(void **state)
 {
 	const char *path = "/lib/x86_64-linux-gnu/libc.so.6";
-	struct fl_cfitable_src *s;
+	struct fl_cfitable_src *srcs[2];
 	struct fl_cfitable part;
 	struct stat st;
-	size_t ok = 0, failed = 0;
+	size_t ok = 0, ok_hdr = 0, failed = 0;
 	int fd;
 
 	(void)state;
 	fd = scratch_copy_unlinked(path);
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(fl_cfitable_src__open(fd, &s), 0);
-	assert_int_equal(fl_cfitable_src__release(s, fd), 0);
+	/* Released once indexed, and indexed by .eh_frame_hdr: both read the file for every range. */
+	assert_int_equal(fl_cfitable_src__open(fd, &srcs[0]), 0);
+	assert_int_equal(fl_cfitable_src__release(srcs[0], fd), 0);
+	assert_int_equal(fl_cfitable_src__open_hdr(fd, 0, &srcs[1]), 0);
 	/* The windows before the change are built from the file. */
-	for (uint64_t lo = 0; lo < (uint64_t)st.st_size; lo += FL_UW_WIN_BYTES)
-		if (fl_cfitable_src__range(s, lo, lo + FL_UW_WIN_BYTES, &part) == 0) {
+	for (uint64_t lo = 0; lo < (uint64_t)st.st_size; lo += FL_UW_WIN_BYTES) {
+		if (fl_cfitable_src__range(srcs[0], lo, lo + FL_UW_WIN_BYTES, &part) == 0) {
 			ok++;
 			fl_cfitable__fini(&part);
 		}
+		if (fl_cfitable_src__range(srcs[1], lo, lo + FL_UW_WIN_BYTES, &part) == 0) {
+			ok_hdr++;
+			fl_cfitable__fini(&part);
+		}
+	}
 	assert_true(ok > 0);
+	assert_int_equal(ok_hdr, ok);
 	/* Overwritten with noise, then cut to half, then to nothing. */
 	srand(20);
 	for (int round = 0; round < 3; round++) {
@@ -769,25 +803,32 @@ static void test_released_file_changed(void **state)
 		} else {
 			assert_int_equal(ftruncate(fd, round == 1 ? st.st_size / 2 : 0), 0);
 		}
-		failed = 0;
-		for (uint64_t lo = 0; lo < (uint64_t)st.st_size; lo += FL_UW_WIN_BYTES) {
-			int err = fl_cfitable_src__range(s, lo, lo + FL_UW_WIN_BYTES, &part);
+		for (int k = 0; k < 2; k++) {
+			failed = 0;
+			rows = 0;
+			for (uint64_t lo = 0; lo < (uint64_t)st.st_size; lo += FL_UW_WIN_BYTES) {
+				int err = fl_cfitable_src__range(srcs[k], lo, lo + FL_UW_WIN_BYTES,
+								 &part);
 
-			if (err) {
-				failed++;
-				continue;
+				if (err) {
+					failed++;
+					continue;
+				}
+				rows += part.nr;
+				fl_cfitable__fini(&part);
 			}
-			rows += part.nr;
-			fl_cfitable__fini(&part);
-		}
-		print_message(
-			"%s changed (%d): %zu windows with rows before, %zu fail now, %zu rows\n",
-			path, round, ok, failed, rows);
-		if (round == 2)
-			assert_int_equal(failed, ((uint64_t)st.st_size + FL_UW_WIN_BYTES - 1) /
+			print_message("%s changed (%d)%s: %zu windows with rows before, %zu fail "
+				      "now, %zu rows\n",
+				      path, round, k ? ", indexed by .eh_frame_hdr" : "", ok, failed,
+				      rows);
+			if (round == 2)
+				assert_int_equal(failed,
+						 ((uint64_t)st.st_size + FL_UW_WIN_BYTES - 1) /
 							 FL_UW_WIN_BYTES);
+		}
 	}
-	fl_cfitable_src__free(s);
+	fl_cfitable_src__free(srcs[0]);
+	fl_cfitable_src__free(srcs[1]);
 	close(fd);
 }
 

@@ -153,6 +153,22 @@ int fl_cfitable_src__index(struct fl_cfitable_src *s);
  */
 int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd);
 
+/*
+ * A source for ranges alone, of the file open at fd (the caller's still),
+ * made without reading its CFI: the index is .eh_frame_hdr's search table,
+ * which the linker sorted, and ranges read the FDEs and CIEs they need as a
+ * released source does (fl_cfitable_src__release()). For big files: libLLVM
+ * is indexed by 0.7 MB read instead of 5 MB read and parsed. A range reads
+ * the FDEs starting in it and the few before it, as no linker writes FDEs
+ * that overlap; where they do, a range may miss the rule of one. Returns
+ * 0, -ERANGE when the file has less code than min_code (its whole table
+ * costs less), -ENOTSUP when it has no such table to use (none, an
+ * encoding linkers do not write, one not for its .eh_frame, .debug_frame
+ * CFI too), or fl_cfitable_src__open()'s errors (-EIO: the table could not
+ * be read).
+ */
+int fl_cfitable_src__open_hdr(int fd, uint64_t min_code, struct fl_cfitable_src **ret);
+
 /* Bytes of code in the file's executable segments. */
 uint64_t fl_cfitable_src__code_bytes(const struct fl_cfitable_src *s);
 /* Memory s holds: the CFI sections read (until released), and the index once made. */

@@ -575,7 +575,16 @@ static void build(struct fl_ktables *kt, struct kt_file *f, int fd)
 
 	if (f->vdso) {
 		err = fl_cfitable__vdso(&t);
+	} else if (!fl_cfitable_src__open_hdr(fd, kt->o.windowed_min_code, &src)) {
+		/* A big file indexed by its .eh_frame_hdr, its CFI not read: by windows. */
+		err = make_windowed(kt, f, src, fd, false);
+		if (!err) {
+			load_windowed(kt, f, fd);
+			return;
+		}
+		fl_cfitable_src__free(src);
 	} else {
+		/* Small, or no search table to trust: the CFI read, and indexed if big after all. */
 		err = fl_cfitable_src__open(fd, &src);
 		if (!err) {
 			err = make_windowed(kt, f, src, fd, false);

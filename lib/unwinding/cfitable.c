@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -1258,6 +1259,10 @@ struct cs_hdr_fde {
 	uint32_t lo, entry;
 };
 
+/* first_at() searches both indexes by their first field. */
+_Static_assert(offsetof(struct cs_fde, lo) == 0 && offsetof(struct cs_hdr_fde, lo) == 0,
+	       "an index entry starts with its lo");
+
 /* A CIE of .eh_frame: where it is, and its bytes. */
 struct cs_cie {
 	uint32_t entry, size;
@@ -1816,15 +1821,20 @@ static int reread_hdr(const struct fl_cfitable_src *s, const struct cs_fde *pick
 	return 0;
 }
 
-/* The first FDE of a source indexed by .eh_frame_hdr starting at off or after (nr if none). */
-static size_t hdr_first(const struct fl_cfitable_src *s, uint64_t off)
+/*
+ * The first of n index entries (stride bytes apart, each starting with its
+ * uint32_t lo, sorted by it) starting at off or after: n if none.
+ */
+static size_t first_at(const void *entries, size_t n, size_t stride, uint64_t off)
 {
-	size_t a = 0, b = s->nr;
+	size_t a = 0, b = n;
 
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
+		uint32_t lo;
 
-		if (s->hdr_fdes[mid].lo < off)
+		memcpy(&lo, (const uint8_t *)entries + mid * stride, sizeof(lo));
+		if (lo < off)
 			a = mid + 1;
 		else
 			b = mid;
@@ -1844,7 +1854,7 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 	struct ct_cie cie_eh = {.offset = (Dwarf_Off)-1}, cie_dbg = {.offset = (Dwarf_Off)-1};
 	struct fl_cfitable t = {0};
 	struct cs_fde *pick = NULL;
-	size_t a = 0, b, n = 0;
+	size_t b, n = 0;
 	Elf_Data *eh = NULL, *dbg = NULL, reread_eh = {0};
 	uint64_t eh_addr = 0;
 	int err;
@@ -1860,9 +1870,9 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 		 * few before it of which one may reach into it (linkers write no
 		 * FDEs that overlap, which the table could not say).
 		 */
-		size_t first = hdr_first(s, lo);
+		size_t first = first_at(s->hdr_fdes, s->nr, sizeof(*s->hdr_fdes), lo);
 
-		b = hdr_first(s, hi);
+		b = first_at(s->hdr_fdes, s->nr, sizeof(*s->hdr_fdes), hi);
 		first = first > HDR_BEFORE ? first - HDR_BEFORE : 0;
 		n = b - first;
 		/* The file's work bound, before a hostile table has every FDE read in one range. */
@@ -1876,15 +1886,7 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 						  .entry = s->hdr_fdes[first + i].entry};
 	} else {
 		/* Those starting below hi (fdes[0..b)), of which those ending above lo. */
-		b = s->nr;
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-
-			if (s->fdes[mid].lo < hi)
-				a = mid + 1;
-			else
-				b = mid;
-		}
+		b = first_at(s->fdes, s->nr, sizeof(*s->fdes), hi);
 		for (size_t i = b; i-- > 0 && s->reach[i] > lo;)
 			n += s->fdes[i].hi > lo;
 		pick = n ? malloc(n * sizeof(*pick)) : NULL;

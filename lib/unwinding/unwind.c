@@ -591,10 +591,18 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 	}
 	if (r->rbp_type == FL_RBP_AT_RBP && !bp_ok)
 		return -2;
-	if (!read_word(st, cfa + (uint64_t)(int64_t)r->ra_off, &ra) ||
-	    (r->rbp_type == FL_RBP_AT_CFA && !read_word(st, cfa + (uint64_t)(int64_t)r->rbp_off, &nbp)) ||
-	    (r->rbp_type == FL_RBP_AT_RBP && !read_word(st, bp + (uint64_t)(int64_t)r->rbp_off, &nbp)))
+	if (!read_word(st, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
 		return -1;
+	/*
+	 * A saved rbp that cannot be read leaves it unknown, as libdw does: at
+	 * a "pop %rbp; ret" the CFI still says rbp is saved at cfa - 16, now
+	 * below the stack pointer and the copy, and only a caller that needs it
+	 * fails.
+	 */
+	if (r->rbp_type == FL_RBP_AT_CFA)
+		bp_ok = read_word(st, cfa + (uint64_t)(int64_t)r->rbp_off, &nbp);
+	else if (r->rbp_type == FL_RBP_AT_RBP)
+		bp_ok = read_word(st, bp + (uint64_t)(int64_t)r->rbp_off, &nbp);
 	/* The stack must grow towards callers, or we would loop. */
 	if (cfa <= sp)
 		return -1;
@@ -602,8 +610,7 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 	st->regs[FL_UNWIND_REG_SP] = cfa;
 	st->regs[DW_RBP] = nbp;
 	/* A row says nothing of the other registers: unknown from here on. */
-	st->valid = (1u << FL_UNWIND_REG_IP) | (1u << FL_UNWIND_REG_SP) |
-		    (bp_ok || r->rbp_type != FL_RBP_SAME ? bp_bit : 0);
+	st->valid = (1u << FL_UNWIND_REG_IP) | (1u << FL_UNWIND_REG_SP) | (bp_ok ? bp_bit : 0);
 	return ra ? 1 : 0;
 }
 #endif

@@ -1326,6 +1326,11 @@ uint64_t fl_cfitable_src__code_bytes(const struct fl_cfitable_src *s)
 	return s->code_bytes;
 }
 
+int fl_cfitable_src__fd(const struct fl_cfitable_src *s)
+{
+	return s->fd;
+}
+
 uint64_t fl_cfitable_src__bytes(const struct fl_cfitable_src *s)
 {
 	return s->bytes;

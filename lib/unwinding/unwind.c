@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,22 @@
 #include "symbols/elfsize.h"
 #include "flamed/common/budget.h"
 #include "common/hash.h"
+#include "common/u32map.h"
 #include "files/mapped_file.h"
+#include "flamed/unwinding/cfitable.h"
 #include "unwinding/cfi_file.h"
+
+/*
+ * Files with this much code or more are indexed by their .eh_frame_hdr and
+ * stepped by rows compiled a window at a time, as the kernel's tables of
+ * big files are (ktables.c): libLLVM's CFI is not read whole (5 MB).
+ */
+#define UW_HDR_MIN_CODE ((uint64_t)4 << 20)
+
+/* The rows of one window of a file indexed by .eh_frame_hdr (none: no CFI there). */
+struct uw_win {
+	struct fl_cfitable t;
+};
 
 /*
  * Per ELF file (by device and inode, or the vdso): its CFI (cfi_file.h),
@@ -39,6 +54,17 @@ struct uw_file {
 	 * pcs the compiled tables say have none (a big file's CFI is MBs).
 	 */
 	bool cfi_unread;
+	/*
+	 * A big file indexed by its .eh_frame_hdr, its CFI not read: steps take
+	 * the rows of their pc's window, compiled once each (wins, by window + 1
+	 * in win_idx). hdr_failed: a step needed a rule rows do not hold, and
+	 * the CFI was read whole after all.
+	 */
+	struct fl_cfitable_src *src;
+	struct uw_win *wins;
+	size_t nr_wins, cap_wins;
+	struct fl_u32map win_idx;
+	bool hdr_failed;
 	struct fl_cfi_file cfi;
 };
 
@@ -104,12 +130,27 @@ int fl_unwinder__new(const struct fl_unwind_opts *opts, struct fl_unwinder **ret
 	return 0;
 }
 
+/* Lets go of f's index and windows, and of what they were charged (all of f->bytes). */
+static void file_hdr_free(struct fl_unwinder *u, struct uw_file *f)
+{
+	fl_budget__give(u->opts.budget, f->bytes);
+	u->stats.bytes -= f->bytes;
+	f->bytes = 0;
+	fl_cfitable_src__free(f->src);
+	f->src = NULL;
+	for (size_t i = 0; i < f->nr_wins; i++)
+		fl_cfitable__fini(&f->wins[i].t);
+	free(f->wins);
+	f->wins = NULL;
+	f->nr_wins = f->cap_wins = 0;
+	fl_u32map__fini(&f->win_idx);
+}
+
 static void file_free(struct fl_unwinder *u, struct uw_file *f)
 {
 	if (!f)
 		return;
-	fl_budget__give(u->opts.budget, f->bytes);
-	u->stats.bytes -= f->bytes;
+	file_hdr_free(u, f);
 	fl_cfi_file__fini(&f->cfi);
 	free(f);
 }
@@ -143,21 +184,36 @@ static bool file_charge(struct fl_unwinder *u, struct uw_file *f, int fd, uint64
 	return false;
 }
 
-/* Reads f's headers, and unless !want_cfi its CFI too, from the file mapped at tm. */
-static void file_load(struct fl_unwinder *u, struct uw_file *f, const struct fl_tmap *tm,
-		      uint32_t pid, bool want_cfi)
+/*
+ * A big file indexed by its .eh_frame_hdr instead of its CFI read (unless
+ * that failed it once): true when it is, the index charged to the budget.
+ */
+static bool file_hdr(struct fl_unwinder *u, struct uw_file *f, int fd, const char *path)
+{
+	uint64_t min = u->opts.hdr_min_code ? u->opts.hdr_min_code : UW_HDR_MIN_CODE, bytes;
+
+	if (f->hdr_failed || fl_cfitable_src__open_hdr(fd, min, &f->src))
+		return false;
+	bytes = fl_cfitable_src__bytes(f->src);
+	if (!fl_budget__take(u->opts.budget, bytes)) {
+		fl_cfitable_src__free(f->src);
+		f->src = NULL;
+		return false;
+	}
+	f->bytes = bytes;
+	u->stats.bytes += bytes;
+	u->stats.hdr_files++;
+	fl_pr_debug("unwind: %s: indexed by .eh_frame_hdr, %llu bytes\n", path,
+		    (unsigned long long)bytes);
+	return true;
+}
+
+/* Reads f's headers, and unless !want_cfi its CFI too, from fd (closed here), the file mapped at tm. */
+static void file_load_fd(struct fl_unwinder *u, struct uw_file *f, const struct fl_tmap *tm,
+			 int fd, bool want_cfi)
 {
 	struct stat st;
-	int fd;
 
-	/* The mapped file only; deleted or replaced since, through the process while it lives. */
-	fd = fl_open_mapped_file(tm, pid);
-	if (fd < 0) {
-		fl_pr_debug("unwind: %s: %s\n", tm->path,
-			    fd == -ESTALE ? "not the mapped file" : strerror(-fd));
-		f->bad = true;
-		return;
-	}
 	if (fstat(fd, &st) || fl_cfi_file__begin_fd(&f->cfi, fd)) {
 		fl_pr_debug("unwind: %s: not a usable ELF file\n", tm->path);
 		f->bad = true;
@@ -167,6 +223,8 @@ static void file_load(struct fl_unwinder *u, struct uw_file *f, const struct fl_
 		fl_pr_debug("unwind: %s: CFI larger than %llu MiB, not read\n", tm->path,
 			    (unsigned long long)(FL_CFI_MAX_BYTES >> 20));
 		f->bad = true;
+	} else if (file_hdr(u, f, fd, tm->path)) {
+		/* Its CFI is read a window at a time (file_row()). */
 	} else if (!file_charge(u, f, fd, (uint64_t)st.st_size)) {
 		fl_pr_debug("unwind: %s: CFI of %llu bytes not read: no room in the budget\n",
 			    tm->path, (unsigned long long)f->bytes);
@@ -180,6 +238,22 @@ static void file_load(struct fl_unwinder *u, struct uw_file *f, const struct fl_
 	/* Nothing more is read from the file: the descriptor goes (a machine maps many files). */
 	fl_cfi_file__fd_done(&f->cfi);
 	close(fd);
+}
+
+/* Reads f's headers, and unless !want_cfi its CFI too, from the file mapped at tm. */
+static void file_load(struct fl_unwinder *u, struct uw_file *f, const struct fl_tmap *tm,
+		      uint32_t pid, bool want_cfi)
+{
+	/* The mapped file only; deleted or replaced since, through the process while it lives. */
+	int fd = fl_open_mapped_file(tm, pid);
+
+	if (fd < 0) {
+		fl_pr_debug("unwind: %s: %s\n", tm->path,
+			    fd == -ESTALE ? "not the mapped file" : strerror(-fd));
+		f->bad = true;
+		return;
+	}
+	file_load_fd(u, f, tm, fd, want_cfi);
 }
 
 static struct uw_file *file_open(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid,
@@ -615,6 +689,84 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 }
 #endif
 
+#if defined(__x86_64__)
+/*
+ * The row for file offset off of f, indexed by .eh_frame_hdr: from its
+ * window's rows, compiled on the first step there and kept. Returns 0,
+ * -ENODATA where there is no CFI, -ENOSPC (no room in the budget for the
+ * window), or the error of a window that could not be compiled.
+ */
+static int file_row(struct fl_unwinder *u, struct uw_file *f, uint64_t off,
+		    struct fl_uw_row *row)
+{
+	uint32_t win = (uint32_t)(off >> FL_UW_WIN_SHIFT), i;
+	const struct fl_uw_row *r;
+
+	if (off > UINT32_MAX)
+		return -ENODATA;
+	if (!fl_u32map__get(&f->win_idx, win + 1, &i)) {
+		uint64_t lo = (uint64_t)win << FL_UW_WIN_SHIFT, bytes;
+		struct fl_cfitable t = {0};
+		int err = fl_cfitable_src__range(f->src, lo, lo + FL_UW_WIN_BYTES, &t);
+
+		if (err && err != -ENOENT)
+			return err;
+		bytes = t.nr * sizeof(*t.rows) + sizeof(*f->wins);
+		if (f->nr_wins == f->cap_wins) {
+			size_t cap = f->cap_wins ? 2 * f->cap_wins : 8;
+			struct uw_win *w = realloc(f->wins, cap * sizeof(*w));
+
+			if (!w) {
+				fl_cfitable__fini(&t);
+				return -ENOMEM;
+			}
+			f->wins = w;
+			f->cap_wins = cap;
+		}
+		if (!fl_budget__take(u->opts.budget, bytes)) {
+			fl_cfitable__fini(&t);
+			return -ENOSPC;
+		}
+		i = (uint32_t)f->nr_wins;
+		if (fl_u32map__put(&f->win_idx, win + 1, i)) {
+			fl_budget__give(u->opts.budget, bytes);
+			fl_cfitable__fini(&t);
+			return -ENOMEM;
+		}
+		f->wins[f->nr_wins++].t = t;
+		f->bytes += bytes;
+		u->stats.bytes += bytes;
+		u->stats.hdr_windows++;
+	}
+	r = fl_cfitable__find(&f->wins[i].t, off);
+	if (!r || r->cfa_type == FL_CFA_NONE)
+		return -ENODATA;
+	*row = *r;
+	return 0;
+}
+
+/*
+ * f, indexed by .eh_frame_hdr, met a rule its rows do not hold (a signal
+ * frame's, or one they mark unsupported): its CFI read whole for libdw,
+ * which takes every such rule, as for a small file.
+ */
+static void file_hdr_fails(struct fl_unwinder *u, struct uw_file *f, const struct fl_tmap *tm)
+{
+	/* From the file indexed: its process may be gone, and its path may name another by now. */
+	int fd = fcntl(fl_cfitable_src__fd(f->src), F_DUPFD_CLOEXEC, 3);
+
+	file_hdr_free(u, f);
+	f->hdr_failed = true;
+	u->stats.hdr_whole++;
+	fl_cfi_file__fini(&f->cfi);
+	if (fd < 0) {
+		f->bad = true;
+		return;
+	}
+	file_load_fd(u, f, tm, fd, true);
+}
+#endif
+
 /* The size of the program-entry code (_start, RTLD_START) that may lack CFI. */
 #define ENTRY_CODE 0x80
 
@@ -666,6 +818,30 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 			    !f || f->bad ? "file unreadable" : "not in a loaded segment");
 		return -1;
 	}
+#if defined(__x86_64__)
+	if (f->src && !no_cfi) {
+		struct fl_uw_row row;
+		int rr = file_row(u, f, lookup - tm->start + tm->pgoff, &row);
+
+		if (!rr) {
+			ret = step_row(st, &row);
+			if (ret != -2) {
+				u->stats.row_steps++;
+				return ret;
+			}
+			ret = -1;
+		}
+		if (rr == -ENOSPC)
+			return -1;
+		if (rr == -ENODATA) {
+			no_cfi = true;
+		} else {
+			file_hdr_fails(u, f, tm);
+			if (f->bad)
+				return -1;
+		}
+	}
+#endif
 	/* (Where the compiled table says there is none, libdw's search of a big file is spared.) */
 	frame = no_cfi ? NULL : fl_cfi_file__frame(&f->cfi, vaddr);
 	if (!frame) {

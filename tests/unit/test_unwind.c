@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unit tests of the DWARF unwinder on real samples of real fixture processes. */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,6 +61,9 @@ static const char *name_of(struct capture *c, struct names *nm, uint64_t addr)
 	return s ? s->name : "?";
 }
 
+/* The stats of share_with_chain()'s unwinder that indexes every file by .eh_frame_hdr. */
+static struct fl_unwind_stats hdr_stats;
+
 /*
  * Unwinds every sample and returns the share (0-100) of those whose frames,
  * leaf first, contain want[] (leaf first) in order, one after the other.
@@ -69,7 +73,8 @@ static double share_with_chain(const char *prog, const char *const *want, size_t
 {
 	struct capture *c = capture(prog, 1.5);
 	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = exec_maps_find};
-	struct fl_unwinder *u = NULL;
+	struct fl_unwinder *u = NULL, *uh = NULL;
+	struct fl_unwind_stats st;
 	struct names nm = {.n = 0};
 	size_t hits = 0, done = 0;
 
@@ -77,17 +82,24 @@ static double share_with_chain(const char *prog, const char *const *want, size_t
 		skip();
 	o.ctx = &c->exec;
 	assert_int_equal(fl_unwinder__new(&o, &u), 0);
+	/* And every file indexed by its .eh_frame_hdr, as big ones are: the same frames. */
+	o.hdr_min_code = 1;
+	assert_int_equal(fl_unwinder__new(&o, &uh), 0);
 	assert_true(c->nr_samples > 100);
 	for (size_t i = 0; i < c->nr_samples; i++) {
 		struct fl_unwind_sample s = {.pid = (uint32_t)c->pid,
 					     .stack = c->samples[i].stack,
 					     .stack_size = c->samples[i].size};
-		enum fl_unwind_outcome out;
-		uint64_t ips[128];
-		size_t n, k = 0;
+		enum fl_unwind_outcome out, out_h;
+		uint64_t ips[128], ips_h[128];
+		size_t n, n_h, k = 0;
 
 		memcpy(s.regs, c->samples[i].regs, sizeof(s.regs));
 		n = fl_unwinder__unwind(u, &s, ips, 128, &out);
+		n_h = fl_unwinder__unwind(uh, &s, ips_h, 128, &out_h);
+		assert_int_equal(n_h, n);
+		assert_int_equal(out_h, out);
+		assert_memory_equal(ips_h, ips, n * sizeof(*ips));
 		done += out == FL_UNWIND_COMPLETE;
 		for (size_t j = 0; j < n && k < nr_want; j++) {
 			const char *name = name_of(c, &nm, j ? ips[j] - 1 : ips[j]);
@@ -102,7 +114,15 @@ static double share_with_chain(const char *prog, const char *const *want, size_t
 	*complete = 100.0 * (double)done / (double)c->nr_samples;
 	print_message("%s: %zu samples, %.1f%% with the chain, %.1f%% unwound to the end\n", prog,
 		      c->nr_samples, 100.0 * (double)hits / (double)c->nr_samples, *complete);
+	fl_unwinder__stats(uh, &st);
+	print_message("%s: the same by .eh_frame_hdr: %" PRIu64 " files (%" PRIu64
+		      " read whole after all), %" PRIu64 " windows, %" PRIu64 " row steps, %" PRIu64
+		      " bytes\n",
+		      prog, st.hdr_files, st.hdr_whole, st.hdr_windows, st.row_steps, st.bytes);
+	hdr_stats = st;
+	assert_true(st.hdr_files > 0 && st.hdr_windows > 0 && st.row_steps > 0);
 	fl_unwinder__free(u);
+	fl_unwinder__free(uh);
 	for (size_t i = 0; i < nm.n; i++)
 		fl_elfsyms__free(nm.syms[i]);
 	{
@@ -170,6 +190,22 @@ static void test_through_library(void **state)
 }
 
 /*
+ * A signal handler interrupting code that realigns its stack. A signal
+ * frame's rule is one the rows do not hold: libc (__restore_rt), indexed
+ * by its .eh_frame_hdr in share_with_chain()'s second unwinder, has its
+ * CFI read whole at the first, and the frames are the same.
+ */
+static void test_signal_frames(void **state)
+{
+	static const char *const chain[] = {"nofp_burn", "nofp_sig_handler_work", "nofp_on_prof"};
+	double complete;
+
+	(void)state;
+	assert_true(share_with_chain("nofp_sigdrap", chain, 3, &complete) >= 5);
+	assert_true(hdr_stats.hdr_whole >= 1);
+}
+
+/*
  * A sample recorded once and checked in (tests/fixtures/data/nofp_chain.sample:
  * the registers, the stack copy and the mapping of the text segment) with
  * the binary it was taken of (nofp_chain.elf, debug info stripped): the
@@ -184,10 +220,13 @@ struct recorded {
 	uint64_t start, pgoff;
 };
 
-/* Loads the sample and an unwinder charging budget (NULL: none). */
-static void recorded_load(struct recorded *r, struct fl_budget *budget)
+/* Loads the sample and an unwinder charging budget (NULL: none), with hdr_min_code. */
+static void recorded_load_hdr(struct recorded *r, struct fl_budget *budget, uint64_t hdr_min_code)
 {
-	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = exec_maps_find, .budget = budget};
+	struct fl_unwind_opts o = {.sz = sizeof(o),
+				   .find_map = exec_maps_find,
+				   .budget = budget,
+				   .hdr_min_code = hdr_min_code};
 	unsigned long long start, end, pgoff;
 	char line[256], elf[PATH_MAX];
 	struct stat st;
@@ -240,6 +279,12 @@ static void recorded_load(struct recorded *r, struct fl_budget *budget)
 	r->exec->n = 1;
 	assert_int_equal(fl_unwinder__new(&o, &r->u), 0);
 	assert_int_equal(fl_elfsyms__open(elf, &r->syms), 0);
+}
+
+/* Loads the sample and an unwinder charging budget (NULL: none); no file is big enough for .eh_frame_hdr. */
+static void recorded_load(struct recorded *r, struct fl_budget *budget)
+{
+	recorded_load_hdr(r, budget, UINT64_MAX);
 }
 
 static void recorded_free(struct recorded *r)
@@ -571,6 +616,54 @@ static void test_budget(void **state)
 	recorded_free(&r);
 }
 
+/*
+ * The fixture indexed by its .eh_frame_hdr, as a big file is: the whole
+ * chain by its window's rows, its CFI not read whole, the index and the
+ * window charged to the budget and given back when the file goes at a trim.
+ */
+static void test_hdr_budget(void **state)
+{
+	struct fl_budget budget = {.max = 0};
+	struct fl_unwind_stats st;
+	enum fl_unwind_outcome out;
+	struct recorded r;
+	uint64_t ips[64];
+
+	(void)state;
+	recorded_load_hdr(&r, &budget, 1);
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 11);
+	assert_int_equal(out, FL_UNWIND_FAILED);
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(recorded_name(&r, ips, i, i == 0), recorded_chain[i]);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.files, 1);
+	assert_int_equal(st.hdr_files, 1);
+	assert_int_equal(st.hdr_windows, 1);
+	assert_int_equal(st.hdr_whole, 0);
+	assert_int_equal(st.row_steps, 10);
+	assert_true(st.bytes > 0);
+	assert_int_equal(budget.used, st.bytes);
+	/* Again: the window is kept. */
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 11);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.hdr_windows, 1);
+	assert_int_equal(budget.used, st.bytes);
+	/* Unused for two trims: all of it given back. */
+	fl_unwinder__trim(r.u);
+	fl_unwinder__trim(r.u);
+	fl_unwinder__trim(r.u);
+	assert_int_equal(budget.used, 0);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.bytes, 0);
+	/* No room for the index nor for the CFI: the step fails, nothing is left charged. */
+	budget.max = 1;
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 1);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(budget.used, st.bytes);
+	recorded_free(&r);
+	assert_int_equal(budget.used, 0);
+}
+
 static void test_regs_mapping(void **state)
 {
 	uint64_t perf[64], regs[FL_UNWIND_NR_REGS];
@@ -604,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_debug_frame_only), cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_no_cfi_reads_headers_only),
 		cmocka_unit_test(test_reg_rule_without_cfi),
+		cmocka_unit_test(test_signal_frames),	 cmocka_unit_test(test_hdr_budget),
 		cmocka_unit_test(test_rbp_slot_below_copy),
 	};
 

@@ -169,6 +169,9 @@ int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd);
  */
 int fl_cfitable_src__open_hdr(int fd, uint64_t min_code, struct fl_cfitable_src **ret);
 
+/* The fd a released source reads its file through (its own; the file indexed), else -1. */
+int fl_cfitable_src__fd(const struct fl_cfitable_src *s);
+
 /* Bytes of code in the file's executable segments. */
 uint64_t fl_cfitable_src__code_bytes(const struct fl_cfitable_src *s);
 /* Memory s holds: the CFI sections read (until released), and the index once made. */

@@ -66,6 +66,14 @@ struct fl_unwind_opts {
 	 * unwinder.
 	 */
 	struct fl_budget *budget;
+	/*
+	 * Files with this much code or more that have an .eh_frame_hdr are
+	 * indexed by it, their CFI not read whole, and stepped by rows
+	 * compiled a window at a time (unwind_abi.h's windows; a rule the rows
+	 * do not hold has the CFI read whole after all). 0: 4 MiB, what the
+	 * kernel's tables call big; UINT64_MAX: never.
+	 */
+	uint64_t hdr_min_code;
 };
 
 struct fl_unwinder;
@@ -90,7 +98,12 @@ struct fl_unwind_stats {
 	/* Files whose CFI was not read for want of room in the budget, and the bytes it claimed. */
 	uint64_t files_over_budget, bytes_over_budget;
 	uint64_t bytes; /* charged to the budget now */
-	uint64_t row_steps; /* frames stepped by a compiled row (fl_unwinder__set_rows()) */
+	uint64_t row_steps; /* frames stepped by a compiled row (fl_unwinder__set_rows(), or a window's) */
+	/*
+	 * Files indexed by .eh_frame_hdr (fl_unwind_opts.hdr_min_code), their
+	 * windows compiled, and those files whose CFI was read whole after all.
+	 */
+	uint64_t hdr_files, hdr_windows, hdr_whole;
 };
 
 void fl_unwinder__stats(const struct fl_unwinder *u, struct fl_unwind_stats *st);

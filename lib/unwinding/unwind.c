@@ -690,6 +690,16 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 #endif
 
 #if defined(__x86_64__)
+/* step_row(), the steps it took counted: -2 for a rule it leaves to libdw. */
+static int step_by_row(struct fl_unwinder *u, struct uw_state *st, const struct fl_uw_row *row)
+{
+	int ret = step_row(st, row);
+
+	if (ret != -2)
+		u->stats.row_steps++;
+	return ret;
+}
+
 /*
  * The row for file offset off of f, indexed by .eh_frame_hdr: from its
  * window's rows, compiled on the first step there and kept. Returns 0,
@@ -801,14 +811,9 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 		if (rr < 0)
 			return -1;
 		no_cfi = rr == 2;
-		if (!rr) {
-			ret = step_row(st, &row);
-			if (ret != -2) {
-				u->stats.row_steps++;
-				return ret;
-			}
-			ret = -1;
-		}
+		if (!rr && (ret = step_by_row(u, st, &row)) != -2)
+			return ret;
+		ret = -1;
 	}
 #endif
 	f = file_get(u, tm, st->s->pid, !no_cfi);
@@ -823,14 +828,9 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 		struct fl_uw_row row;
 		int rr = file_row(u, f, lookup - tm->start + tm->pgoff, &row);
 
-		if (!rr) {
-			ret = step_row(st, &row);
-			if (ret != -2) {
-				u->stats.row_steps++;
-				return ret;
-			}
-			ret = -1;
-		}
+		if (!rr && (ret = step_by_row(u, st, &row)) != -2)
+			return ret;
+		ret = -1;
 		if (rr == -ENOSPC)
 			return -1;
 		if (rr == -ENODATA) {

@@ -450,23 +450,52 @@ struct reg_rows {
 
 #define REG_CFA_OFF 536632 /* LLVM's stack-probe loop in a 524 KiB frame */
 
-static int rows_with_reg(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
+/* The fixture's compiled row for off, as fl_unwind_row_fn says it. */
+static int fixture_row(const struct reg_rows *rr, uint64_t off, struct fl_uw_row *row)
 {
-	struct reg_rows *rr = ctx;
 	const struct fl_uw_row *r = fl_cfitable__find(&rr->t, off);
 
-	(void)m;
 	if (!r || r->cfa_type == FL_CFA_NONE)
 		return 2;
 	if (r->cfa_type == FL_CFA_UNSUPPORTED)
 		return 1;
 	*row = *r;
-	if (off == rr->reg_at) {
-		assert_int_equal(r->cfa_type, FL_CFA_RSP);
+	return 0;
+}
+
+/* The recorded sample, its unwinder stepping by fn over the fixture's compiled rows, mutated at the leaf's. */
+static void recorded_with_rows(struct recorded *r, struct reg_rows *rr, fl_unwind_row_fn fn)
+{
+	int fd;
+
+	recorded_load(r, NULL);
+	fd = open(r->exec->paths[0], O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fl_cfitable__from_fd(fd, &rr->t), 0);
+	close(fd);
+	fl_unwinder__set_rows(r->u, fn, rr);
+	rr->reg_at = r->s.regs[FL_UNWIND_REG_IP] - r->start + r->pgoff;
+}
+
+/* ips (of r's sample) hold the whole recorded chain, leaf first. */
+static void expect_recorded_chain(const struct recorded *r, const uint64_t *ips)
+{
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(recorded_name(r, ips, i, i == 0), recorded_chain[i]);
+}
+
+static int rows_with_reg(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
+{
+	struct reg_rows *rr = ctx;
+	int ret = fixture_row(rr, off, row);
+
+	(void)m;
+	if (!ret && off == rr->reg_at) {
+		assert_int_equal(row->cfa_type, FL_CFA_RSP);
 		row->cfa_type = FL_CFA_REG + 11;
 		row->cfa_off = REG_CFA_OFF;
 	}
-	return 0;
+	return ret;
 }
 
 /*
@@ -484,25 +513,16 @@ static void test_reg_rule_without_cfi(void **state)
 	struct reg_rows rr = {0};
 	struct recorded r;
 	uint64_t ips[64];
-	int fd;
 
 	(void)state;
-	recorded_load(&r, NULL);
-	fd = open(r.exec->paths[0], O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(fl_cfitable__from_fd(fd, &rr.t), 0);
-	close(fd);
-	fl_unwinder__set_rows(r.u, rows_with_reg, &rr);
-
+	recorded_with_rows(&r, &rr, rows_with_reg);
 	/* In the sampled frame: r11 holds the CFA less N, as the probe loop keeps it. */
-	rr.reg_at = r.s.regs[FL_UNWIND_REG_IP] - r.start + r.pgoff;
 	leaf = fl_cfitable__find(&rr.t, rr.reg_at);
 	assert_non_null(leaf);
 	r.s.regs[11] = r.s.regs[FL_UNWIND_REG_SP] + (uint64_t)(int64_t)leaf->cfa_off - REG_CFA_OFF;
 	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 11);
 	assert_int_equal(out, FL_UNWIND_FAILED); /* main's caller, in libc, is not mapped */
-	for (size_t i = 0; i < 10; i++)
-		assert_string_equal(recorded_name(&r, ips, i, i == 0), recorded_chain[i]);
+	expect_recorded_chain(&r, ips);
 	fl_unwinder__stats(r.u, &st);
 	assert_int_equal(st.files, 0);
 	assert_int_equal(st.bytes, 0);
@@ -523,20 +543,15 @@ static void test_reg_rule_without_cfi(void **state)
 static int rows_rbp_below(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
 {
 	struct reg_rows *rr = ctx;
-	const struct fl_uw_row *r = fl_cfitable__find(&rr->t, off);
+	int ret = fixture_row(rr, off, row);
 
 	(void)m;
-	if (!r || r->cfa_type == FL_CFA_NONE)
-		return 2;
-	if (r->cfa_type == FL_CFA_UNSUPPORTED)
-		return 1;
-	*row = *r;
-	if (off == rr->reg_at) {
+	if (!ret && off == rr->reg_at) {
 		assert_int_equal(row->cfa_type, FL_CFA_RSP);
 		row->rbp_type = FL_RBP_AT_CFA;
 		row->rbp_off = -row->cfa_off - 8;
 	}
-	return 0;
+	return ret;
 }
 
 /*
@@ -553,20 +568,12 @@ static void test_rbp_slot_below_copy(void **state)
 	struct reg_rows rr = {0};
 	struct recorded r;
 	uint64_t ips[64];
-	int fd;
 
 	(void)state;
-	recorded_load(&r, NULL);
-	fd = open(r.exec->paths[0], O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(fl_cfitable__from_fd(fd, &rr.t), 0);
-	close(fd);
-	fl_unwinder__set_rows(r.u, rows_rbp_below, &rr);
-	rr.reg_at = r.s.regs[FL_UNWIND_REG_IP] - r.start + r.pgoff;
+	recorded_with_rows(&r, &rr, rows_rbp_below);
 	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 11);
 	assert_int_equal(out, FL_UNWIND_FAILED); /* main's caller, in libc, is not mapped */
-	for (size_t i = 0; i < 10; i++)
-		assert_string_equal(recorded_name(&r, ips, i, i == 0), recorded_chain[i]);
+	expect_recorded_chain(&r, ips);
 	fl_cfitable__fini(&rr.t);
 	recorded_free(&r);
 }
@@ -633,8 +640,7 @@ static void test_hdr_budget(void **state)
 	recorded_load_hdr(&r, &budget, 1);
 	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 11);
 	assert_int_equal(out, FL_UNWIND_FAILED);
-	for (size_t i = 0; i < 10; i++)
-		assert_string_equal(recorded_name(&r, ips, i, i == 0), recorded_chain[i]);
+	expect_recorded_chain(&r, ips);
 	fl_unwinder__stats(r.u, &st);
 	assert_int_equal(st.files, 1);
 	assert_int_equal(st.hdr_files, 1);

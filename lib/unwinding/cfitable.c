@@ -1274,11 +1274,10 @@ struct fl_cfitable_src {
 	uint64_t code_bytes;
 	bool indexed;		    /* the index was made (index_err says how) */
 	/*
-	 * Indexed by .eh_frame_hdr's search table (fl_cfitable_src__open_hdr()),
-	 * hdr_fdes[nr] in place of fdes: the FDEs' ends, sizes and CIEs are not
+	 * Indexed by .eh_frame_hdr's search table (fl_cfitable_src__open_hdr()):
+	 * hdr_fdes[nr] in place of fdes, the FDEs' ends, sizes and CIEs not
 	 * known until a range reads them.
 	 */
-	bool hdr;
 	struct cs_hdr_fde *hdr_fdes;
 	int index_err;
 	struct cs_fde *fdes;	    /* sorted by lo */
@@ -1677,11 +1676,18 @@ static int hdr_index(struct fl_cfitable_src *s, int fd, GElf_Shdr *eh)
 
 int fl_cfitable_src__open_hdr(int fd, uint64_t min_code, struct fl_cfitable_src **ret)
 {
-	struct fl_cfitable_src *s = calloc(1, sizeof(*s));
+	struct fl_cfitable_src *s;
+	struct stat st;
 	uint64_t size;
 	GElf_Shdr eh;
 	int err;
 
+	/* Most files are small: their headers are read once, by fl_cfitable_src__open(). */
+	if (fstat(fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size < min_code)
+		return -ERANGE;
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->fd = -1;
@@ -1699,13 +1705,34 @@ int fl_cfitable_src__open_hdr(int fd, uint64_t min_code, struct fl_cfitable_src 
 		return err;
 	}
 	s->indexed = true;
-	s->hdr = true;
 	*ret = s;
 	return 0;
 }
 
 /* Entries closer than this are read in one pread. */
 #define REREAD_GAP 4096
+
+/*
+ * A buffer of .eh_frame's size for the entries a range reads, zeros
+ * elsewhere (which take no memory), to munmap() after; NULL: no memory.
+ */
+static uint8_t *section_buf(const struct fl_cfitable_src *s)
+{
+	void *buf = mmap(NULL, s->eh_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return buf == MAP_FAILED ? NULL : buf;
+}
+
+/* section_buf()'s buffer as the Elf_Data of .eh_frame the parse reads. */
+static Elf_Data section_data(const struct fl_cfitable_src *s, uint8_t *buf)
+{
+	return (Elf_Data){.d_buf = buf,
+			  .d_type = ELF_T_BYTE,
+			  .d_version = EV_CURRENT,
+			  .d_size = s->eh_size,
+			  .d_align = 1};
+}
 
 /* Bytes [a, b) of .eh_frame into buf (the section's size) where they belong; a short file leaves zeros. */
 static void reread(const struct fl_cfitable_src *s, uint8_t *buf, uint64_t a, uint64_t b)
@@ -1725,12 +1752,10 @@ static void reread(const struct fl_cfitable_src *s, uint8_t *buf, uint64_t a, ui
 static int reread_entries(const struct fl_cfitable_src *s, const struct cs_fde *pick, size_t n,
 			  Elf_Data *d)
 {
-	uint8_t *buf;
+	uint8_t *buf = section_buf(s);
 	uint32_t last_cie = UINT32_MAX;
 
-	buf = mmap(NULL, s->eh_size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (buf == MAP_FAILED)
+	if (!buf)
 		return -ENOMEM;
 	for (size_t i = 0; i < n;) {
 		uint64_t a = pick[i].entry, b = a + pick[i].size;
@@ -1749,11 +1774,7 @@ static int reread_entries(const struct fl_cfitable_src *s, const struct cs_fde *
 		last_cie = pick[i].cie;
 		reread(s, buf, cie->entry, (uint64_t)cie->entry + cie->size);
 	}
-	*d = (Elf_Data){.d_buf = buf,
-			.d_type = ELF_T_BYTE,
-			.d_version = EV_CURRENT,
-			.d_size = s->eh_size,
-			.d_align = 1};
+	*d = section_data(s, buf);
 	return 0;
 }
 
@@ -1780,11 +1801,9 @@ static int reread_hdr(const struct fl_cfitable_src *s, const struct cs_fde *pick
 		      Elf_Data *d)
 {
 	uint64_t a = 0, have = 0, last_cie = UINT64_MAX;
-	uint8_t *buf;
+	uint8_t *buf = section_buf(s);
 
-	buf = mmap(NULL, s->eh_size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (buf == MAP_FAILED)
+	if (!buf)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = pick[i].entry, len, cie;
@@ -1818,11 +1837,7 @@ static int reread_hdr(const struct fl_cfitable_src *s, const struct cs_fde *pick
 		if (len != UINT32_MAX && 4 + len > HDR_GUESS)
 			reread(s, buf, last_cie + HDR_GUESS, last_cie + 4 + len);
 	}
-	*d = (Elf_Data){.d_buf = buf,
-			.d_type = ELF_T_BYTE,
-			.d_version = EV_CURRENT,
-			.d_size = s->eh_size,
-			.d_align = 1};
+	*d = section_data(s, buf);
 	return 0;
 }
 
@@ -1869,7 +1884,7 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 	err = src_index(s);
 	if (err)
 		return err;
-	if (s->hdr) {
+	if (s->hdr_fdes) {
 		/*
 		 * Their ends are not known: those starting in the range, and the
 		 * few before it of which one may reach into it (linkers write no
@@ -1908,7 +1923,7 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 	qsort(pick, n, sizeof(*pick), cmp_cs_seq);
 	if (s->fd >= 0) {
 		/* Released: .eh_frame's alone, and seq is their order in it. */
-		err = s->hdr ? reread_hdr(s, pick, n, &reread_eh)
+		err = s->hdr_fdes ? reread_hdr(s, pick, n, &reread_eh)
 			     : reread_entries(s, pick, n, &reread_eh);
 		if (err) {
 			free(pick);

@@ -30,11 +30,6 @@
  */
 #define UW_HDR_MIN_CODE ((uint64_t)4 << 20)
 
-/* The rows of one window of a file indexed by .eh_frame_hdr (none: no CFI there). */
-struct uw_win {
-	struct fl_cfitable t;
-};
-
 /*
  * Per ELF file (by device and inode, or the vdso): its CFI (cfi_file.h),
  * read once however many processes and samples use it, and what the
@@ -56,12 +51,12 @@ struct uw_file {
 	bool cfi_unread;
 	/*
 	 * A big file indexed by its .eh_frame_hdr, its CFI not read: steps take
-	 * the rows of their pc's window, compiled once each (wins, by window + 1
-	 * in win_idx). hdr_failed: a step needed a rule rows do not hold, and
+	 * the rows of their pc's window, compiled once each (wins, empty where
+	 * there is no CFI; by window + 1 in win_idx). hdr_failed: a step needed a rule rows do not hold, and
 	 * the CFI was read whole after all.
 	 */
 	struct fl_cfitable_src *src;
-	struct uw_win *wins;
+	struct fl_cfitable *wins;
 	size_t nr_wins, cap_wins;
 	struct fl_u32map win_idx;
 	bool hdr_failed;
@@ -139,7 +134,7 @@ static void file_hdr_free(struct fl_unwinder *u, struct uw_file *f)
 	fl_cfitable_src__free(f->src);
 	f->src = NULL;
 	for (size_t i = 0; i < f->nr_wins; i++)
-		fl_cfitable__fini(&f->wins[i].t);
+		fl_cfitable__fini(&f->wins[i]);
 	free(f->wins);
 	f->wins = NULL;
 	f->nr_wins = f->cap_wins = 0;
@@ -724,7 +719,7 @@ static int file_row(struct fl_unwinder *u, struct uw_file *f, uint64_t off,
 		bytes = t.nr * sizeof(*t.rows) + sizeof(*f->wins);
 		if (f->nr_wins == f->cap_wins) {
 			size_t cap = f->cap_wins ? 2 * f->cap_wins : 8;
-			struct uw_win *w = realloc(f->wins, cap * sizeof(*w));
+			struct fl_cfitable *w = realloc(f->wins, cap * sizeof(*w));
 
 			if (!w) {
 				fl_cfitable__fini(&t);
@@ -743,12 +738,12 @@ static int file_row(struct fl_unwinder *u, struct uw_file *f, uint64_t off,
 			fl_cfitable__fini(&t);
 			return -ENOMEM;
 		}
-		f->wins[f->nr_wins++].t = t;
+		f->wins[f->nr_wins++] = t;
 		f->bytes += bytes;
 		u->stats.bytes += bytes;
 		u->stats.hdr_windows++;
 	}
-	r = fl_cfitable__find(&f->wins[i].t, off);
+	r = fl_cfitable__find(&f->wins[i], off);
 	if (!r || r->cfa_type == FL_CFA_NONE)
 		return -ENODATA;
 	*row = *r;

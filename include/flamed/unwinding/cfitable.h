@@ -162,7 +162,7 @@ int fl_cfitable_src__release(struct fl_cfitable_src *s, int fd);
  * the FDEs starting in it and the few before it, as no linker writes FDEs
  * that overlap; where they do, a range may miss the rule of one. Returns
  * 0, -ERANGE when the file has less code than min_code (its whole table
- * costs less), -ENOTSUP when it has no such table to use (none, an
+ * costs less; a file smaller than that is not even opened), -ENOTSUP when it has no such table to use (none, an
  * encoding linkers do not write, one not for its .eh_frame, .debug_frame
  * CFI too), or fl_cfitable_src__open()'s errors (-EIO: the table could not
  * be read).

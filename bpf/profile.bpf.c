@@ -224,6 +224,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct uw
 		w->pc = *(volatile unsigned long *)&ctx->regs.rip;
 		w->sp = *(volatile unsigned long *)&ctx->regs.rsp;
 		w->bp = *(volatile unsigned long *)&ctx->regs.rbp;
+		w->bx = *(volatile unsigned long *)&ctx->regs.rbx;
 	} else {
 		/* In the kernel: the registers saved when the task entered it (zero for a kernel thread). */
 		void *saved = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
@@ -233,6 +234,7 @@ static __always_inline bool user_regs(struct bpf_perf_event_data *ctx, struct uw
 		w->pc = regs.rip;
 		w->sp = regs.rsp;
 		w->bp = regs.rbp;
+		w->bx = regs.rbx;
 	}
 	return w->pc != 0 && w->sp != 0;
 }

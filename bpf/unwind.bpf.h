@@ -174,6 +174,13 @@ enum uw_end {
 
 struct uw_walk {
 	__u64 pc, sp, bp;
+	/*
+	 * rbx: in bx when bx_at is 0 (the sampled frame's, or read since);
+	 * else saved at bx_at on the stack, read only when a CFA needs it;
+	 * UW_BX_LOST: not known (a step by frame pointers or by a rule the
+	 * rows do not hold).
+	 */
+	__u64 bx, bx_at;
 	__u32 tgid;
 	__u32 nr;	/* frames in the scratch stack */
 	__u32 how;	/* UW_FP_* */
@@ -186,6 +193,7 @@ struct uw_walk {
 };
 
 #define UW_HASH_SEED 0x243f6a8885a308d3ULL
+#define UW_BX_LOST 1
 
 /* One frame into the hash of a stack. */
 static __always_inline __u64 uw_mix(__u64 h, __u64 ip)
@@ -619,6 +627,8 @@ static __always_inline long fp_for_inline(struct uw_walk *w, __u32 why)
 	if (!w->bp && why == UW_FP_NOCFI)
 		return uw_end(w, UW_COMPLETE);
 	w->how |= why;
+	/* Code that may have saved rbx where no CFI says. */
+	w->bx_at = UW_BX_LOST;
 	/*
 	 * An interrupted pc at the first instructions of a function without
 	 * CFI (a JIT's): its frame is not made yet, and the frame pointer is
@@ -668,7 +678,8 @@ static const unsigned char uw_ptregs_of_dwarf[] = FL_PTREGS_OF_DWARF;
  * user registers the kernel saved for the task (on the interrupt from user
  * mode that the sample came with, or on the entry to the kernel it
  * interrupted), when their rip is pc. For FL_CFA_REG rows (the CFA in r11
- * in LLVM's stack-probe loops); the walk knows no other register.
+ * in LLVM's stack-probe loops); past the sampled frame the walk knows no
+ * register but rsp, rbp and rip, and rbx (struct uw_walk).
  */
 __noinline int uw_leaf_reg(__u64 pc, int reg, __u64 *val)
 {
@@ -683,6 +694,22 @@ __noinline int uw_leaf_reg(__u64 pc, int reg, __u64 *val)
 	/* The verifier loses the bound above (clang checks a copy): a mask it sees. */
 	barrier_var(i);
 	return !bpf_probe_read_kernel(val, sizeof(*val), &regs[uw_ptregs_of_dwarf[i & 15]]);
+}
+
+/* The frame's rbx into *val, read from its save slot the first time: false if not known. */
+static __always_inline bool uw_rbx(struct uw_walk *w, __u64 *val)
+{
+	if (w->bx_at == UW_BX_LOST)
+		return false;
+	if (w->bx_at) {
+		if (!read_user_u64(w->bx_at, &w->bx)) {
+			w->bx_at = UW_BX_LOST;
+			return false;
+		}
+		w->bx_at = 0;
+	}
+	*val = w->bx;
+	return true;
 }
 
 static long uw_step(__u32 i, struct uw_walk *w)
@@ -765,11 +792,16 @@ static long uw_step(__u32 i, struct uw_walk *w)
 		    !read_user_u64(w->sp + r->rbp_off, &bp) ||
 		    !read_user_u64(w->sp + r->cfa_off, &cfa))
 			return uw_end(w, UW_STOPPED);
+		w->bx_at = r->rbx_off == FL_RBX_UNKNOWN ? UW_BX_LOST : w->sp + r->rbx_off;
 		return uw_caller(w, ra, cfa, bp, true);
 	case FL_CFA_OUTERMOST:
 		return uw_end(w, UW_COMPLETE);
 	default:
-		/* Another register + N: known in the sampled frame only. */
+		/* rbx + N: rbx is followed. Another register + N: known in the sampled frame only. */
+		if (FL_CFA_REG_OF(r->cfa_type) == 3 && uw_rbx(w, &cfa)) {
+			cfa += r->cfa_off;
+			break;
+		}
 		if (!n && FL_CFA_REG_OF(r->cfa_type) >= 0 &&
 		    uw_leaf_reg(w->pc, FL_CFA_REG_OF(r->cfa_type), &cfa)) {
 			cfa += r->cfa_off;
@@ -793,6 +825,11 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	/* Callers' frames are above: a CFA at or below the stack pointer is a wrong turn. */
 	if (cfa <= w->sp)
 		return uw_end(w, UW_STOPPED);
+	/* The caller's rbx: where this frame saved it, if it did (read if ever needed). */
+	if (r->rbx_off == FL_RBX_UNKNOWN)
+		w->bx_at = UW_BX_LOST;
+	else if (r->rbx_off != FL_RBX_SAME)
+		w->bx_at = cfa + r->rbx_off;
 	return uw_caller(w, ra, cfa, bp, false);
 }
 

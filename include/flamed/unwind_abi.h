@@ -48,7 +48,9 @@ enum fl_cfa_type {
 	 * instructions. Both unwinders evaluate the rule where they know the
 	 * register: in the sampled frame (the walker reads it from the task's
 	 * saved user registers). Past it the walker follows only rsp, rbp and
-	 * rip, and takes frame pointers (with rbp 0: the stack stops there).
+	 * rip, and rbx as the rows say (rbx_off), so a CFA in rbx is found in
+	 * callers too; for another register it takes frame pointers (with rbp
+	 * 0: the stack stops there).
 	 */
 	FL_CFA_REG = 16,
 };
@@ -71,13 +73,24 @@ enum fl_rbp_type {
 	FL_RBP_AT_RBP = 2, /* at rbp + rbp_off (DW_CFA_expression: DW_OP_breg6) */
 };
 
+/*
+ * Where the caller's rbx is, in rbx_off: FL_RBX_SAME, FL_RBX_UNKNOWN, or
+ * at cfa + rbx_off (SIGNAL: rsp + rbx_off). Only rbx of the callee-saved
+ * registers is followed: the one a CFA is kept in across calls
+ * (_dl_runtime_resolve's, ld.so's lazy binding, FL_CFA_REG + 3). No save
+ * slot is at offset 0 or 1 from the CFA (slots are 8 bytes below it).
+ */
+#define FL_RBX_SAME 0	 /* unchanged: not saved (callee-saved, so not changed either) */
+#define FL_RBX_UNKNOWN 1 /* a rule the walkers do not follow: not known past this frame */
+
 struct fl_uw_row {
 	__u32 pc;      /* file offset where this rule starts */
 	__u8 cfa_type; /* enum fl_cfa_type */
 	__u8 rbp_type; /* enum fl_rbp_type (SIGNAL: unused) */
 	__s16 ra_off;  /* return address at cfa + ra_off (x86-64: -8); SIGNAL: rsp + ra_off */
 	__s32 cfa_off;
-	__s32 rbp_off;
+	__s16 rbp_off;
+	__s16 rbx_off; /* FL_RBX_SAME, FL_RBX_UNKNOWN, or the caller's rbx at cfa + rbx_off */
 };
 
 /* Entries of the walker's per-CPU cache of rows (bpf/unwind.bpf.h): slots named by bits of a hash. */

@@ -316,7 +316,8 @@ static int unwind_row(void *ctx, const struct fl_tmap *m, uint64_t off, struct f
 					  .rbp_type = FL_RBP_AT_CFA,
 					  .ra_off = -8,
 					  .cfa_off = 16,
-					  .rbp_off = -16};
+					  .rbp_off = -16,
+					  .rbx_off = FL_RBX_UNKNOWN};
 		return 0;
 	}
 	err = fl_ktables__row(s->kt, m, off, s->copy_final, row);

@@ -102,6 +102,8 @@ static struct fl_cfa_reg *reg_of(struct fl_cfa_state *st, uint64_t reg)
 {
 	if (reg == FL_CFA_REG_RBP)
 		return &st->rbp;
+	if (reg == FL_CFA_REG_RBX)
+		return &st->rbx;
 	if (reg == FL_CFA_REG_RA)
 		return &st->ra;
 	return NULL;
@@ -328,7 +330,9 @@ restore:
 		return -EINVAL;
 	rr = reg_of(st, reg);
 	if (rr)
-		*rr = reg == FL_CFA_REG_RBP ? r->initial->rbp : r->initial->ra;
+		*rr = reg == FL_CFA_REG_RBP   ? r->initial->rbp
+		      : reg == FL_CFA_REG_RBX ? r->initial->rbx
+					      : r->initial->ra;
 	return 0;
 def_cfa:
 	st->cfa_kind = FL_CFA_CFA_REG_OFF;

@@ -14,8 +14,8 @@
  * the rules there) to a callback: linear in the bytes of CFI, where asking
  * libdw for each row (dwarf_cfi_addrframe()) re-interprets the FDE from its
  * start each time. Only the rules the walker's rows need are kept: the
- * CFA's, rbp's (DWARF register 6) and the return address column's (16);
- * instructions about other registers are read and dropped.
+ * CFA's, rbx's and rbp's (DWARF registers 3 and 6) and the return address
+ * column's (16); instructions about other registers are read and dropped.
  *
  * Rules are handed out as libdw's dwarf_frame_cfa() and
  * dwarf_frame_register() present them (fl_cfa_state__cfa(),
@@ -24,6 +24,7 @@
  * a file another user may have written.
  */
 
+#define FL_CFA_REG_RBX 3
 #define FL_CFA_REG_RBP 6
 #define FL_CFA_REG_RA 16
 
@@ -62,7 +63,7 @@ struct fl_cfa_state {
 	uint64_t cfa_reg, cfa_off;
 	const uint8_t *cfa_expr;
 	uint64_t cfa_expr_len;
-	struct fl_cfa_reg rbp, ra;
+	struct fl_cfa_reg rbx, rbp, ra;
 };
 
 /* What a CIE says about reading its FDEs' instructions. */

@@ -23,6 +23,7 @@
 #include "unwinding/cfi_file.h"
 
 /* DWARF register numbers of x86-64. */
+#define REG_RBX 3
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16 /* the return address column: the caller's rip */
@@ -113,7 +114,7 @@ const char *fl_cfitable__why_name(enum fl_cfitable_why why)
 static bool same_rule(const struct fl_uw_row *a, const struct fl_uw_row *b)
 {
 	return a->cfa_type == b->cfa_type && a->rbp_type == b->rbp_type && a->ra_off == b->ra_off &&
-	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off && a->rbx_off == b->rbx_off;
 }
 
 static bool fits_s32(int64_t v)
@@ -248,9 +249,9 @@ struct ct_rule {
 };
 
 struct ct_rules {
-	struct ct_rule cfa, ra, rbp; /* ra: register 16's */
-	uint64_t ra_reg;	     /* the CIE's return address column */
-	bool signalp;		     /* the CIE's "S" augmentation */
+	struct ct_rule cfa, ra, rbp, rbx; /* ra: register 16's */
+	uint64_t ra_reg;		  /* the CIE's return address column */
+	bool signalp;			  /* the CIE's "S" augmentation */
 };
 
 /*
@@ -262,19 +263,24 @@ struct ct_rules {
  */
 static bool signal_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_cfitable_why *why)
 {
-	int64_t sp_at, ra_at, bp_at;
+	int64_t sp_at, ra_at, bp_at, bx_at;
 
 	if (!r->cfa.ok || !is_deref(r->cfa.ops, r->cfa.n, REG_RSP, &sp_at) ||
 	    !is_at_reg(r->ra.ops, r->ra.n, REG_RSP, &ra_at) || !r->rbp.ok ||
 	    !is_at_reg(r->rbp.ops, r->rbp.n, REG_RSP, &bp_at) || !fits_s32(sp_at) ||
-	    !fits_s16(ra_at) || !fits_s32(bp_at)) {
+	    !fits_s16(ra_at) || !fits_s16(bp_at)) {
 		*why = FL_CFITABLE_WHY_SIGNAL;
 		return false;
 	}
 	row->cfa_type = FL_CFA_SIGNAL;
 	row->cfa_off = (__s32)sp_at;
-	row->rbp_off = (__s32)bp_at;
+	row->rbp_off = (__s16)bp_at;
 	row->ra_off = (__s16)ra_at;
+	/* rbx too, at rsp + N (rbp's neighbour in the ucontext). */
+	row->rbx_off = FL_RBX_UNKNOWN;
+	if (r->rbx.ok && is_at_reg(r->rbx.ops, r->rbx.n, REG_RSP, &bx_at) && fits_s16(bx_at) &&
+	    bx_at != FL_RBX_SAME && bx_at != FL_RBX_UNKNOWN)
+		row->rbx_off = (__s16)bx_at;
 	return true;
 }
 
@@ -293,12 +299,12 @@ static bool rbp_row(const struct ct_rule *rbp, struct fl_uw_row *row, enum fl_cf
 	}
 	if (row->cfa_type == FL_CFA_PLT)
 		return false; /* rbp_off holds the PLT threshold */
-	if (is_at_cfa(rbp->ops, rbp->n, &off) && fits_s32(off)) {
+	if (is_at_cfa(rbp->ops, rbp->n, &off) && fits_s16(off)) {
 		row->rbp_type = FL_RBP_AT_CFA;
-	} else if (is_at_reg(rbp->ops, rbp->n, REG_RBP, &off) && fits_s32(off)) {
+	} else if (is_at_reg(rbp->ops, rbp->n, REG_RBP, &off) && fits_s16(off)) {
 		row->rbp_type = FL_RBP_AT_RBP;
 	} else if (row->cfa_type == FL_CFA_RSP && is_at_reg(rbp->ops, rbp->n, REG_RSP, &off) &&
-		   fits_s32(off) && fits_s32(off - row->cfa_off)) {
+		   fits_s32(off) && fits_s16(off - row->cfa_off)) {
 		/* (off fits first: both in 32 bits, the difference cannot overflow 64.) */
 		/* Saved at rsp + N, and the CFA is rsp + cfa_off: at CFA + N - cfa_off. */
 		row->rbp_type = FL_RBP_AT_CFA;
@@ -306,8 +312,37 @@ static bool rbp_row(const struct ct_rule *rbp, struct fl_uw_row *row, enum fl_cf
 	} else {
 		return false;
 	}
-	row->rbp_off = (__s32)off;
+	row->rbp_off = (__s16)off;
 	return true;
+}
+
+/*
+ * The caller's rbx: unchanged, or at CFA + N; any other rule leaves it
+ * unknown past this frame, which costs only a caller whose CFA is in rbx
+ * (a row never fails for it).
+ */
+static void rbx_row(const struct ct_rule *rbx, struct fl_uw_row *row)
+{
+	int64_t off;
+
+	row->rbx_off = FL_RBX_UNKNOWN;
+	if (!rbx->ok)
+		return;
+	if (!rbx->n) {
+		row->rbx_off = FL_RBX_SAME;
+		return;
+	}
+	if (is_at_cfa(rbx->ops, rbx->n, &off)) {
+		/* off as it is */
+	} else if (row->cfa_type == FL_CFA_RSP && is_at_reg(rbx->ops, rbx->n, REG_RSP, &off) &&
+		   fits_s32(off)) {
+		/* Saved at rsp + N, with the CFA at rsp + cfa_off: at CFA + N - cfa_off. */
+		off -= row->cfa_off;
+	} else {
+		return;
+	}
+	if (fits_s16(off) && off != FL_RBX_SAME && off != FL_RBX_UNKNOWN)
+		row->rbx_off = (__s16)off;
 }
 
 /*
@@ -347,7 +382,7 @@ static bool rules_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_c
 		row->cfa_type = FL_CFA_DEREF_RBP;
 	} else if (is_plt_cfa(cfa->ops, cfa->n, &off, &threshold) && fits_s32(off)) {
 		row->cfa_type = FL_CFA_PLT;
-		row->rbp_off = (__s32)threshold;
+		row->rbp_off = (__s16)threshold;
 	} else if (cfa->n == 1 && op_breg(&cfa->ops[0], &reg, &off) && reg < 16 && fits_s32(off)) {
 		/* Another general register (rsp and rbp matched above). */
 		row->cfa_type = (__u8)(FL_CFA_REG + reg);
@@ -355,6 +390,7 @@ static bool rules_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_c
 		return false;
 	}
 	row->cfa_off = (__s32)off;
+	rbx_row(&r->rbx, row);
 	return rbp_row(&r->rbp, row, why);
 }
 
@@ -419,7 +455,7 @@ static uint32_t seg_off(const struct fl_cfi_seg *seg, uint64_t vaddr)
 /* The rules of libdw's frame fr: they live as long as fr and lr. */
 struct ct_libdw_rules {
 	struct ct_rules r;
-	Dwarf_Op mem_ra[3], mem_rbp[3];
+	Dwarf_Op mem_ra[3], mem_rbp[3], mem_rbx[3];
 };
 
 static void libdw_reg(Dwarf_Frame *fr, int regno, Dwarf_Op mem[3], struct ct_rule *rule)
@@ -445,6 +481,7 @@ static void libdw_rules(Dwarf_Frame *fr, int ra, bool signalp, struct ct_libdw_r
 	}
 	libdw_reg(fr, REG_RA, lr->mem_ra, &lr->r.ra);
 	libdw_reg(fr, REG_RBP, lr->mem_rbp, &lr->r.rbp);
+	libdw_reg(fr, REG_RBX, lr->mem_rbx, &lr->r.rbx);
 }
 
 /*
@@ -524,7 +561,7 @@ static void interp_rule(bool ok, const struct fl_cfa_ops *o, struct ct_rule *rul
 static int interp_row(void *ctx, uint64_t pc, uint64_t end, const struct fl_cfa_state *st)
 {
 	const struct ct_interp *x = ctx;
-	struct fl_cfa_ops cfa, ra, rbp;
+	struct fl_cfa_ops cfa, ra, rbp, rbx;
 	struct ct_rules r = {.ra_reg = x->cie->ra_reg, .signalp = x->cie->signalp};
 	enum fl_cfitable_why why;
 	struct fl_uw_row row;
@@ -532,6 +569,7 @@ static int interp_row(void *ctx, uint64_t pc, uint64_t end, const struct fl_cfa_
 	interp_rule(fl_cfa_state__cfa(st, &cfa), &cfa, &r.cfa);
 	interp_rule(fl_cfa_state__reg(&st->ra, &ra), &ra, &r.ra);
 	interp_rule(fl_cfa_state__reg(&st->rbp, &rbp), &rbp, &r.rbp);
+	interp_rule(fl_cfa_state__reg(&st->rbx, &rbx), &rbx, &r.rbx);
 	x->c->counts.cfi_rows++;
 	if (!rules_row(&r, &row, &why)) {
 		x->c->counts.unsupported[why]++;

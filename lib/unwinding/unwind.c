@@ -607,7 +607,9 @@ static int step_at_entry(struct uw_state *st)
 }
 
 #if defined(__x86_64__)
-#define DW_RBP 6 /* DWARF's x86-64 register numbers (FL_UNWIND_REG_SP is rsp, 7) */
+/* DWARF's x86-64 register numbers (FL_UNWIND_REG_SP is rsp, 7) */
+#define DW_RBX 3
+#define DW_RBP 6
 
 /*
  * One step by a compiled row (unwind_abi.h), as the in-kernel walker takes
@@ -616,10 +618,10 @@ static int step_at_entry(struct uw_state *st)
  */
 static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 {
-	const uint32_t bp_bit = 1u << DW_RBP;
+	const uint32_t bp_bit = 1u << DW_RBP, bx_bit = 1u << DW_RBX;
 	uint64_t sp = st->regs[FL_UNWIND_REG_SP], bp = st->regs[DW_RBP];
-	uint64_t pc = st->regs[FL_UNWIND_REG_IP], cfa, ra, nbp = bp;
-	bool bp_ok = st->valid & bp_bit;
+	uint64_t pc = st->regs[FL_UNWIND_REG_IP], cfa, ra, nbp = bp, nbx = st->regs[DW_RBX];
+	bool bp_ok = st->valid & bp_bit, bx_ok = st->valid & bx_bit;
 
 	if (!(st->valid & (1u << FL_UNWIND_REG_SP)))
 		return -2;
@@ -647,8 +649,8 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 
 			/*
 			 * Known in the sampled frame; past a row's step only rsp,
-			 * rbp and rip are, and libdw's rule (the same) could do no
-			 * better: its file is not read for that.
+			 * rbp, rip and rbx are, and libdw's rule (the same) could
+			 * do no better: its file is not read for that.
 			 */
 			if (!(st->valid & (1u << reg)))
 				return -1;
@@ -672,14 +674,21 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 		bp_ok = read_word(st, cfa + (uint64_t)(int64_t)r->rbp_off, &nbp);
 	else if (r->rbp_type == FL_RBP_AT_RBP)
 		bp_ok = read_word(st, bp + (uint64_t)(int64_t)r->rbp_off, &nbp);
+	/* rbx likewise (the walker defers the read until a CFA needs it: the same rbx). */
+	if (r->rbx_off == FL_RBX_UNKNOWN)
+		bx_ok = false;
+	else if (r->rbx_off != FL_RBX_SAME)
+		bx_ok = read_word(st, cfa + (uint64_t)(int64_t)r->rbx_off, &nbx);
 	/* The stack must grow towards callers, or we would loop. */
 	if (cfa <= sp)
 		return -1;
 	st->regs[FL_UNWIND_REG_IP] = ra;
 	st->regs[FL_UNWIND_REG_SP] = cfa;
 	st->regs[DW_RBP] = nbp;
+	st->regs[DW_RBX] = nbx;
 	/* A row says nothing of the other registers: unknown from here on. */
-	st->valid = (1u << FL_UNWIND_REG_IP) | (1u << FL_UNWIND_REG_SP) | (bp_ok ? bp_bit : 0);
+	st->valid = (1u << FL_UNWIND_REG_IP) | (1u << FL_UNWIND_REG_SP) | (bp_ok ? bp_bit : 0) |
+		    (bx_ok ? bx_bit : 0);
 	return ra ? 1 : 0;
 }
 #endif

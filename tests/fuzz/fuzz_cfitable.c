@@ -44,7 +44,7 @@ const char *__lsan_default_suppressions(void)
 static bool same_rule(const struct fl_uw_row *a, const struct fl_uw_row *b)
 {
 	return a->cfa_type == b->cfa_type && a->rbp_type == b->rbp_type && a->ra_off == b->ra_off &&
-	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off && a->rbx_off == b->rbx_off;
 }
 
 /* Sorted, merged, closed by FL_CFA_NONE, counted, and found where it says. */

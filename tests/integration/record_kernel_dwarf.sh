@@ -52,6 +52,8 @@ readonly W_SIGNAL="$SIG_CHAIN(;(__restore_rt|\\[[^];]+\\]);nofp_on_prof;nofp_bur
 	W_HANDLER="$SIG_CHAIN;(__restore_rt|\\[[^];]+\\]);nofp_on_prof;nofp_burn$K"
 # A leaf whose CFA is in %r11 (nofp_probe.c), whose %rbp is 0.
 readonly W_PROBE=";main;nofp_probe_1;nofp_probe_2;nofp_probe_loop$K"
+# A caller whose CFA is in %rbx, which its callee saved and cleared (nofp_probe.c).
+readonly W_PROBE_CALL=";main;nofp_probe_1;nofp_probe_2;nofp_probe_call(;nofp_probe_keep(;nofp_burn)?)?$K"
 # libc's wrapper, then the vDSO's code, named from the vDSO's symbols.
 readonly W_VDSO=";main;nofp_vdso_1;nofp_vdso_2;nofp_vdso_3;nofp_vdso_loop(;[^;]*clock_gettime[^;]*|;\\[vdso\\])*$K" \
 	IN_VDSO='(;__vdso_[^;]*|;\[vdso\])(;[^;]*_\[k\])*$'
@@ -224,17 +226,14 @@ expect_between "$(percent "$hw" "$h")" 99 100 "the share of handler samples with
 # the stack there: %rbp is 0).
 whole probe "$W_PROBE" 5 "$FIXTURES/nofp_probe" @S
 # The same kind of rule in a caller, in %rbx (as in ld.so's lazy binding),
-# whose callee is sampled: the walker knows no %rbx past the sampled frame,
-# and must mark the stack as stopped there, not end it as if it were whole
-# (its %rbp is 0, which in code without CFI marks the outermost frame).
-record default probe_call "$SHORT" "$FIXTURES/nofp_probe" @S call
+# two frames above the sampled one: the walker follows %rbx through the rows
+# (nofp_probe_keep saved it; the sampled %rbx is 0, and so is %rbp).
+whole probe_call "$W_PROBE_CALL" 5 "$FIXTURES/nofp_probe" @S call
 f=$T/probe_call.default.folded
-in_call=$(count_re "$f" ';nofp_probe_call;nofp_burn')
-marked=$(count_re "$f" '^[^;]+;\[unwind failed\];nofp_probe_call;nofp_burn')
-note "probe_call: $marked of the $in_call samples in nofp_probe_call's callee marked [unwind failed]"
-expect_between "$(percent "$in_call" "$(total_count "$f")")" 90 100 "the share of nofp_probe call samples in nofp_burn (%)"
-expect_between "$(percent "$marked" "$in_call")" 99 100 \
-	"the share of them whose stack stops at nofp_probe_call marked [unwind failed] (%)"
+in_burn=$(count_re "$f" ';nofp_probe_call;nofp_probe_keep;nofp_burn')
+note "probe_call: $in_burn of $(total_count "$f") samples in nofp_burn under nofp_probe_keep"
+expect_between "$(percent "$in_burn" "$(total_count "$f")")" 90 100 \
+	"the share of nofp_probe call samples with the whole chain down to nofp_burn (%)"
 
 # The vDSO, code without a file.
 whole vdso "$W_VDSO" 5 "$FIXTURES/nofp_vdso" @S

@@ -150,12 +150,13 @@ static inline int capture_on_record(const struct perf_event_header *hdr, void *c
 }
 
 /*
- * Runs FIXTURE_DIR/prog and samples its user stacks at 999 Hz for `seconds`
- * of its CPU time, or CAPTURE_WALL_MAX seconds of wall clock if that comes
- * first. Returns a capture for capture_free(), or NULL when the perf event
- * cannot be opened (the caller skips).
+ * Runs FIXTURE_DIR/prog (with arg after its seconds, unless NULL) and
+ * samples its user stacks at 999 Hz for `seconds` of its CPU time, or
+ * CAPTURE_WALL_MAX seconds of wall clock if that comes first. Returns a
+ * capture for capture_free(), or NULL when the perf event cannot be opened
+ * (the caller skips).
  */
-static inline struct capture *capture(const char *prog, double seconds)
+static inline struct capture *capture_arg(const char *prog, const char *arg, double seconds)
 {
 	struct capture *c = calloc(1, sizeof(*c));
 	struct perf_event_attr attr = {
@@ -184,7 +185,7 @@ static inline struct capture *capture(const char *prog, double seconds)
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (!c->pid) {
-		execl(path, prog, secs, (char *)NULL);
+		execl(path, prog, secs, arg, (char *)NULL);
 		_exit(127);
 	}
 	usleep(200000); /* past exec and the dynamic loader */
@@ -218,6 +219,11 @@ static inline struct capture *capture(const char *prog, double seconds)
 	kill(c->pid, SIGKILL);
 	waitpid(c->pid, &status, 0);
 	return c;
+}
+
+static inline struct capture *capture(const char *prog, double seconds)
+{
+	return capture_arg(prog, NULL, seconds);
 }
 
 /* Frees c and its samples' stacks; NULL is fine. */

@@ -48,7 +48,7 @@
 static bool same_rule(const struct fl_uw_row *a, const struct fl_uw_row *b)
 {
 	return a->cfa_type == b->cfa_type && a->rbp_type == b->rbp_type && a->ra_off == b->ra_off &&
-	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+	       a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off && a->rbx_off == b->rbx_off;
 }
 
 /* What every table promises (cfitable.h), find() included. */
@@ -94,6 +94,18 @@ static void expect_row(const struct fl_cfitable *t, uint64_t off, int cfa_type, 
 			 "cfa %d rbp %d/%d ra %d",
 			 (unsigned long long)off, r->pc, r->cfa_type, r->cfa_off, r->rbp_type,
 			 r->rbp_off, r->ra_off, cfa_type, cfa_off, rbp_type, rbp_off, ra_off);
+}
+
+/* The row at off must say rbx_off (FL_RBX_SAME, FL_RBX_UNKNOWN or an offset). */
+static void expect_rbx(const struct fl_cfitable *t, uint64_t off, int rbx_off)
+{
+	const struct fl_uw_row *r = fl_cfitable__find(t, off);
+
+	if (!r)
+		fail_msg("no row at 0x%llx", (unsigned long long)off);
+	if (r->rbx_off != rbx_off)
+		fail_msg("row at 0x%llx (pc 0x%x): rbx %d; want %d", (unsigned long long)off, r->pc,
+			 r->rbx_off, rbx_off);
 }
 
 static void expect_type(const struct fl_cfitable *t, uint64_t off, int cfa_type)
@@ -407,6 +419,8 @@ static void test_libc_signal_frame(void **state)
 	check_table(&t);
 	expect_row(&t, m.off, FL_CFA_SIGNAL, 160, FL_RBP_SAME, 120, 168);
 	expect_row(&t, m.off - 1, FL_CFA_SIGNAL, 160, FL_RBP_SAME, 120, 168);
+	/* rbx beside rbp in the ucontext's registers. */
+	expect_rbx(&t, m.off, 128);
 	assert_true(t.counts.rows[FL_CFA_SIGNAL] >= 1);
 	print_message("%s: %zu rows, %zu bytes for %llu bytes of code\n", m.path, t.nr,
 		      t.nr * sizeof(*t.rows), (unsigned long long)t.code_bytes);
@@ -1151,9 +1165,10 @@ static void test_synth_rules(void **state)
 	static const uint8_t sig[] = {
 		/* cfa = *(rsp + 160) */
 		DW_CFA_def_cfa_expression, 4, DW_OP_breg7, 0xa0, 0x01, DW_OP_deref,
-		/* rbp at rsp + 120, rsp at rsp + 160, rip at rsp + 168 */
+		/* rbp at rsp + 120, rsp at rsp + 160, rip at rsp + 168, rbx at rsp + 128 */
 		DW_CFA_expression, 6, 3, DW_OP_breg7, 0xf8, 0x00, DW_CFA_expression, 7, 3,
-		DW_OP_breg7, 0xa0, 0x01, DW_CFA_expression, 16, 3, DW_OP_breg7, 0xa8, 0x01};
+		DW_OP_breg7, 0xa0, 0x01, DW_CFA_expression, 16, 3, DW_OP_breg7, 0xa8, 0x01,
+		DW_CFA_expression, 3, 3, DW_OP_breg7, 0x80, 0x01};
 	/* Other registers' rules: kept as FL_CFA_REG rows where they are register + N. */
 	static const uint8_t regs[] = {
 		/* 0x1400: cfa = r11 + 536632 (LLVM's stack-probe loop in a 524 KiB frame) */
@@ -1197,6 +1212,7 @@ static void test_synth_rules(void **state)
 	expect_row(&t, 0x1110, FL_CFA_PLT, 8, FL_RBP_SAME, 11, -8);
 	expect_row(&t, 0x115f, FL_CFA_PLT, 8, FL_RBP_SAME, 11, -8);
 	expect_row(&t, 0x1200, FL_CFA_SIGNAL, 160, FL_RBP_SAME, 120, 168);
+	expect_rbx(&t, 0x1200, 128);
 	expect_row(&t, 0x1300, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
 	expect_type(&t, 0x1310, FL_CFA_NONE);
 	expect_row(&t, 0x1400, FL_CFA_REG + 11, 536632, FL_RBP_SAME, 0, -8);
@@ -1219,12 +1235,26 @@ static void test_synth_rules(void **state)
 }
 
 /*
- * Rows with one rule are one: a row that only saves rbx, and two FDEs end
- * to end with the same rule, add none.
+ * rbx's rules: followed where it is unchanged or saved at the CFA (or rsp)
+ * plus N, unknown for any other rule, and never a reason to fail a row.
  */
-static void test_synth_merge(void **state)
+static void test_synth_rbx(void **state)
 {
-	static const uint8_t save_rbx[] = {DW_CFA_advance_loc | 4, DW_CFA_offset | 3, 2};
+	static const uint8_t f[] = {
+		/* 0x1501: push %rbx */
+		DW_CFA_advance_loc | 1, DW_CFA_def_cfa_offset, 16, DW_CFA_offset | 3, 2,
+		/* 0x1505: cfa = rbx + 16 (_dl_runtime_resolve's mov %rsp, %rbx) */
+		DW_CFA_advance_loc | 4, DW_CFA_def_cfa_register, 3,
+		/* 0x1509: cfa = rsp + 16, rbx saved at rsp + 8 */
+		DW_CFA_advance_loc | 4, DW_CFA_def_cfa, 7, 16, DW_CFA_expression, 3, 2, DW_OP_breg7, 8,
+		/* 0x150d: rbx kept in r12 */
+		DW_CFA_advance_loc | 4, DW_CFA_register, 3, 12,
+		/* 0x1511: rbx at CFA - 40000, past 16 bits */
+		DW_CFA_advance_loc | 4, DW_CFA_offset | 3, 0x88, 0x27,
+		/* 0x1515: rbx at *(rsp + 8) (an expression no row holds) */
+		DW_CFA_advance_loc | 4, DW_CFA_expression, 3, 3, DW_OP_breg7, 8, DW_OP_deref,
+		/* 0x1519: restored (the CIE's rule: same value) */
+		DW_CFA_advance_loc | 4, DW_CFA_restore | 3};
 	struct fl_cfitable t;
 	struct synth s;
 	size_t cie;
@@ -1232,7 +1262,49 @@ static void test_synth_merge(void **state)
 	(void)state;
 	synth_init(&s);
 	cie = synth_cie(&s, false, "zR", NULL, 0);
-	synth_fde(&s, false, cie, 0x1000, 0x20, save_rbx, sizeof(save_rbx));
+	synth_fde(&s, false, cie, 0x1500, 0x20, f, sizeof(f));
+	assert_int_equal(synth_table(&s, &t), 0);
+	check_table(&t);
+	expect_row(&t, 0x1500, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_rbx(&t, 0x1500, FL_RBX_SAME);
+	expect_row(&t, 0x1501, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_rbx(&t, 0x1501, -16);
+	expect_row(&t, 0x1505, FL_CFA_REG + 3, 16, FL_RBP_SAME, 0, -8);
+	expect_rbx(&t, 0x1505, -16);
+	expect_row(&t, 0x1509, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_rbx(&t, 0x1509, -8);
+	expect_row(&t, 0x150d, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_rbx(&t, 0x150d, FL_RBX_UNKNOWN);
+	expect_rbx(&t, 0x1511, FL_RBX_UNKNOWN);
+	expect_rbx(&t, 0x1515, FL_RBX_UNKNOWN);
+	expect_row(&t, 0x1519, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_rbx(&t, 0x1519, FL_RBX_SAME);
+	/* Three rules of rbx in a row, all unknown, are one row. */
+	assert_ptr_equal(fl_cfitable__find(&t, 0x1511), fl_cfitable__find(&t, 0x150d));
+	assert_ptr_equal(fl_cfitable__find(&t, 0x1515), fl_cfitable__find(&t, 0x150d));
+	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_CFA] +
+			 t.counts.unsupported[FL_CFITABLE_WHY_RBP] +
+			 t.counts.unsupported[FL_CFITABLE_WHY_RA],
+		 0);
+	fl_cfitable__fini(&t);
+	synth_free(&s);
+}
+
+/*
+ * Rows with one rule are one: a row that only saves a register no row
+ * follows (r12), and two FDEs end to end with the same rule, add none.
+ */
+static void test_synth_merge(void **state)
+{
+	static const uint8_t save_r12[] = {DW_CFA_advance_loc | 4, DW_CFA_offset | 12, 2};
+	struct fl_cfitable t;
+	struct synth s;
+	size_t cie;
+
+	(void)state;
+	synth_init(&s);
+	cie = synth_cie(&s, false, "zR", NULL, 0);
+	synth_fde(&s, false, cie, 0x1000, 0x20, save_r12, sizeof(save_r12));
 	synth_fde(&s, false, cie, 0x1020, 0x10, NULL, 0);
 	assert_int_equal(synth_table(&s, &t), 0);
 	assert_int_equal(t.nr, 2);
@@ -1907,6 +1979,7 @@ struct walk_stats {
 	uint64_t signal_frames; /* SIGNAL rows stepped through */
 	uint64_t fp_frames;	/* UNSUPPORTED rows stepped through with frame pointers */
 	uint64_t drap_frames;	/* DEREF_RBP rows stepped through */
+	uint64_t rbx_frames;	/* rows with the CFA in rbx stepped through, past the sampled frame */
 };
 
 /*
@@ -1922,8 +1995,12 @@ struct walk_stats {
  *    with rbp saved at cfa - 16; then the return address is
  *    *(cfa + ra_off), rbp is *(cfa + rbp_off) (AT_CFA), *(rbp + rbp_off)
  *    (AT_RBP) or unchanged (SAME), and rsp is the cfa;
- *  - SIGNAL: rsp, rbp and the pc are *(rsp + cfa_off), *(rsp + rbp_off)
- *    and *(rsp + ra_off), and that pc is exact;
+ *  - REG + rbx: cfa = rbx + cfa_off, where rbx is known: the sampled one,
+ *    kept where a row says SAME, read from cfa + rbx_off where it says
+ *    so, unknown after UNKNOWN, after frame pointers and where it cannot
+ *    be read; where not known, and for other registers, frame pointers;
+ *  - SIGNAL: rsp, rbp, the pc and rbx are *(rsp + cfa_off), *(rsp +
+ *    rbp_off), *(rsp + ra_off) and *(rsp + rbx_off), and that pc is exact;
  *  - the walk ends, complete, at OUTERMOST or a return address of 0, and
  *    stops at NONE, at an address no mapping or table covers, at a value
  *    it needs and cannot read from the stack copy (an rbp that cannot be
@@ -1938,7 +2015,8 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 	size_t size = c->samples[k].size, n = 0;
 	uint64_t rsp = c->samples[k].regs[FL_UNWIND_REG_SP], sp0 = rsp;
 	uint64_t rbp = c->samples[k].regs[6], pc = c->samples[k].regs[FL_UNWIND_REG_IP];
-	bool rbp_known = true, exact = true;
+	uint64_t rbx = c->samples[k].regs[3];
+	bool rbp_known = true, rbx_known = true, exact = true;
 
 	ips[n++] = pc;
 	while (n < MAX_FRAMES) {
@@ -1953,8 +2031,15 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 			break;
 		exact = false;
 		/* The walker takes frame pointers where it cannot evaluate a register's rule. */
-		type = FL_CFA_REG_OF(r->cfa_type) >= 0 ? FL_CFA_UNSUPPORTED : r->cfa_type;
+		type = r->cfa_type;
+		if (FL_CFA_REG_OF(type) >= 0 && (FL_CFA_REG_OF(type) != 3 || !rbx_known))
+			type = FL_CFA_UNSUPPORTED;
 		switch (type) {
+		case FL_CFA_REG + 3:
+			cfa = rbx + (uint64_t)(int64_t)r->cfa_off;
+			if (n > 1)
+				ws->rbx_frames++;
+			break;
 		case FL_CFA_RSP:
 			cfa = rsp + (uint64_t)(int64_t)r->cfa_off;
 			break;
@@ -1986,6 +2071,9 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 				return n;
 			rbp_known = stack_word(stack, size, sp0,
 					       rsp + (uint64_t)(int64_t)r->rbp_off, &rbp);
+			rbx_known = r->rbx_off != FL_RBX_UNKNOWN &&
+				    stack_word(stack, size, sp0,
+					       rsp + (uint64_t)(int64_t)r->rbx_off, &rbx);
 			if (cfa <= rsp)
 				return n;
 			rsp = cfa;
@@ -2002,6 +2090,13 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 		if (cfa <= rsp ||
 		    !stack_word(stack, size, sp0, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
 			return n;
+		if (type == FL_CFA_UNSUPPORTED)
+			rbx_known = false;
+		else if (r->rbx_off == FL_RBX_UNKNOWN)
+			rbx_known = false;
+		else if (r->rbx_off != FL_RBX_SAME)
+			rbx_known = stack_word(stack, size, sp0, cfa + (uint64_t)(int64_t)r->rbx_off,
+					       &rbx);
 		if (type == FL_CFA_UNSUPPORTED) {
 			rbp_known = stack_word(stack, size, sp0, cfa - 16, &rbp);
 		} else if (r->rbp_type != FL_RBP_SAME) {
@@ -2042,9 +2137,9 @@ static int rows_of_tables(void *ctx, const struct fl_tmap *m, uint64_t off, stru
  * must give the same ips, and deep ones; the unwinder with rows the same
  * ips as without, its frames stepped by rows.
  */
-static void cross_check(const char *prog, struct walk_stats *ws)
+static void cross_check(const char *prog, const char *arg, struct walk_stats *ws)
 {
-	struct capture *c = capture(prog, 1.5);
+	struct capture *c = capture_arg(prog, arg, 1.5);
 	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = exec_maps_find};
 	struct fl_unwinder *u = NULL, *ur = NULL;
 	struct fl_unwind_stats us;
@@ -2091,10 +2186,11 @@ static void cross_check(const char *prog, struct walk_stats *ws)
 		}
 	}
 	print_message("%s: %zu samples, %.2f%% the same (%zu of them 4 frames or more), %llu "
-		      "signal frames, %llu realigned, %llu frame-pointer steps\n",
+		      "signal frames, %llu realigned, %llu CFAs in rbx past the leaf, %llu "
+		      "frame-pointer steps\n",
 		      prog, c->nr_samples, 100.0 * (double)same / (double)c->nr_samples, deep,
 		      (unsigned long long)ws->signal_frames, (unsigned long long)ws->drap_frames,
-		      (unsigned long long)ws->fp_frames);
+		      (unsigned long long)ws->rbx_frames, (unsigned long long)ws->fp_frames);
 	assert_true((double)same >= 0.99 * (double)c->nr_samples);
 	assert_true((double)deep >= 0.9 * (double)c->nr_samples);
 	fl_unwinder__stats(ur, &us);
@@ -2113,7 +2209,8 @@ static void cross_check(const char *prog, struct walk_stats *ws)
 struct walk_case {
 	const char *name; /* of its cmocka test */
 	const char *prog;
-	uint64_t min_signal_frames, min_drap_frames;
+	const char *arg; /* its second argument, or NULL */
+	uint64_t min_signal_frames, min_drap_frames, min_rbx_frames;
 };
 
 static struct walk_case walks[] = {
@@ -2129,6 +2226,12 @@ static struct walk_case walks[] = {
 	 .prog = "nofp_sigdrap",
 	 .min_signal_frames = 50,
 	 .min_drap_frames = 500},
+	/*
+	 * nofp_probe_call keeps its CFA in rbx, which its callee
+	 * nofp_probe_keep saved and cleared: samples in nofp_burn find it
+	 * two frames up.
+	 */
+	{.name = "test_walk_rbx_cfa", .prog = "nofp_probe", .arg = "call", .min_rbx_frames = 500},
 };
 
 /* walks[i]'s cmocka test: a test each, so that one fixture's failure hides no other's. */
@@ -2137,15 +2240,17 @@ static void test_walk(void **state)
 	const struct walk_case *w = *state;
 	struct walk_stats ws;
 
-	cross_check(w->prog, &ws);
+	cross_check(w->prog, w->arg, &ws);
 	assert_true(ws.signal_frames >= w->min_signal_frames);
 	assert_true(ws.drap_frames >= w->min_drap_frames);
+	assert_true(ws.rbx_frames >= w->min_rbx_frames);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_synth_rules),
+		cmocka_unit_test(test_synth_rbx),
 		cmocka_unit_test(test_synth_merge),
 		cmocka_unit_test(test_synth_restore_state),
 		cmocka_unit_test(test_synth_overlap),
@@ -2169,6 +2274,7 @@ int main(void)
 		{walks[1].name, test_walk, NULL, NULL, &walks[1]},
 		{walks[2].name, test_walk, NULL, NULL, &walks[2]},
 		{walks[3].name, test_walk, NULL, NULL, &walks[3]},
+		{walks[4].name, test_walk, NULL, NULL, &walks[4]},
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,13 +65,14 @@ static const char *name_of(struct capture *c, struct names *nm, uint64_t addr)
 static struct fl_unwind_stats hdr_stats;
 
 /*
- * Unwinds every sample and returns the share (0-100) of those whose frames,
- * leaf first, contain want[] (leaf first) in order, one after the other.
+ * Unwinds every sample of prog (run with arg, unless NULL) and returns the
+ * share (0-100) of those whose frames, leaf first, contain want[] (leaf
+ * first) in order, one after the other.
  */
-static double share_with_chain(const char *prog, const char *const *want, size_t nr_want,
-			       double *complete)
+static double share_with_chain_arg(const char *prog, const char *arg, const char *const *want,
+				   size_t nr_want, double *complete)
 {
-	struct capture *c = capture(prog, 1.5);
+	struct capture *c = capture_arg(prog, arg, 1.5);
 	struct fl_unwind_opts o = {.sz = sizeof(o), .find_map = exec_maps_find};
 	struct fl_unwinder *u = NULL, *uh = NULL;
 	struct fl_unwind_stats st;
@@ -131,6 +132,12 @@ static double share_with_chain(const char *prog, const char *const *want, size_t
 		capture_free(c);
 		return share;
 	}
+}
+
+static double share_with_chain(const char *prog, const char *const *want, size_t nr_want,
+			       double *complete)
+{
+	return share_with_chain_arg(prog, NULL, want, nr_want, complete);
 }
 
 /* The chains fixture has frame pointers, but its CFI must give the same chains. */
@@ -203,6 +210,23 @@ static void test_signal_frames(void **state)
 	(void)state;
 	assert_true(share_with_chain("nofp_sigdrap", chain, 3, &complete) >= 5);
 	assert_true(hdr_stats.hdr_whole >= 1);
+}
+
+/*
+ * A caller whose CFA is in rbx (as ld.so's lazy binding has it), two frames
+ * above the samples: its callee saved rbx and cleared it. The unwinder that
+ * steps every frame by rows (share_with_chain()'s second) follows rbx
+ * through them, and finds what libdw finds.
+ */
+static void test_rbx_cfa(void **state)
+{
+	static const char *const chain[] = {"nofp_burn",    "nofp_probe_keep", "nofp_probe_call",
+					    "nofp_probe_2", "nofp_probe_1",	   "main"};
+	double complete;
+
+	(void)state;
+	assert_true(share_with_chain_arg("nofp_probe", "call", chain, 6, &complete) >= 95);
+	assert_true(complete >= 95);
 }
 
 /*
@@ -549,7 +573,7 @@ static int rows_rbp_below(void *ctx, const struct fl_tmap *m, uint64_t off, stru
 	if (!ret && off == rr->reg_at) {
 		assert_int_equal(row->cfa_type, FL_CFA_RSP);
 		row->rbp_type = FL_RBP_AT_CFA;
-		row->rbp_off = -row->cfa_off - 8;
+		row->rbp_off = (__s16)(-row->cfa_off - 8);
 	}
 	return ret;
 }
@@ -703,7 +727,8 @@ int main(void)
 		cmocka_unit_test(test_debug_frame_only), cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_no_cfi_reads_headers_only),
 		cmocka_unit_test(test_reg_rule_without_cfi),
-		cmocka_unit_test(test_signal_frames),	 cmocka_unit_test(test_hdr_budget),
+		cmocka_unit_test(test_signal_frames),
+		cmocka_unit_test(test_rbx_cfa),	 cmocka_unit_test(test_hdr_budget),
 		cmocka_unit_test(test_rbp_slot_below_copy),
 	};
 

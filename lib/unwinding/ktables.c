@@ -138,6 +138,12 @@ struct fl_ktables {
 	struct kt_proc *procs;
 	size_t nr_procs, cap_procs;
 	struct fl_u32map proc_idx; /* pid -> index into procs */
+	/*
+	 * The pids the walker asked for (a want read) and set_proc() has not
+	 * answered since: only theirs are taken out of the asked map, not a
+	 * delete per answer (most processes are never asked for).
+	 */
+	struct fl_u32map asked_pids;
 	struct fl_uw_proc *val;	   /* scratch for an update of procs */
 
 	/* The chunks (the lock): cur is the one being filled, or -1. */
@@ -931,7 +937,11 @@ static struct kt_proc *proc_find(struct fl_ktables *kt, uint32_t pid);
 void fl_ktables__want_proc(struct fl_ktables *kt, uint32_t pid)
 {
 	struct kt_proc *p = proc_find(kt, pid);
+	uint64_t key = pid; /* the asked map's keys are 64-bit */
 
+	/* No room to remember it: taken back now (the walker may ask again before the answer). */
+	if (fl_u32map__put(&kt->asked_pids, pid, 0) && kt->o.asked_fd >= 0)
+		bpf_map_delete_elem(kt->o.asked_fd, &key);
 	/* Its files, all: the walker would otherwise ask for them one sample at a time. */
 	for (uint32_t i = 0; p && i < p->nr; i++)
 		fl_ktables__want(kt, p->ids[i], FL_KTABLES_NO_WINDOW);
@@ -1138,6 +1148,19 @@ static void procs_delete(struct fl_ktables *kt, uint32_t pid)
 	bpf_map_delete_elem(kt->o.procs_few_fd, &pid);
 }
 
+/*
+ * Answered: should the walker miss the process again (an exec), it asks
+ * again. (A want read after the answer it was for keeps its key until the
+ * next: the tracker pushes every change of mappings anyway, asked or not.)
+ */
+static void answered(struct fl_ktables *kt, uint32_t pid)
+{
+	uint64_t key = pid; /* the map's keys are 64-bit (unwind_abi.h) */
+
+	if (fl_u32map__del(&kt->asked_pids, pid) && kt->o.asked_fd >= 0)
+		bpf_map_delete_elem(kt->o.asked_fd, &key);
+}
+
 static bool has_id(const uint32_t *ids, uint32_t n, uint32_t id)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -1160,6 +1183,7 @@ int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tm
 	if (!n) {
 		procs_delete(kt, pid);
 		proc_drop(kt, pid);
+		answered(kt, pid);
 		return 0;
 	}
 	if (n > nr)
@@ -1206,9 +1230,7 @@ int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tm
 	p = proc_find(kt, pid);
 	if (!p || p->few != few)
 		bpf_map_delete_elem(few ? kt->o.procs_fd : kt->o.procs_few_fd, &pid);
-	/* Answered: should the walker miss the process again (an exec), it asks again. */
-	if (kt->o.asked_fd >= 0)
-		bpf_map_delete_elem(kt->o.asked_fd, &pid);
+	answered(kt, pid);
 	if (p) {
 		unref(kt, p->ids, p->nr);
 		free(p->ids);
@@ -1328,6 +1350,7 @@ void fl_ktables__free(struct fl_ktables *kt)
 		free(kt->procs[i].ids);
 	free(kt->procs);
 	fl_u32map__fini(&kt->proc_idx);
+	fl_u32map__fini(&kt->asked_pids);
 	free(kt->files);
 	free(kt->queue);
 	free(kt->by_id);

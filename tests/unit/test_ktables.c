@@ -179,6 +179,77 @@ static void test_proc_maps_by_size(void **state)
 	free(most);
 }
 
+/* Whether the walker's asked map holds pid's key (it asks for a process once until answered). */
+static bool asked(uint32_t pid)
+{
+	uint64_t key = pid;
+	uint8_t v;
+
+	return !bpf_map_lookup_elem(fds.asked, &key, &v);
+}
+
+/* The walker's key for pid, as it puts it before it sends its want. */
+static void ask(uint32_t pid)
+{
+	uint64_t key = pid;
+	uint8_t one = 1;
+
+	assert_int_equal(bpf_map_update_elem(fds.asked, &key, &one, BPF_NOEXIST), 0);
+}
+
+/*
+ * A process the walker asked for has its key taken back by the answer, so
+ * that it asks again after an exec; one it never asked for costs no delete
+ * (a key put there behind ktables' back stays). A want read after its
+ * answer keeps the key until the next answer, or the exit.
+ */
+static void test_asked_procs(void **state)
+{
+	struct fl_ktables_opts o = maps_opts();
+	struct fl_tmap *m = anon_maps(2, 0x400000);
+	struct fl_ktables *kt;
+	uint32_t a = 2000, b = 2001, c = 2002;
+	uint64_t key_b = b;
+
+	(void)state;
+	o.lazy = true;
+	assert_int_equal(fl_ktables__new(&o, &kt), 0);
+
+	/* Asked, the want read, then answered. */
+	ask(a);
+	fl_ktables__want_proc(kt, a);
+	assert_true(asked(a));
+	assert_int_equal(fl_ktables__set_proc(kt, a, m, 2), 0);
+	assert_false(asked(a));
+	/* Answered again (another change of mappings): nothing asked, nothing taken. */
+	assert_int_equal(fl_ktables__set_proc(kt, a, m, 1), 0);
+	assert_false(asked(a));
+
+	/* Never asked for (the key is the test's): left alone by the answer. */
+	ask(b);
+	assert_int_equal(fl_ktables__set_proc(kt, b, m, 2), 0);
+	assert_true(asked(b));
+
+	/* The want read after the answer: the key stays until the next answer... */
+	assert_int_equal(fl_ktables__set_proc(kt, c, m, 2), 0);
+	ask(c);
+	fl_ktables__want_proc(kt, c);
+	assert_true(asked(c));
+	assert_int_equal(fl_ktables__set_proc(kt, c, m, 1), 0);
+	assert_false(asked(c));
+	/* ...or the exit. */
+	ask(c);
+	fl_ktables__want_proc(kt, c);
+	assert_int_equal(fl_ktables__set_proc(kt, c, NULL, 0), 0);
+	assert_false(asked(c));
+
+	assert_int_equal(fl_ktables__set_proc(kt, a, NULL, 0), 0);
+	assert_int_equal(fl_ktables__set_proc(kt, b, NULL, 0), 0);
+	assert_int_equal(bpf_map_delete_elem(fds.asked, &key_b), 0);
+	fl_ktables__free(kt);
+	free(m);
+}
+
 /* The executable mapping of this process whose path ends in suffix, into *m (path: a static copy). */
 static void self_map(const char *suffix, struct fl_tmap *m)
 {
@@ -458,6 +529,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_proc_maps_by_size),
+		cmocka_unit_test(test_asked_procs),
 		cmocka_unit_test(test_chunk_free_bumps_epoch),
 		cmocka_unit_test(test_row_wants_a_table_not_built),
 		cmocka_unit_test(test_rows_read_back),

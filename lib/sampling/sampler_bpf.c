@@ -895,19 +895,17 @@ struct stack_cache {
 	struct cached_stack **held;
 	size_t nr_held, cap_held;
 	uint64_t *buf;
+	bool emptied; /* every stack read and deleted by cache_prefetch() */
 	struct stack_cache *user; /* the cache of user stack ids (itself without kernel-dwarf) */
 	struct stack_cache *py;	  /* the cache of Python stack ids (NULL without) */
 };
 
-static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
+/* Stack id's frames ips (c->depth of them, zero-terminated unless all used) into c. */
+static const struct cached_stack *cache_add(struct stack_cache *c, uint32_t id, const uint64_t *ips)
 {
 	struct cached_stack *cs;
-	uint32_t nr = 0, at;
+	uint32_t nr = 0;
 
-	if (id < 0 || (uint32_t)id >= c->nslots)
-		return NULL;
-	if (fl_u32map__get(&c->by_id, (uint32_t)id + 1, &at))
-		return c->held[at];
 	if (c->nr_held == c->cap_held) {
 		size_t ncap = c->cap_held ? c->cap_held * 2 : 256;
 		struct cached_stack **nh = realloc(c->held, ncap * sizeof(*nh));
@@ -917,22 +915,33 @@ static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
 		c->held = nh;
 		c->cap_held = ncap;
 	}
-	memset(c->buf, 0, c->depth * sizeof(uint64_t));
-	if (bpf_map_lookup_elem(c->fd, &id, c->buf))
-		return NULL;
-	while (nr < c->depth && c->buf[nr])
+	while (nr < c->depth && ips[nr])
 		nr++;
 	cs = malloc(sizeof(*cs) + nr * sizeof(uint64_t));
 	if (!cs)
 		return NULL;
 	cs->nr = nr;
-	memcpy(cs->ips, c->buf, nr * sizeof(uint64_t));
-	if (fl_u32map__put(&c->by_id, (uint32_t)id + 1, (uint32_t)c->nr_held)) {
+	memcpy(cs->ips, ips, nr * sizeof(uint64_t));
+	if (fl_u32map__put(&c->by_id, id + 1, (uint32_t)c->nr_held)) {
 		free(cs);
 		return NULL;
 	}
 	c->held[c->nr_held++] = cs;
 	return cs;
+}
+
+static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
+{
+	uint32_t at;
+
+	if (id < 0 || (uint32_t)id >= c->nslots)
+		return NULL;
+	if (fl_u32map__get(&c->by_id, (uint32_t)id + 1, &at))
+		return c->held[at];
+	memset(c->buf, 0, c->depth * sizeof(uint64_t));
+	if (bpf_map_lookup_elem(c->fd, &id, c->buf))
+		return NULL;
+	return cache_add(c, (uint32_t)id, c->buf);
 }
 
 static int stack_err(int32_t id)
@@ -1020,6 +1029,54 @@ static int drain_counts_slow(int fd, struct stack_cache *c, fl_raw_stack_fn fn, 
 #define DRAIN_BATCH 4096
 /* The kernel's internal "operation not supported", which leaks out of bpf(2). */
 #define KERNEL_ENOTSUPP 524
+
+/* Stacks per batch of cache_prefetch(): 254 KiB of walked stacks. */
+#define PREFETCH_BATCH 256
+
+/*
+ * Reads every stack of c's map, a hash map (walked user stacks, Python
+ * frames), into c a batch at a time, and with del deletes them in the same
+ * calls: a syscall per PREFETCH_BATCH stacks, where stack_get() took one
+ * per stack and clear_stacks() two more. Nearly all are wanted: the map is
+ * emptied every second, and holds the stacks of that second's counts.
+ * Returns 0 (c->emptied with del), -EOPNOTSUPP where the kernel cannot
+ * batch, or another error; stack_get() looks up by id whatever was not read.
+ */
+static int cache_prefetch(struct stack_cache *c, bool del)
+{
+	_cleanup_free_ uint32_t *keys = malloc(PREFETCH_BATCH * sizeof(*keys));
+	_cleanup_free_ uint64_t *vals = malloc(PREFETCH_BATCH * c->depth * sizeof(*vals));
+	/* The batch cursor of a hash map is a bucket number: key-sized. */
+	uint32_t in_batch, out_batch;
+	bool first = true, done = false;
+	int err;
+
+	if (!keys || !vals)
+		return -ENOMEM;
+	while (!done) {
+		__u32 n = PREFETCH_BATCH;
+
+		err = (del ? bpf_map_lookup_and_delete_batch : bpf_map_lookup_batch)(
+			c->fd, first ? NULL : &in_batch, &out_batch, keys, vals, &n, NULL);
+		if (err) {
+			err = -errno;
+			if (err == -ENOENT)
+				done = true; /* the last batch, n may still be > 0 */
+			else if (first &&
+				 (err == -EINVAL || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP))
+				return -EOPNOTSUPP;
+			else
+				return err;
+		}
+		first = false;
+		in_batch = out_batch;
+		for (__u32 i = 0; i < n; i++)
+			if (keys[i] < c->nslots && !cache_add(c, keys[i], &vals[(size_t)i * c->depth]))
+				return -ENOMEM;
+	}
+	c->emptied = del;
+	return 0;
+}
 
 /*
  * Many entries per syscall. Returns -EOPNOTSUPP when the kernel cannot
@@ -1128,7 +1185,45 @@ static int pystacks_fd(const struct fl_sampler_bpf *s, uint32_t set)
 	return bpf_map__fd(set ? s->skel->maps.pystacks1 : s->skel->maps.pystacks);
 }
 
-/* The keys of one set of maps; with del (a set no program writes any more) deleted too. */
+/*
+ * Empties the stack map fd. Ids are collected first: the kernel finds the
+ * next id by scanning on from the one given, unless that one is empty.
+ */
+static void clear_stacks(int fd, uint32_t nslots)
+{
+	_cleanup_free_ uint32_t *ids = malloc(nslots * sizeof(*ids));
+	uint32_t id, next, n = 0;
+	bool first = true;
+
+	if (!ids)
+		return;
+	while (n < nslots && !bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
+		first = false;
+		id = next;
+		ids[n++] = id;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &ids[i]);
+}
+
+/*
+ * A hash map of stacks read ahead into c in batches (what is not, an error
+ * aside from memory, stack_get() looks up by id).
+ */
+static int cache_init_read(struct stack_cache *c, struct fl_sampler_bpf *s, int fd,
+			   uint32_t depth, uint32_t nslots, bool del)
+{
+	int err = cache_init(c, s, fd, depth, nslots);
+
+	if (!err)
+		err = cache_prefetch(c, del);
+	return err == -ENOMEM ? err : 0;
+}
+
+/*
+ * The keys of one set of maps; with del (a set no program writes any more)
+ * deleted too, and its walked and Python stacks emptied, even on failure.
+ */
 static int drain_set(struct fl_sampler_bpf *s, uint32_t set, bool del, fl_raw_stack_fn fn,
 		     void *ctx)
 {
@@ -1137,15 +1232,21 @@ static int drain_set(struct fl_sampler_bpf *s, uint32_t set, bool del, fl_raw_st
 
 	err = cache_init(&c, s, stacks_fd(s, set), s->depth, s->stack_slots);
 	if (!err && s->kt) {
-		err = cache_init(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH, s->ustack_slots);
+		err = cache_init_read(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH,
+				      s->ustack_slots, del);
 		c.user = &uc;
 	}
 	if (!err && s->python) {
-		err = cache_init(&pc, s, pystacks_fd(s, set), FL_PY_MAX_FRAMES, s->pystack_slots);
+		err = cache_init_read(&pc, s, pystacks_fd(s, set), FL_PY_MAX_FRAMES,
+				      s->pystack_slots, del);
 		c.py = &pc;
 	}
 	if (!err)
 		err = drain_counts(counts_fd(s, set), del, &c, fn, ctx);
+	if (del && s->kt && !uc.emptied)
+		clear_stacks(ustacks_fd(s, set), s->ustack_slots);
+	if (del && s->python && !pc.emptied)
+		clear_stacks(pystacks_fd(s, set), s->pystack_slots);
 	cache_fini(&c);
 	if (s->kt)
 		cache_fini(&uc);
@@ -1178,27 +1279,6 @@ static int bpf_peek(struct fl_sampler *base, fl_raw_stack_fn fn, void *ctx)
 
 	s->truncated = truncated;
 	return err;
-}
-
-/*
- * Empties the stack map fd. Ids are collected first: the kernel finds the
- * next id by scanning on from the one given, unless that one is empty.
- */
-static void clear_stacks(int fd, uint32_t nslots)
-{
-	_cleanup_free_ uint32_t *ids = malloc(nslots * sizeof(*ids));
-	uint32_t id, next, n = 0;
-	bool first = true;
-
-	if (!ids)
-		return;
-	while (n < nslots && !bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
-		first = false;
-		id = next;
-		ids[n++] = id;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &ids[i]);
 }
 
 /*
@@ -1265,10 +1345,6 @@ static int empty_set(struct fl_sampler_bpf *s, uint32_t set, fl_raw_stack_fn fn,
 		free(left.keys);
 	}
 	clear_stacks(stacks_fd(s, set), s->stack_slots);
-	if (s->kt)
-		clear_stacks(ustacks_fd(s, set), s->ustack_slots);
-	if (s->python)
-		clear_stacks(pystacks_fd(s, set), s->pystack_slots);
 	return err;
 }
 

@@ -1034,6 +1034,61 @@ static int drain_counts_slow(int fd, struct stack_cache *c, fl_raw_stack_fn fn, 
 #define PREFETCH_BATCH 256
 
 /*
+ * Reads hash map fd up to max entries a call into keys and vals (with del,
+ * deleting them in the same call), and has fn take each call's n entries
+ * from there. in and out: key-sized room for the batch cursor (a bucket
+ * number). Returns 0, -EOPNOTSUPP where the kernel cannot batch, or an
+ * error (fn's too).
+ */
+static int map_batches(int fd, bool del, __u32 max, void *keys, void *vals, void *in, void *out,
+		       size_t key_size, int (*fn)(void *ctx, __u32 n), void *ctx)
+{
+	bool first = true, done = false;
+	int err;
+
+	while (!done) {
+		__u32 n = max;
+
+		err = (del ? bpf_map_lookup_and_delete_batch : bpf_map_lookup_batch)(
+			fd, first ? NULL : in, out, keys, vals, &n, NULL);
+		if (err) {
+			err = -errno;
+			if (err == -ENOENT)
+				done = true; /* the last batch, n may still be > 0 */
+			else if (first &&
+				 (err == -EINVAL || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP))
+				return -EOPNOTSUPP;
+			else
+				return err;
+		}
+		first = false;
+		memcpy(in, out, key_size);
+		err = fn(ctx, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* One call's stacks, into the cache. */
+struct prefetch_batch {
+	struct stack_cache *c;
+	const uint32_t *keys;
+	const uint64_t *vals;
+};
+
+static int prefetch_batch_cb(void *ctx, __u32 n)
+{
+	const struct prefetch_batch *b = ctx;
+
+	for (__u32 i = 0; i < n; i++)
+		if (b->keys[i] < b->c->nslots &&
+		    !cache_add(b->c, b->keys[i], &b->vals[(size_t)i * b->c->depth]))
+			return -ENOMEM;
+	return 0;
+}
+
+/*
  * Reads every stack of c's map, a hash map (walked user stacks, Python
  * frames), into c a batch at a time, and with del deletes them in the same
  * calls: a syscall per PREFETCH_BATCH stacks, where stack_get() took one
@@ -1046,35 +1101,38 @@ static int cache_prefetch(struct stack_cache *c, bool del)
 {
 	_cleanup_free_ uint32_t *keys = malloc(PREFETCH_BATCH * sizeof(*keys));
 	_cleanup_free_ uint64_t *vals = malloc(PREFETCH_BATCH * c->depth * sizeof(*vals));
-	/* The batch cursor of a hash map is a bucket number: key-sized. */
+	struct prefetch_batch b = {.c = c, .keys = keys, .vals = vals};
 	uint32_t in_batch, out_batch;
-	bool first = true, done = false;
 	int err;
 
 	if (!keys || !vals)
 		return -ENOMEM;
-	while (!done) {
-		__u32 n = PREFETCH_BATCH;
+	err = map_batches(c->fd, del, PREFETCH_BATCH, keys, vals, &in_batch, &out_batch,
+			  sizeof(in_batch), prefetch_batch_cb, &b);
+	if (!err)
+		c->emptied = del;
+	return err;
+}
 
-		err = (del ? bpf_map_lookup_and_delete_batch : bpf_map_lookup_batch)(
-			c->fd, first ? NULL : &in_batch, &out_batch, keys, vals, &n, NULL);
-		if (err) {
-			err = -errno;
-			if (err == -ENOENT)
-				done = true; /* the last batch, n may still be > 0 */
-			else if (first &&
-				 (err == -EINVAL || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP))
-				return -EOPNOTSUPP;
-			else
-				return err;
-		}
-		first = false;
-		in_batch = out_batch;
-		for (__u32 i = 0; i < n; i++)
-			if (keys[i] < c->nslots && !cache_add(c, keys[i], &vals[(size_t)i * c->depth]))
-				return -ENOMEM;
+/* One call's entries of the counts map, each to the drain's fn. */
+struct counts_batch {
+	struct stack_cache *c;
+	const struct fl_stack_key *keys;
+	const struct fl_stack_val *vals;
+	fl_raw_stack_fn fn;
+	void *ctx;
+};
+
+static int counts_batch_cb(void *ctx, __u32 n)
+{
+	const struct counts_batch *b = ctx;
+	int err;
+
+	for (__u32 i = 0; i < n; i++) {
+		err = emit_key(b->c, &b->keys[i], &b->vals[i], b->fn, b->ctx);
+		if (err)
+			return err;
 	}
-	c->emptied = del;
 	return 0;
 }
 
@@ -1087,37 +1145,13 @@ static int drain_counts_batch(int fd, bool del, struct stack_cache *c, fl_raw_st
 {
 	_cleanup_free_ struct fl_stack_key *keys = malloc(DRAIN_BATCH * sizeof(*keys));
 	_cleanup_free_ struct fl_stack_val *vals = malloc(DRAIN_BATCH * sizeof(*vals));
-	/* The batch cursor of a hash map is a bucket number; key-sized space is plenty. */
+	struct counts_batch b = {.c = c, .keys = keys, .vals = vals, .fn = fn, .ctx = ctx};
 	struct fl_stack_key in_batch, out_batch;
-	bool first = true, done = false;
-	int err;
 
 	if (!keys || !vals)
 		return -ENOMEM;
-	while (!done) {
-		__u32 n = DRAIN_BATCH;
-
-		err = (del ? bpf_map_lookup_and_delete_batch : bpf_map_lookup_batch)(
-			fd, first ? NULL : &in_batch, &out_batch, keys, vals, &n, NULL);
-		if (err) {
-			err = -errno;
-			if (err == -ENOENT)
-				done = true; /* the last batch, n may still be > 0 */
-			else if (first &&
-				 (err == -EINVAL || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP))
-				return -EOPNOTSUPP;
-			else
-				return err;
-		}
-		first = false;
-		in_batch = out_batch;
-		for (__u32 i = 0; i < n; i++) {
-			err = emit_key(c, &keys[i], &vals[i], fn, ctx);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
+	return map_batches(fd, del, DRAIN_BATCH, keys, vals, &in_batch, &out_batch,
+			   sizeof(in_batch), counts_batch_cb, &b);
 }
 
 /*

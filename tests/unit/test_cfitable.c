@@ -1132,6 +1132,18 @@ static int synth_table(struct synth *s, struct fl_cfitable *t)
 	return err;
 }
 
+/* The table of one FDE, [lo, lo + len) with n bytes of instructions, under a plain CIE. */
+static int synth_one_fde(struct synth *s, uint64_t lo, uint64_t len, const uint8_t *ins,
+			 size_t n, struct fl_cfitable *t)
+{
+	size_t cie;
+
+	synth_init(s);
+	cie = synth_cie(s, false, "zR", NULL, 0);
+	synth_fde(s, false, cie, lo, len, ins, n);
+	return synth_table(s, t);
+}
+
 /* Every rule shape the walker evaluates, and some it does not. */
 static void test_synth_rules(void **state)
 {
@@ -1257,13 +1269,9 @@ static void test_synth_rbx(void **state)
 		DW_CFA_advance_loc | 4, DW_CFA_restore | 3};
 	struct fl_cfitable t;
 	struct synth s;
-	size_t cie;
 
 	(void)state;
-	synth_init(&s);
-	cie = synth_cie(&s, false, "zR", NULL, 0);
-	synth_fde(&s, false, cie, 0x1500, 0x20, f, sizeof(f));
-	assert_int_equal(synth_table(&s, &t), 0);
+	assert_int_equal(synth_one_fde(&s, 0x1500, 0x20, f, sizeof(f), &t), 0);
 	check_table(&t);
 	expect_row(&t, 0x1500, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
 	expect_rbx(&t, 0x1500, FL_RBX_SAME);
@@ -1334,13 +1342,9 @@ static void test_synth_restore_state(void **state)
 				    DW_CFA_restore_state};
 	struct fl_cfitable t;
 	struct synth s;
-	size_t cie;
 
 	(void)state;
-	synth_init(&s);
-	cie = synth_cie(&s, false, "zR", NULL, 0);
-	synth_fde(&s, false, cie, 0x1000, 0x40, f, sizeof(f));
-	assert_int_equal(synth_table(&s, &t), 0);
+	assert_int_equal(synth_one_fde(&s, 0x1000, 0x40, f, sizeof(f), &t), 0);
 	assert_int_equal(t.nr, 5);
 	expect_row(&t, 0x1000, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
 	expect_row(&t, 0x1007, FL_CFA_RSP, 336, FL_RBP_SAME, 0, -8);
@@ -1563,10 +1567,7 @@ static void test_synth_refused(void **state)
 	size_t cie;
 
 	(void)state;
-	synth_init(&s);
-	cie = synth_cie(&s, false, "zR", NULL, 0);
-	synth_fde(&s, false, cie, 0x1000, 0x10, NULL, 0);
-	assert_int_equal(synth_table(&s, &t), 0);
+	assert_int_equal(synth_one_fde(&s, 0x1000, 0x10, NULL, 0, &t), 0);
 	fl_cfitable__fini(&t);
 
 	s.machine = EM_AARCH64;

@@ -254,6 +254,28 @@ struct ct_rules {
 	bool signalp;			  /* the CIE's "S" augmentation */
 };
 
+/* An offset rbx_off can hold: 16 bits, and not one of its two markers. */
+static bool rbx_off_fits(int64_t off)
+{
+	return fits_s16(off) && off != FL_RBX_SAME && off != FL_RBX_UNKNOWN;
+}
+
+/*
+ * A register's rule "saved at CFA + *off": said so, or, with the CFA at
+ * rsp + cfa_off, "saved at rsp + N", which is CFA + N - cfa_off.
+ */
+static bool saved_at_cfa(const struct ct_rule *reg, const struct fl_uw_row *row, int64_t *off)
+{
+	if (is_at_cfa(reg->ops, reg->n, off))
+		return true;
+	/* (off fits first: both in 32 bits, the difference cannot overflow 64.) */
+	if (row->cfa_type != FL_CFA_RSP || !is_at_reg(reg->ops, reg->n, REG_RSP, off) ||
+	    !fits_s32(*off))
+		return false;
+	*off -= row->cfa_off;
+	return true;
+}
+
 /*
  * The rt_sigframe the kernel pushes for a handler, as glibc's __restore_rt
  * describes it ("S" augmentation): the CFA is the saved rsp,
@@ -278,8 +300,7 @@ static bool signal_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_
 	row->ra_off = (__s16)ra_at;
 	/* rbx too, at rsp + N (rbp's neighbour in the ucontext). */
 	row->rbx_off = FL_RBX_UNKNOWN;
-	if (r->rbx.ok && is_at_reg(r->rbx.ops, r->rbx.n, REG_RSP, &bx_at) && fits_s16(bx_at) &&
-	    bx_at != FL_RBX_SAME && bx_at != FL_RBX_UNKNOWN)
+	if (r->rbx.ok && is_at_reg(r->rbx.ops, r->rbx.n, REG_RSP, &bx_at) && rbx_off_fits(bx_at))
 		row->rbx_off = (__s16)bx_at;
 	return true;
 }
@@ -299,19 +320,12 @@ static bool rbp_row(const struct ct_rule *rbp, struct fl_uw_row *row, enum fl_cf
 	}
 	if (row->cfa_type == FL_CFA_PLT)
 		return false; /* rbp_off holds the PLT threshold */
-	if (is_at_cfa(rbp->ops, rbp->n, &off) && fits_s16(off)) {
+	if (saved_at_cfa(rbp, row, &off) && fits_s16(off))
 		row->rbp_type = FL_RBP_AT_CFA;
-	} else if (is_at_reg(rbp->ops, rbp->n, REG_RBP, &off) && fits_s16(off)) {
+	else if (is_at_reg(rbp->ops, rbp->n, REG_RBP, &off) && fits_s16(off))
 		row->rbp_type = FL_RBP_AT_RBP;
-	} else if (row->cfa_type == FL_CFA_RSP && is_at_reg(rbp->ops, rbp->n, REG_RSP, &off) &&
-		   fits_s32(off) && fits_s16(off - row->cfa_off)) {
-		/* (off fits first: both in 32 bits, the difference cannot overflow 64.) */
-		/* Saved at rsp + N, and the CFA is rsp + cfa_off: at CFA + N - cfa_off. */
-		row->rbp_type = FL_RBP_AT_CFA;
-		off -= row->cfa_off;
-	} else {
+	else
 		return false;
-	}
 	row->rbp_off = (__s16)off;
 	return true;
 }
@@ -332,16 +346,7 @@ static void rbx_row(const struct ct_rule *rbx, struct fl_uw_row *row)
 		row->rbx_off = FL_RBX_SAME;
 		return;
 	}
-	if (is_at_cfa(rbx->ops, rbx->n, &off)) {
-		/* off as it is */
-	} else if (row->cfa_type == FL_CFA_RSP && is_at_reg(rbx->ops, rbx->n, REG_RSP, &off) &&
-		   fits_s32(off)) {
-		/* Saved at rsp + N, with the CFA at rsp + cfa_off: at CFA + N - cfa_off. */
-		off -= row->cfa_off;
-	} else {
-		return;
-	}
-	if (fits_s16(off) && off != FL_RBX_SAME && off != FL_RBX_UNKNOWN)
+	if (saved_at_cfa(rbx, row, &off) && rbx_off_fits(off))
 		row->rbx_off = (__s16)off;
 }
 

@@ -52,8 +52,8 @@ struct uw_file {
 	/*
 	 * A big file indexed by its .eh_frame_hdr, its CFI not read: steps take
 	 * the rows of their pc's window, compiled once each (wins, empty where
-	 * there is no CFI; by window + 1 in win_idx). hdr_failed: a step needed a rule rows do not hold, and
-	 * the CFI was read whole after all.
+	 * there is no CFI; by window + 1 in win_idx). hdr_failed: a step needed
+	 * a rule rows do not hold, and the CFI was read whole after all.
 	 */
 	struct fl_cfitable_src *src;
 	struct fl_cfitable *wins;

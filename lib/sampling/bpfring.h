@@ -27,7 +27,10 @@ typedef int (*fl_bpfring_fn)(void *ctx, void *data, size_t size);
 int fl_bpfring__new(struct fl_bpfring **ret);
 /* Accepts NULL. */
 void fl_bpfring__free(struct fl_bpfring *rb);
-/* Adds the ring of BPF map map_fd (not taken over), whose records go to fn. */
+/*
+ * Adds the ring of BPF map map_fd (not taken over), whose records go to
+ * fn; fn NULL: its records only wake the reader, and are passed over.
+ */
 int fl_bpfring__add(struct fl_bpfring *rb, int map_fd, fl_bpfring_fn fn, void *ctx);
 /* Readable (EPOLLIN) when a ring has records to consume. */
 int fl_bpfring__epoll_fd(const struct fl_bpfring *rb);

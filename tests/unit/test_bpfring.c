@@ -209,6 +209,28 @@ static void test_callback_error_stops(void **state)
 	fl_bpfring__free(rb);
 }
 
+/* A ring without a callback: its records wake the reader, are counted and passed over. */
+static void test_wake_only(void **state)
+{
+	struct fl_bpfring *rb;
+
+	(void)state;
+	t.want = 200;
+	t.next_len = 14 + t.want;
+	t.got = 0;
+	t.fail_at = -1;
+	assert_int_equal(fl_bpfring__new(&rb), 0);
+	assert_int_equal(fl_bpfring__add(rb, t.map, NULL, NULL), 0);
+	assert_int_equal(fl_bpfring__consume(rb), 0);
+	produce(7);
+	assert_int_equal(readable(rb), 1);
+	assert_int_equal(fl_bpfring__consume(rb), 7);
+	assert_int_equal(readable(rb), 0);
+	assert_int_equal(fl_bpfring__consume(rb), 0);
+	assert_int_equal(t.got, 0);
+	fl_bpfring__free(rb);
+}
+
 /* Not a ring buffer: refused. */
 static void test_not_a_ring(void **state)
 {
@@ -229,6 +251,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_records_whole_and_in_order),
 		cmocka_unit_test(test_callback_error_stops),
+		cmocka_unit_test(test_wake_only),
 		cmocka_unit_test(test_not_a_ring),
 	};
 

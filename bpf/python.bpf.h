@@ -71,6 +71,36 @@ struct {
 	__type(value, struct fl_py_code);
 } pycodes SEC(".maps");
 
+/*
+ * Processes sampled that are not in pyprocs ask user space to look at
+ * their mappings (py_asked, py_wants): the record wakes it at once, and it
+ * tells whether each is a Python it can read before the next samples
+ * rather than at its next periodic read of the mappings, a second later.
+ * A process asks once, and again only when its executable mappings have
+ * changed since (libpython loaded by ld.so or dlopen() after the first
+ * ask), at most every PY_ASK_AGAIN_NS. Keys are tgids; an exec takes its
+ * key out (py_on_exec); a pid used again before the LRU dropped the key
+ * asks when its mappings differ, as they mostly do.
+ */
+struct py_ask {
+	__u64 exec_vm; /* the process's pages of executable mappings when it asked */
+	__u64 when;    /* bpf_ktime_get_ns() then */
+};
+
+#define PY_ASK_AGAIN_NS (20ULL * 1000 * 1000)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} py_wants SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct py_ask);
+} py_asked SEC(".maps");
+
 /* Per CPU: the frames being read, a frame's first bytes, a code object's names being read. */
 #define PY_FRAME_READ 72 /* 3.11's _PyInterpreterFrame up to its locals */
 #define PY_CODE_READ 192
@@ -120,8 +150,13 @@ struct thread_struct___py {
 	unsigned long fsbase;
 } __attribute__((preserve_access_index));
 
+struct mm_struct___py {
+	unsigned long exec_vm;
+} __attribute__((preserve_access_index));
+
 struct task_struct___py {
 	struct thread_struct___py thread;
+	struct mm_struct___py *mm;
 } __attribute__((preserve_access_index));
 
 /* pthread_self() of the current thread: its fs base (x86-64), which CPython keeps as thread_id. */
@@ -337,6 +372,37 @@ static long py_frame_step(__u32 i, struct py_walk_ctx *c)
 	return 0;
 }
 
+static __always_inline void py_ask(__u32 tgid)
+{
+	struct task_struct___py *task = (struct task_struct___py *)bpf_get_current_task();
+	struct mm_struct___py *mm = BPF_CORE_READ(task, mm);
+	const struct py_ask *old;
+	struct py_ask a = {};
+	__u32 *w;
+
+	if (!mm)
+		return; /* a kernel thread */
+	a.exec_vm = BPF_CORE_READ(mm, exec_vm);
+	/* Looked up first: an LRU update takes a free node even for a key it has. */
+	old = bpf_map_lookup_elem(&py_asked, &tgid);
+	if (old && old->exec_vm == a.exec_vm)
+		return;
+	a.when = bpf_ktime_get_ns();
+	if (old && a.when - old->when < PY_ASK_AGAIN_NS)
+		return;
+	/* Two CPUs may both ask: two records, one more wake-up. */
+	if (bpf_map_update_elem(&py_asked, &tgid, &a, BPF_ANY))
+		return;
+	w = bpf_ringbuf_reserve(&py_wants, sizeof(*w), 0);
+	if (!w) {
+		/* Not asked after all: the next sample asks again. */
+		bpf_map_delete_elem(&py_asked, &tgid);
+		return;
+	}
+	*w = tgid;
+	bpf_ringbuf_submit(w, BPF_RB_FORCE_WAKEUP);
+}
+
 /*
  * The Python frames of the current thread of process tgid into the
  * scratch's frames (leaf first, zero-terminated) and their hash into its
@@ -351,6 +417,8 @@ __noinline int py_walk(__u32 tgid, __u32 host_tid)
 	struct py_walk_ctx c = {.tgid = tgid, .hash = PY_HASH_SEED};
 	__u64 ts, frame;
 
+	if (!p)
+		py_ask(tgid);
 	if (!sc || !p)
 		return 0;
 	ts = py_tstate(p, tgid, host_tid);
@@ -370,7 +438,7 @@ __noinline int py_walk(__u32 tgid, __u32 host_tid)
 /*
  * An exec replaces the interpreter (or ends it): its process is read
  * again when user space has its new mappings, not with the old offsets
- * meanwhile.
+ * meanwhile; its next sample asks for that at once.
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(py_on_exec, struct task_struct *p)
@@ -383,6 +451,7 @@ int BPF_PROG(py_on_exec, struct task_struct *p)
 			return 0;
 	}
 	bpf_map_delete_elem(&pyprocs, &tgid);
+	bpf_map_delete_elem(&py_asked, &tgid);
 	return 0;
 }
 

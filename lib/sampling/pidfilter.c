@@ -31,7 +31,7 @@ struct fl_pidfilter {
 	struct filter_bpf *skel;
 	struct bpf_link *fork_link;
 	struct bpf_link *exec_link; /* python */
-	struct fl_bpfring *py_rb;   /* python: pyframes */
+	struct fl_bpfring *py_rb;   /* python: pyframes, py_wants */
 	fl_pidfilter_py_fn on_python;
 	void *py_ctx;
 	bool python;
@@ -86,7 +86,8 @@ static int setup_python(struct filter_bpf *skel, const struct fl_pidfilter_opts 
 {
 	struct bpf_map *maps[] = {skel->maps.pyprocs,  skel->maps.py_tstates,
 				  skel->maps.pycodes,  skel->maps.py_scratch,
-				  skel->maps.pyframes, skel->maps.pyrec_scratch};
+				  skel->maps.pyframes, skel->maps.pyrec_scratch,
+				  skel->maps.py_wants, skel->maps.py_asked};
 	size_t ring = opts->py_ring_bytes;
 	int err;
 
@@ -169,6 +170,9 @@ int fl_pidfilter__new(const struct fl_pidfilter_opts *opts, struct fl_pidfilter 
 		err = fl_bpfring__new(&f->py_rb);
 		if (!err)
 			err = fl_bpfring__add(f->py_rb, bpf_map__fd(f->skel->maps.pyframes), on_pyrec,
+					      f);
+		if (!err)
+			err = fl_bpfring__add(f->py_rb, bpf_map__fd(f->skel->maps.py_wants), NULL,
 					      f);
 		if (err)
 			goto out_err;

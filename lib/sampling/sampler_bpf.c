@@ -50,7 +50,7 @@ struct fl_sampler_bpf {
 	uint64_t throttled;	 /* PERF_RECORD_THROTTLE notes (and notes lost) */
 	struct bpf_link **links; /* one per event */
 	struct bpf_link *fork_link;
-	struct fl_bpfring *rb; /* overflow, uw_wants, ucopies */
+	struct fl_bpfring *rb; /* overflow, uw_wants, py_wants, ucopies */
 	/*
 	 * Samples counted in user space: those sent whole through the overflow
 	 * ring, the stack copies unwound here, and what each gather moved out
@@ -703,6 +703,9 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	/* The walker's wants wake the same epoll fd: answered at the next poll, not a tick later. */
 	if (s->kt &&
 	    (err = fl_bpfring__add(s->rb, bpf_map__fd(s->skel->maps.uw_wants), on_want, s)))
+		goto out_free;
+	if (s->python &&
+	    (err = fl_bpfring__add(s->rb, bpf_map__fd(s->skel->maps.py_wants), NULL, s)))
 		goto out_free;
 	if (s->unwinder &&
 	    (err = fl_bpfring__add(s->rb, bpf_map__fd(s->skel->maps.ucopies), on_ucopy, s)))

@@ -148,6 +148,16 @@ if [[ -r $LIBPY ]]; then
 		--min-chain 99 --require hot_two
 	native=$(count_matching "$T/embed.folded" ';main;spin_until')
 	[[ $native -gt 100 ]] || fail "embed: $native samples of its native start (spin_until)"
+	# Frame pointers: nothing but Python's own ask tells flamed that the
+	# process it was asked about before now maps libpython (no table is
+	# wanted). Past the native start, samples without Python frames are few.
+	run_flamed embed-fp record --call-graph fp -F 999 -o "$T/embed-fp.folded" -- \
+		"$FIXTURES/py_embed" "$LIBPY" 1 "$WORK" split 3
+	expect_rc 0
+	awk '/^py_embed;/ { all += $NF; native += /;spin_until/ ? $NF : 0; py += /_\[p\]/ ? $NF : 0 }
+	     END { rest = all - native; printf "%d %d\n", py, rest; exit !(rest > 300 && py * 100 >= rest * 95) }' \
+		"$T/embed-fp.folded" >"$T/embed-fp.share" ||
+		fail "embed, fp: Python frames in $(cut -d' ' -f1 "$T/embed-fp.share") of the $(cut -d' ' -f2 "$T/embed-fp.share") samples past the native start (want 95%): libpython loaded after the first ask was not seen"
 else
 	note "no $LIBPY (libpython3.11, in python3.11-dev): the embedding part skipped"
 fi

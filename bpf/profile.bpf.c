@@ -634,7 +634,7 @@ int BPF_PROG(uw_on_exec, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 	struct pt_regs *regs;
-	__u64 ip = 0;
+	__u64 ip = 0, asked;
 
 	if (child_pidns) {
 		tgid = pid_in_ns(BPF_CORE_READ(p, group_leader, thread_pid), pidns_ino);
@@ -644,6 +644,9 @@ int BPF_PROG(uw_on_exec, struct task_struct *p)
 	bpf_map_delete_elem(&procs_few, &tgid);
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&uw_kmaps, &tgid);
+	/* Its first miss asks at once, even if the old image had asked (and was not answered). */
+	asked = tgid;
+	bpf_map_delete_elem(&uw_asked, &asked);
 	/*
 	 * The new image's first mappings, known to the kernel now: the
 	 * program's code and the dynamic linker (where the task will start),

@@ -1468,7 +1468,6 @@ static int run(struct daemon *d)
 				break;
 			case TAG_SAMPLER:
 			case TAG_TRACKER:
-			case TAG_MAPS:
 				/* A session closed by a reload may leave a stale event. */
 				if (d->ses.sampler)
 					session_event(&d->ses, tag);

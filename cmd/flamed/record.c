@@ -860,7 +860,6 @@ static int event_loop(struct recording *r, int ep, int sfd)
 				break;
 			case TAG_SAMPLER:
 			case TAG_TRACKER:
-			case TAG_MAPS:
 				session_event(&r->ses, tag);
 				break;
 			case TAG_PIDFD:

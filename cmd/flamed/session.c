@@ -27,7 +27,6 @@
 #include "session.h"
 
 /* Seconds between two reads of the tracker for the walker's mappings (kernel-dwarf). */
-#define MAPS_PERIOD 0.02
 
 int epoll_add(int ep, int fd, enum tag tag, uint32_t idx)
 {
@@ -516,7 +515,6 @@ int session_open(struct session *s, const struct session_opts *o)
 
 	s->o = *o;
 	s->ep = -1;
-	s->maps_fd = -1;
 	s->budget = (struct fl_budget){.max = o->max_cache_bytes ?: FL_SYM_DEFAULT_CACHE};
 	err = session_check_pidns(&s->pidns);
 	if (err)
@@ -639,17 +637,12 @@ int session_watch(struct session *s, int ep)
 
 	s->ep = ep;
 	/*
-	 * kernel-dwarf: a process's mappings reach the walker when the tracker
-	 * is read. Its rings wake flamed only when a quarter full, so they are
-	 * also read every MAPS_PERIOD: a program just started is walked with
-	 * its tables after some milliseconds, not after a second.
+	 * kernel-dwarf and Python: a process's mappings reach the BPF program
+	 * when the tracker is read. Its rings wake flamed only when a quarter
+	 * full, and nothing reads them on a timer: a process sampled before
+	 * its mappings were read asks for them (uw_wants, py_wants), and its
+	 * want wakes flamed at once. An idle machine costs no wake-ups.
 	 */
-	if ((fl_sampler__kdwarf(s->sampler) || session_python(s)) && s->maps_fd < 0) {
-		s->maps_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		if (s->maps_fd < 0 || timer_arm(s->maps_fd, MAPS_PERIOD, MAPS_PERIOD))
-			return s->maps_fd < 0 ? -errno : -EINVAL;
-		err = epoll_add(ep, s->maps_fd, TAG_MAPS, 0);
-	}
 	for (size_t i = 0; !err && i < fl_sampler__nr_fds(s->sampler); i++)
 		err = watch_fd(ep, fl_sampler__fd(s->sampler, i), TAG_SAMPLER, (uint32_t)i);
 	for (size_t i = 0; !err && i < fl_tracker__nr_fds(s->tracker); i++)
@@ -933,11 +926,6 @@ static int flush_exited(struct session *s)
 
 void session_event(struct session *s, enum tag tag)
 {
-	uint64_t ticks;
-
-	if (tag == TAG_MAPS && read(s->maps_fd, &ticks, sizeof(ticks)) < 0) {
-		/* EAGAIN: nothing to clear */
-	}
 	/* Mappings first: DWARF samples are unwound as they are read. */
 	tracker_poll(s);
 	if (tag == TAG_SAMPLER)
@@ -1094,8 +1082,6 @@ void session_close(struct session *s)
 	fl_unwinder__free(s->unwinder);
 	fl_cgroups__free(s->cgroups); /* after the sampler, which borrows it */
 	free(s->offline_at_start);
-	if (s->maps_fd > 0)
-		close(s->maps_fd);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -36,7 +36,6 @@ enum tag {
 	TAG_PIDFD,
 	TAG_SNAPSHOT,
 	TAG_WATCHDOG,
-	TAG_MAPS, /* kernel-dwarf: time to tell the BPF walker about new mappings */
 };
 
 /*
@@ -134,7 +133,6 @@ struct session {
 	uint64_t flushes, flushed_stacks;
 	unsigned int ticks_since_trim;
 	int kdwarf_failed; /* -errno: kernel-dwarf asked for and not loadable (0: loaded or not asked) */
-	int maps_fd;	   /* kernel-dwarf: the TAG_MAPS timerfd, or -1 */
 	int ep;		    /* the epoll the fds are watched with (session_watch()), or -1 */
 	bool running;	    /* between session_start() and session_stop() */
 	unsigned revived;   /* CPUs whose events were opened again after a hotplug */
@@ -199,7 +197,7 @@ int session_open(struct session *s, const struct session_opts *o);
 int session_watch(struct session *s, int ep);
 /* Tracker first, then sampling. Prints one line on failure. */
 int session_start(struct session *s);
-/* TAG_SAMPLER, TAG_TRACKER or TAG_MAPS woke the loop. */
+/* TAG_SAMPLER or TAG_TRACKER woke the loop. */
 void session_event(struct session *s, enum tag tag);
 /* Once a second: reads the rings, retries JIT maps, names exited processes. */
 void session_tick(struct session *s);

@@ -26,8 +26,6 @@
 #include "flamed/unwinding/unwind.h"
 #include "session.h"
 
-/* Seconds between two reads of the tracker for the walker's mappings (kernel-dwarf). */
-
 int epoll_add(int ep, int fd, enum tag tag, uint32_t idx)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)tag << 32 | idx};
@@ -641,7 +639,7 @@ int session_watch(struct session *s, int ep)
 	 * when the tracker is read. Its rings wake flamed only when a quarter
 	 * full, and nothing reads them on a timer: a process sampled before
 	 * its mappings were read asks for them (uw_wants, py_wants), and its
-	 * want wakes flamed at once. An idle machine costs no wake-ups.
+	 * want wakes flamed at once. An idle machine costs the tick alone.
 	 */
 	for (size_t i = 0; !err && i < fl_sampler__nr_fds(s->sampler); i++)
 		err = watch_fd(ep, fl_sampler__fd(s->sampler, i), TAG_SAMPLER, (uint32_t)i);

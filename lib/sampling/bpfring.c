@@ -173,9 +173,11 @@ static int one_consume(struct bpfring_one *r)
 				return n; /* being written: its producer wakes us again */
 			if (size > r->size - BPF_RINGBUF_HDR_SZ)
 				return -EBADMSG; /* not a record the kernel writes */
-			if (!(len & BPF_RINGBUF_DISCARD_BIT) && !r->fn) {
+			if (len & BPF_RINGBUF_DISCARD_BIT) {
+				/* nothing to hand out */
+			} else if (!r->fn) {
 				n++; /* a ring whose records only wake */
-			} else if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+			} else {
 				data = record_data(r, cons + BPF_RINGBUF_HDR_SZ, size);
 				err = data ? r->fn(r->ctx, data, size) : -ENOMEM;
 				n += err >= 0;

@@ -96,6 +96,18 @@ static int teardown(void **state)
 	return 0;
 }
 
+/*
+ * A test's records start at len want (skb->len: what follows the Ethernet
+ * header, which the run takes off); the callback fails at its fail_at-th.
+ */
+static void begin(uint32_t want, int fail_at)
+{
+	t.want = want;
+	t.next_len = 14 + want;
+	t.got = 0;
+	t.fail_at = fail_at;
+}
+
 /* Runs the program over nr packets, each a byte longer than the one before. */
 static void produce(int nr)
 {
@@ -161,10 +173,7 @@ static void test_records_whole_and_in_order(void **state)
 	int total = 0;
 
 	(void)state;
-	t.want = 0; /* skb->len: what follows the Ethernet header, which the run takes off */
-	t.next_len = 14 + t.want;
-	t.got = 0;
-	t.fail_at = -1;
+	begin(0, -1);
 	assert_int_equal(fl_bpfring__new(&rb), 0);
 	assert_int_equal(fl_bpfring__add(rb, t.map, on_record, NULL), 0);
 	/* The consumer's page, and the producer's with the data once. */
@@ -194,10 +203,7 @@ static void test_callback_error_stops(void **state)
 	struct fl_bpfring *rb;
 
 	(void)state;
-	t.want = 100;
-	t.next_len = 14 + t.want;
-	t.got = 0;
-	t.fail_at = 2;
+	begin(100, 2);
 	assert_int_equal(fl_bpfring__new(&rb), 0);
 	assert_int_equal(fl_bpfring__add(rb, t.map, on_record, NULL), 0);
 	assert_int_equal(fl_bpfring__consume(rb), 0); /* what the test before left: nothing */
@@ -215,10 +221,7 @@ static void test_wake_only(void **state)
 	struct fl_bpfring *rb;
 
 	(void)state;
-	t.want = 200;
-	t.next_len = 14 + t.want;
-	t.got = 0;
-	t.fail_at = -1;
+	begin(200, -1);
 	assert_int_equal(fl_bpfring__new(&rb), 0);
 	assert_int_equal(fl_bpfring__add(rb, t.map, NULL, NULL), 0);
 	assert_int_equal(fl_bpfring__consume(rb), 0);

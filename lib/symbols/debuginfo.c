@@ -342,6 +342,50 @@ static Elf *elf_check(Elf *elf, const GElf_Ehdr *like)
 	return elf;
 }
 
+/*
+ * Debug sections flamed never reads: location lists, macros and the
+ * name indexes. libdw inflates every debug section it knows when it opens
+ * a DWARF (dwarf_begin_elf), read later or not; location lists alone are a
+ * sixth of libc6-dbg's compressed bytes and a seventh inflated.
+ */
+static const char *const unread_sections[] = {
+	"debug_loc", "debug_loclists", "debug_macro", "debug_macinfo", "debug_pubnames", "debug_pubtypes",
+};
+
+static bool is_unread_section(const char *name)
+{
+	if (!name || name[0] != '.')
+		return false;
+	name += name[1] == 'z' ? 2 : 1; /* .zdebug_*: GNU-compressed */
+	for (size_t i = 0; i < ARRAY_SIZE(unread_sections); i++)
+		if (!strcmp(name, unread_sections[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Marks elf's unread debug sections SHT_NOBITS in libelf's copy of the
+ * section headers (the file is not written): libdw then passes them over,
+ * and the budget does not count them (debug_sections_bytes()).
+ */
+static void hide_unread_sections(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !is_unread_section(elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		gelf_update_shdr(scn, &sh);
+	}
+}
+
 /* --- what reading costs ---------------------------------------------------------- */
 
 /* The bytes of the debug sections of elf (open at fd), inflated: libdw reads them whole. */
@@ -833,6 +877,8 @@ int fl_debuginfo__find(int fd, const char *path, const struct fl_debuginfo_opts 
 		di->dwarf = di->bin;
 	if (di->dwarf)
 		try_alt(&s, di->dwarf == di->dbg ? di->path : path);
+	hide_unread_sections(di->dwarf);
+	hide_unread_sections(di->alt);
 	*ret = TAKE_PTR(di);
 	return 0;
 }

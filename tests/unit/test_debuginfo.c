@@ -485,6 +485,54 @@ static void test_unstripped(void **state)
 	fl_debuginfo__free(di);
 }
 
+/*
+ * The location lists libdw would inflate and flamed never reads are hidden
+ * from it (SHT_NOBITS in libelf's copy of the headers) and not counted; the
+ * rest is there, and libdw still reads the functions.
+ */
+static void test_unread_sections_hidden(void **state)
+{
+	struct fl_debuginfo *di = find("elf_pie");
+	Elf *elf = fl_debuginfo__dwarf_elf(di);
+	bool loclists = false, info = false;
+	Elf_Scn *scn = NULL;
+	uint64_t counted = 0;
+	size_t shstrndx;
+	Dwarf_CU *unit = NULL;
+	Dwarf_Die cu;
+	Dwarf *dw;
+
+	(void)state;
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		if (!strcmp(name, ".debug_loclists")) {
+			loclists = true;
+			assert_int_equal(sh.sh_type, SHT_NOBITS);
+			continue;
+		}
+		assert_int_equal(sh.sh_type, SHT_PROGBITS);
+		info |= !strcmp(name, ".debug_info");
+		counted += sh.sh_size;
+	}
+	assert_true(loclists); /* gcc -O2 -g writes them for elf_pie */
+	assert_true(info);
+	assert_int_equal(fl_debuginfo__dwarf_bytes(di), counted);
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	assert_non_null(dw);
+	assert_int_equal(dwarf_get_units(dw, NULL, &unit, NULL, NULL, &cu, NULL), 0);
+	assert_int_equal(dwarf_tag(&cu), DW_TAG_compile_unit);
+	dwarf_end(dw);
+	fl_debuginfo__free(di);
+}
+
 /* --- a container's root ------------------------------------------------------------ */
 
 static void mkdirs(const char *root, const char *rel)
@@ -1361,6 +1409,7 @@ int main(void)
 		cmocka_unit_test(test_bad_crc),
 		cmocka_unit_test(test_wrong_build_id),
 		cmocka_unit_test(test_unstripped),
+		cmocka_unit_test(test_unread_sections_hidden),
 		cmocka_unit_test(test_root),
 		cmocka_unit_test(test_magic_link),
 		cmocka_unit_test(test_hostile_minidebuginfo),

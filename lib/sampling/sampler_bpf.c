@@ -65,6 +65,11 @@ struct fl_sampler_bpf {
 	uint32_t ustack_slots;	      /* ... and ids of walked user stacks (kernel-dwarf) */
 	uint32_t pystack_slots;	      /* ... and of Python stacks (python) */
 	uint32_t nr_stacks;	      /* entries of each counts map */
+	/*
+	 * Whether the kernel looks up and deletes a stack-map entry in one
+	 * call (Linux 6.13 and later): 0 not known yet, 1 yes, -1 no.
+	 */
+	int stack_lookup_delete;
 	bool python;
 	int nr_possible;
 	uint64_t truncated; /* samples whose stack filled a whole stack-map entry, once counted */
@@ -889,6 +894,7 @@ struct stack_cache {
 	int fd;
 	uint32_t depth;	 /* frames per entry */
 	uint32_t nslots; /* ids are below this */
+	bool del;	 /* a stack map emptied by this drain: an id read is deleted (stack_get()) */
 	/*
 	 * id + 1 -> its stack's index in held: the stacks a drain looked up,
 	 * not an array of every id (the walked stacks' ids span four slots
@@ -933,6 +939,32 @@ static const struct cached_stack *cache_add(struct stack_cache *c, uint32_t id, 
 	return cs;
 }
 
+/*
+ * Reads stack id into c->buf; with c->del deleted in the same call where
+ * the kernel can, so that clear_stacks() then finds nothing left (it took
+ * two more calls a stack). False when the id holds no stack.
+ */
+static bool stack_read(struct stack_cache *c, int32_t id)
+{
+	struct fl_sampler_bpf *s = c->s;
+
+	if (c->del && s->stack_lookup_delete >= 0) {
+		if (!bpf_map_lookup_and_delete_elem(c->fd, &id, c->buf)) {
+			s->stack_lookup_delete = 1;
+			return true;
+		}
+		if (errno == ENOENT)
+			return false;
+		/* Before Linux 6.13 only hash maps, queues and stacks can (ENOTSUPP, EINVAL). */
+		if (!s->stack_lookup_delete)
+			fl_pr_debug("sampler_bpf: stack ids cannot be looked up and deleted at once "
+				    "here (%s): deleted after the drain\n",
+				    strerror(errno));
+		s->stack_lookup_delete = -1;
+	}
+	return !bpf_map_lookup_elem(c->fd, &id, c->buf);
+}
+
 static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
 {
 	uint32_t at;
@@ -942,7 +974,7 @@ static const struct cached_stack *stack_get(struct stack_cache *c, int32_t id)
 	if (fl_u32map__get(&c->by_id, (uint32_t)id + 1, &at))
 		return c->held[at];
 	memset(c->buf, 0, c->depth * sizeof(uint64_t));
-	if (bpf_map_lookup_elem(c->fd, &id, c->buf))
+	if (!stack_read(c, id))
 		return NULL;
 	return cache_add(c, (uint32_t)id, c->buf);
 }
@@ -1268,6 +1300,7 @@ static int drain_set(struct fl_sampler_bpf *s, uint32_t set, bool del, fl_raw_st
 	int err;
 
 	err = cache_init(&c, s, stacks_fd(s, set), s->depth, s->stack_slots);
+	c.del = del;
 	if (!err && s->kt) {
 		err = cache_init_read(&uc, s, ustacks_fd(s, set), FL_MAX_STACK_DEPTH,
 				      s->ustack_slots, del);

@@ -38,6 +38,7 @@ struct pid {
 struct mm_struct;
 
 struct task_struct {
+	int pid; /* the thread's */
 	int tgid;
 	struct pid *thread_pid;
 	struct task_struct *group_leader;

@@ -663,6 +663,32 @@ int BPF_PROG(uw_on_exec, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * kernel-dwarf: a process's entries go when it exits (its leader thread:
+ * should that end first, the other threads' samples ask again). User space
+ * deletes only what it pushed (ktables.c): most processes of a busy
+ * machine fork, exec and exit between two of its reads, and were never
+ * pushed; the copy a fork made of their parent's is deleted here or at
+ * their exec, without two bpf calls each from user space.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(uw_on_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (p->pid != tgid)
+		return 0;
+	if (child_pidns) {
+		tgid = pid_in_ns(BPF_CORE_READ(p, thread_pid), pidns_ino);
+		if (!tgid)
+			return 0;
+	}
+	bpf_map_delete_elem(&procs_few, &tgid);
+	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&uw_kmaps, &tgid);
+	return 0;
+}
+
 /* kernel-dwarf: a forked child has its parent's mappings; it need not wait for user space. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(uw_on_fork, struct task_struct *parent, struct task_struct *child)

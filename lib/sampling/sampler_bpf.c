@@ -92,7 +92,7 @@ struct fl_sampler_bpf {
 	bool copy_final, copy_missed; /* unwind_copy() and unwind_row() */
 	uint64_t uc_rows_retried;     /* row steps of unwinds tried again later */
 	uint64_t uc_rows0;  /* the unwinder's row steps when we began (it is the caller's) */
-	struct bpf_link *uw_exec_link, *uw_fork_link;
+	struct bpf_link *uw_exec_link, *uw_fork_link, *uw_exit_link;
 	struct bpf_link *py_exec_link;
 };
 
@@ -132,6 +132,7 @@ static void bpf_free(struct fl_sampler *base)
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->uw_exec_link);
 	bpf_link__destroy(s->uw_fork_link);
+	bpf_link__destroy(s->uw_exit_link);
 	bpf_link__destroy(s->py_exec_link);
 	fl_cpu_events__free(s->events);
 	/* The unwinder is the caller's: it must not step by our tables once they go. */
@@ -633,6 +634,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	if (!kdwarf) {
 		bpf_program__set_autoload(s->skel->progs.uw_on_exec, false);
 		bpf_program__set_autoload(s->skel->progs.uw_on_fork, false);
+		bpf_program__set_autoload(s->skel->progs.uw_on_exit, false);
 	}
 	/*
 	 * Python stacks: a quarter as many as the stack map (1 KiB each,
@@ -677,6 +679,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 			 * before its exec) maps many files never sampled.
 			 */
 			.lazy = true,
+			.exit_deletes = true, /* uw_on_exit: bpf_start() fails without it */
 		};
 
 		err = fl_ktables__new(&ko, &s->kt);
@@ -747,6 +750,10 @@ static int bpf_start(struct fl_sampler *base)
 			return -errno ?: -EINVAL;
 	}
 	if (s->kt) {
+		/* Before uw_on_fork: every copy it makes is deleted at its process's exit. */
+		s->uw_exit_link = bpf_program__attach(s->skel->progs.uw_on_exit);
+		if (!s->uw_exit_link)
+			return -errno ?: -EINVAL;
 		s->uw_exec_link = bpf_program__attach(s->skel->progs.uw_on_exec);
 		if (!s->uw_exec_link)
 			return -errno ?: -EINVAL;

@@ -1181,7 +1181,17 @@ int fl_ktables__set_proc(struct fl_ktables *kt, uint32_t pid, const struct fl_tm
 	if (!pid)
 		return -EINVAL;
 	if (!n) {
-		procs_delete(kt, pid);
+		/*
+		 * Pushed: in the map it was pushed to only (the programs add
+		 * a fork's child, a new pid, and delete at exec and exit).
+		 * Else only its fork's copy of its parent's, in either map,
+		 * unless the program deleted that at its exit.
+		 */
+		p = proc_find(kt, pid);
+		if (p)
+			bpf_map_delete_elem(p->few ? kt->o.procs_few_fd : kt->o.procs_fd, &pid);
+		else if (!kt->o.exit_deletes)
+			procs_delete(kt, pid);
 		proc_drop(kt, pid);
 		answered(kt, pid);
 		return 0;

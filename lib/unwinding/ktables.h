@@ -51,6 +51,14 @@ struct fl_ktables_opts {
 	bool lazy;
 	/* Files with this much code or more are loaded by windows; 0: 4 MiB (tests set less). */
 	uint64_t windowed_min_code;
+	/*
+	 * The program deletes a process's entry from procs and procs_few when
+	 * it exits (uw_on_exit, attached before any fork is copied):
+	 * fl_ktables__set_proc(pid, n = 0) then deletes only what it pushed,
+	 * not for the many processes that fork, exec and exit between two
+	 * reads of the tracker and were never pushed.
+	 */
+	bool exit_deletes;
 };
 
 #define FL_KTABLES_DEFAULT_BYTES ((uint64_t)256 << 20)

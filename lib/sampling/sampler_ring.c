@@ -32,6 +32,8 @@
 
 static const char sr_idle_comm[] = "swapper";
 static const char sr_unknown_comm[] = "[unknown]";
+/* The samples of a task the kernel has no pid for any more (on_sample()). */
+static const char sr_exiting_comm[] = "[exiting]";
 
 /* Values in the kept map. */
 enum {
@@ -575,7 +577,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	const uint64_t *ips;
 	uint64_t nr, cgroup = 0;
 	uint32_t cpu = 0;
-	bool pending = false;
+	bool pending = false, exiting;
 
 	if (hdr->size < off + sizeof(nr))
 		return 0;
@@ -607,6 +609,22 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 		}
 	}
 
+	/*
+	 * pid -1: a task the kernel has no pid for any more, past the point
+	 * of its exit where it was released (a thread, or a reaped process,
+	 * on its last way out). Whose it was is not known: with targets,
+	 * not theirs as far as anyone can tell; in a child namespace, maybe a
+	 * task outside it; else its kernel stack is kept, as "[exiting]".
+	 */
+	exiting = rec->pid == UINT32_MAX;
+	if (exiting && r->filter) {
+		r->st.filtered++;
+		return 0;
+	}
+	if (exiting && r->child_ns) {
+		r->st.other_ns++;
+		return 0;
+	}
 	/* With targets, the idle task is just another process not asked for (as in the BPF program). */
 	if (rec->pid == 0 && r->filter) {
 		r->st.filtered++;
@@ -630,7 +648,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 		pending = true;
 	}
 
-	if (r->opts.dwarf) {
+	if (r->opts.dwarf && !exiting) {
 		int err = dwarf_user_stack(r, hdr, off + nr * sizeof(uint64_t), rec->pid, rec->time,
 					   &nu);
 
@@ -653,17 +671,18 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 		}
 		if (ctx == CTX_KERNEL && nk < FL_MAX_STACK_DEPTH)
 			r->kips[nk++] = ip;
-		else if (ctx == CTX_USER && nu < FL_MAX_STACK_DEPTH && !r->opts.dwarf)
+		else if (ctx == CTX_USER && nu < FL_MAX_STACK_DEPTH && !r->opts.dwarf && !exiting)
 			r->uips[nu++] = ip;
 	}
 
-	st.pid = rec->pid;
-	st.tid = r->opts.per_thread ? rec->tid : 0;
+	/* No pid to key it by: the kernel's own, 0 (a process pid 0 never exits). */
+	st.pid = exiting ? 0 : rec->pid;
+	st.tid = r->opts.per_thread && !exiting ? rec->tid : 0;
 	st.cgroup_id = r->opts.per_cgroup ? cgroup : 0;
 	/* Keyed by era: samples whose addresses mean other code are counted apart. */
-	st.time = r->opts.era ? r->opts.era(r->opts.era_ctx, rec->pid, rec->time) : 0;
+	st.time = r->opts.era && !exiting ? r->opts.era(r->opts.era_ctx, rec->pid, rec->time) : 0;
 	st.time_first = st.time;
-	st.comm = comm_of(r, rec->pid, rec->tid, rec->time);
+	st.comm = exiting ? sr_exiting_comm : comm_of(r, rec->pid, rec->tid, rec->time);
 	if (r->opts.kernel) {
 		st.kips = r->kips;
 		st.nr_kips = nk;
@@ -671,7 +690,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	} else {
 		st.kerr = -ENOENT;
 	}
-	if (r->opts.user) {
+	if (r->opts.user && !exiting) {
 		st.uips = r->uips;
 		st.nr_uips = nu;
 		st.uerr = nu ? 0 : -EFAULT;

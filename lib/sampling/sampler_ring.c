@@ -578,6 +578,7 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	uint64_t nr, cgroup = 0;
 	uint32_t cpu = 0;
 	bool pending = false, exiting;
+	uint32_t tid;
 
 	if (hdr->size < off + sizeof(nr))
 		return 0;
@@ -617,6 +618,11 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 	 * task outside it; else its kernel stack is kept, as "[exiting]".
 	 */
 	exiting = rec->pid == UINT32_MAX;
+	/*
+	 * A released thread of a live process (tid -1) goes by the process:
+	 * a name kept for tid -1 would be another process's next time.
+	 */
+	tid = rec->tid == UINT32_MAX ? rec->pid : rec->tid;
 	if (exiting && r->filter) {
 		r->st.filtered++;
 		return 0;
@@ -677,12 +683,12 @@ static int on_sample(struct ring_sampler *r, const struct perf_event_header *hdr
 
 	/* No pid to key it by: the kernel's own, 0 (a process pid 0 never exits). */
 	st.pid = exiting ? 0 : rec->pid;
-	st.tid = r->opts.per_thread && !exiting ? rec->tid : 0;
+	st.tid = r->opts.per_thread && !exiting ? tid : 0;
 	st.cgroup_id = r->opts.per_cgroup ? cgroup : 0;
 	/* Keyed by era: samples whose addresses mean other code are counted apart. */
 	st.time = r->opts.era && !exiting ? r->opts.era(r->opts.era_ctx, rec->pid, rec->time) : 0;
 	st.time_first = st.time;
-	st.comm = exiting ? sr_exiting_comm : comm_of(r, rec->pid, rec->tid, rec->time);
+	st.comm = exiting ? sr_exiting_comm : comm_of(r, rec->pid, tid, rec->time);
 	if (r->opts.kernel) {
 		st.kips = r->kips;
 		st.nr_kips = nk;

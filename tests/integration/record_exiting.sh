@@ -7,7 +7,8 @@
 # kernel time all the same, so -a keeps them under the root "[exiting]"
 # and its accounting adds up. (They were counted as taken and then refused
 # by the stack table: "N samples unaccounted for (a bug)", a dozen in
-# 2.5 s of this load.)
+# 2.5 s of this load.) A released thread of a live process (tid -1) goes
+# by its process.
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root_and_perf
@@ -39,6 +40,31 @@ note "$n of $total samples under [exiting]"
 bad=$(grep '^\[exiting\];' "$T/out.folded" | sed -E 's/ [0-9]+$//' | tr ';' '\n' | grep -v '^\[exiting\]$' |
 	grep -v '_\[k\]$' | head -n 3 || true)
 [[ -z $bad ]] || fail "frames under [exiting] that are not the kernel's: $bad"
+
+# A released thread of a live process has a pid but tid -1: it goes by its
+# process (with --per-thread: COMM-PID/PID), never by a tid -1 whose name
+# was kept from whichever process came first.
+bg python3 -c '
+import threading, time
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    ts = [threading.Thread(target=lambda: None) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+'
+THREADS=$BG_PID
+wait_until 5 "the thread loop running" test -r "/proc/$THREADS/comm"
+run_flamed threads record -a --no-bpf --per-thread -F 999 -d 3 -o "$T/threads.folded"
+expect_rc 0
+check_folded "$T/threads.folded"
+! grep -q 'unaccounted' "$T/threads.err" || fail "threads: $(grep unaccounted "$T/threads.err")"
+bad=$(root_frames "$T/threads.folded" | grep -E '/4294967295$' | sort -u | head -n 3 || true)
+[[ -z $bad ]] || fail "threads: root frames with tid -1 (4294967295): $bad"
+n_thr=$(grep -E "^[^;]*-$THREADS/[0-9]+;" "$T/threads.folded" | total_count /dev/stdin)
+note "threads: $n_thr samples of the thread loop, none under tid -1"
+[[ $n_thr -ge 1 ]] || fail "threads: no sample of the thread loop (pid $THREADS)"
 
 # In a child pid namespace a released task may have been one outside it:
 # counted as outside, and the accounting adds up there too.

@@ -20,7 +20,8 @@ BPFTOOL=$(PATH=$PATH:/usr/sbin:/sbin command -v bpftool) || skip "bpftool is not
 CMD_DELETE=3
 
 bg bash -c 'while :; do /bin/true; ( : ); done'
-wait_until 5 "the loop's first child" pgrep -P "$BG_PID" >/dev/null
+# Started once the shell runs the loop (its children live too briefly to wait for).
+wait_until 5 "the loop started" grep -qa while "/proc/$BG_PID/cmdline"
 
 # map_entries PID NAME: entries of PID's BPF map called NAME (its fds' fdinfo give the map ids).
 map_entries() {

@@ -25,7 +25,8 @@ while time.monotonic() < end:
         os._exit(0)
 '
 LOOP=$BG_PID
-wait_until 5 "the fork loop's first child" pgrep -P "$LOOP" >/dev/null
+# Started once python runs it (the children live too briefly to wait for).
+wait_comm "$LOOP" python3
 
 run_flamed exiting record -a --no-bpf -F 999 -d 3 -o "$T/out.folded"
 expect_rc 0
@@ -55,7 +56,7 @@ while time.monotonic() < end:
         t.join()
 '
 THREADS=$BG_PID
-wait_until 5 "the thread loop running" test -r "/proc/$THREADS/comm"
+wait_comm "$THREADS" python3
 run_flamed threads record -a --no-bpf --per-thread -F 999 -d 3 -o "$T/threads.folded"
 expect_rc 0
 check_folded "$T/threads.folded"

@@ -18,6 +18,8 @@ need_bpf
 BPFTOOL=$(PATH=$PATH:/usr/sbin:/sbin command -v bpftool) || skip "bpftool is not installed (Debian: bpftool)"
 
 CMD_DELETE=3
+perf stat -x, -o /dev/null -e syscalls:sys_enter_bpf -- true 2>"$T/probe.err" ||
+	skip "perf cannot count the bpf syscall's tracepoint here: $(head -n 2 "$T/probe.err")"
 
 bg bash -c 'while :; do /bin/true; ( : ); done'
 # Started once the shell runs the loop (its children live too briefly to wait for).

@@ -100,6 +100,17 @@ static __always_inline bool ns_ids(__u64 ns_dev, __u64 ns_ino, bool have_helper,
  * False for a new thread (no new process), or a process the namespace does
  * not see.
  */
+/*
+ * The tgid of task p, the leader of its group or not, as flamed's
+ * namespace numbers it (child_ns), or 0 when that namespace does not see it.
+ */
+static __always_inline __u32 task_tgid(struct task_struct *p, bool child_ns, __u64 ns_ino)
+{
+	if (!child_ns)
+		return (__u32)p->tgid;
+	return pid_in_ns(BPF_CORE_READ(p, group_leader, thread_pid), ns_ino);
+}
+
 static __always_inline bool fork_tgids(struct task_struct *parent, struct task_struct *child,
 				       bool child_ns, __u64 ns_ino, __u32 *ptgid, __u32 *ctgid)
 {
@@ -108,7 +119,7 @@ static __always_inline bool fork_tgids(struct task_struct *parent, struct task_s
 	if (*ptgid == *ctgid)
 		return false; /* a new thread */
 	if (child_ns) {
-		*ptgid = pid_in_ns(BPF_CORE_READ(parent, group_leader, thread_pid), ns_ino);
+		*ptgid = task_tgid(parent, child_ns, ns_ino);
 		/* A new process leads its group: its pid is its tgid. */
 		*ctgid = pid_in_ns(BPF_CORE_READ(child, thread_pid), ns_ino);
 		if (!*ptgid || !*ctgid)

@@ -629,21 +629,24 @@ static __always_inline void uw_exec_map(struct task_struct *p, __u32 tgid, __u64
 		kmaps_add(tgid, &found);
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(uw_on_exec, struct task_struct *p)
+/* Process tgid's mappings out of the walker's maps (an exec, an exit). */
+static __always_inline void uw_forget(__u32 tgid)
 {
-	__u32 tgid = p->tgid;
-	struct pt_regs *regs;
-	__u64 ip = 0, asked;
-
-	if (child_pidns) {
-		tgid = pid_in_ns(BPF_CORE_READ(p, group_leader, thread_pid), pidns_ino);
-		if (!tgid)
-			return 0;
-	}
 	bpf_map_delete_elem(&procs_few, &tgid);
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&uw_kmaps, &tgid);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(uw_on_exec, struct task_struct *p)
+{
+	__u32 tgid = task_tgid(p, child_pidns, pidns_ino);
+	struct pt_regs *regs;
+	__u64 ip = 0, asked;
+
+	if (!tgid)
+		return 0;
+	uw_forget(tgid);
 	/* Its first miss asks at once, even if the old image had asked (and was not answered). */
 	asked = tgid;
 	bpf_map_delete_elem(&uw_asked, &asked);
@@ -674,18 +677,13 @@ int BPF_PROG(uw_on_exec, struct task_struct *p)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(uw_on_exit, struct task_struct *p)
 {
-	__u32 tgid = p->tgid;
+	__u32 tgid;
 
-	if (p->pid != tgid)
+	if (p->pid != p->tgid)
 		return 0;
-	if (child_pidns) {
-		tgid = pid_in_ns(BPF_CORE_READ(p, thread_pid), pidns_ino);
-		if (!tgid)
-			return 0;
-	}
-	bpf_map_delete_elem(&procs_few, &tgid);
-	bpf_map_delete_elem(&procs, &tgid);
-	bpf_map_delete_elem(&uw_kmaps, &tgid);
+	tgid = task_tgid(p, child_pidns, pidns_ino);
+	if (tgid)
+		uw_forget(tgid);
 	return 0;
 }
 
@@ -693,19 +691,12 @@ int BPF_PROG(uw_on_exit, struct task_struct *p)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(uw_on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid;
-	__u32 ctgid = child->tgid;
 	struct fl_uw_proc_few *pf;
 	struct fl_uw_proc *pp;
+	__u32 ptgid, ctgid;
 
-	if (ptgid == ctgid)
+	if (!fork_tgids(parent, child, child_pidns, pidns_ino, &ptgid, &ctgid))
 		return 0;
-	if (child_pidns) {
-		ptgid = pid_in_ns(BPF_CORE_READ(parent, group_leader, thread_pid), pidns_ino);
-		ctgid = pid_in_ns(BPF_CORE_READ(child, thread_pid), pidns_ino);
-		if (!ptgid || !ctgid)
-			return 0;
-	}
 	pf = bpf_map_lookup_elem(&procs_few, &ptgid);
 	if (pf) {
 		bpf_map_update_elem(&procs_few, &ctgid, pf, BPF_ANY);

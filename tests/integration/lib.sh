@@ -220,6 +220,18 @@ run_flamed() {
 	run_cmd "$name" "$FLAMED" "$@"
 }
 
+# need_bpf_calls: skips unless perf can count the bpf syscall by command here
+# (the tracepoint syscalls:sys_enter_bpf, filtered on cmd; see bpf_calls).
+need_bpf_calls() {
+	perf stat -x, -o /dev/null -e syscalls:sys_enter_bpf --filter 'cmd == 0' -- true 2>"$T/bpf-calls-probe.err" ||
+		skip "perf cannot count the bpf syscall's tracepoint here: $(head -n 2 "$T/bpf-calls-probe.err")"
+}
+
+# stat_count FILE N: the count of the N-th event (from 1) in perf stat -x, output FILE.
+stat_count() {
+	grep -v '^#' "$1" | grep -v '^$' | sed -n "${2}p" | cut -d, -f1
+}
+
 # need_bpf: skips unless flamed counts stacks in BPF here (it falls back to
 # the perf ring buffer when the kernel or a policy refuses BPF programs).
 need_bpf() {

@@ -17,9 +17,9 @@ need_root_and_perf
 need_bpf
 BPFTOOL=$(PATH=$PATH:/usr/sbin:/sbin command -v bpftool) || skip "bpftool is not installed (Debian: bpftool)"
 
+need_bpf_calls
+
 CMD_DELETE=3
-perf stat -x, -o /dev/null -e syscalls:sys_enter_bpf -- true 2>"$T/probe.err" ||
-	skip "perf cannot count the bpf syscall's tracepoint here: $(head -n 2 "$T/probe.err")"
 
 bg bash -c 'while :; do /bin/true; ( : ); done'
 # Started once the shell runs the loop (its children live too briefly to wait for).
@@ -51,14 +51,11 @@ few=$(map_entries "$FL" procs_few)
 pids=(/proc/[0-9]*)
 alive=${#pids[@]}
 wait "$PERF" || RC=$?
-if [[ $RC -ne 0 ]] && ! grep -q '^flamed: ' "$T/record.err"; then
-	skip "perf cannot count the bpf syscall's tracepoint here: $(head -n 2 "$T/record.err")"
-fi
 expect_rc 0
 grep -q 'call graph kernel-dwarf' "$T/record.err" ||
 	skip "no kernel-dwarf here: $(grep -m 1 'samples,' "$T/record.err")"
 exits=$(sed -nE 's/.*process tracker: [0-9]+ forks, [0-9]+ execs, ([0-9]+) exits.*/\1/p' "$T/record.err")
-deletes=$(grep -v '^#' "$T/stat.csv" | grep -v '^$' | head -n 1 | cut -d, -f1)
+deletes=$(stat_count "$T/stat.csv" 1)
 [[ -n $exits && -n $deletes ]] || fail "cannot read the counts: exits '$exits', deletes '$deletes'"
 note "$exits exits, $deletes BPF_MAP_DELETE_ELEM calls; mid-recording $procs + $few entries in procs + procs_few, $alive processes alive"
 [[ $exits -ge 500 ]] || fail "only $exits exits in 6 s: the loop barely ran"

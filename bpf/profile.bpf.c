@@ -96,13 +96,15 @@ struct {
 	__uint(max_entries, 8 << 20);
 } overflow SEC(".maps");
 
-static __always_inline void count(__u32 idx)
+/* A global function: checked once, where inlined it was checked on every path through each of its calls. */
+__noinline int count(__u32 idx)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
 
 	/* Per-CPU slot: no other CPU writes it, and a perf_event program does not nest on one CPU. */
 	if (c)
 		*c += 1;
+	return 0;
 }
 
 #include "unwind.bpf.h"
@@ -271,6 +273,14 @@ __noinline int uw_same_stack(const struct uw_stack *a, const struct uw_stack *b)
 	return 1;
 }
 
+/* Zeroes a stack: a global function, its 128 stores checked once and not on every path. */
+__noinline int uw_clear(struct uw_stack *s)
+{
+	if (s)
+		__builtin_memset(s, 0, sizeof(*s));
+	return 0;
+}
+
 /*
  * kernel-dwarf: walks the user stack, stores it in the ustacks map and sets
  * *id as bpf_get_stackid() would; WALKED_WHOLE when the sample must travel
@@ -349,13 +359,30 @@ enum walked_how {
 };
 
 /*
- * Puts the stack out (of hash h) in map (slots ids) and sets *id to it: in
+ * The maps of a set: each call names set 0's map or set 1's, so that the
+ * code around it is checked once for both sets (sample() is one global
+ * function, not an inlined copy per set).
+ */
+static __always_inline void *set_lookup(__u32 set, void *m0, void *m1, const void *key)
+{
+	return set ? bpf_map_lookup_elem(m1, key) : bpf_map_lookup_elem(m0, key);
+}
+
+static __always_inline long set_update(__u32 set, void *m0, void *m1, const void *key,
+				       const void *val, __u64 flags)
+{
+	return set ? bpf_map_update_elem(m1, key, val, flags)
+		   : bpf_map_update_elem(m0, key, val, flags);
+}
+
+/*
+ * Puts the stack out (of hash h) in the map of set (m0 or m1, slots ids) and sets *id to it: in
  * the first of its two slots, else the second: found there (most
  * samples: a stack seen before), or put in the first free one. Two slots
  * taken by other stacks (or a full map): WALKED_WHOLE, it travels whole.
  */
-static __always_inline enum walked_how store_stack(void *map, __u32 slots, struct uw_stack *out,
-						   __u64 h, __s32 *id)
+static __always_inline enum walked_how store_stack(__u32 set, void *m0, void *m1, __u32 slots,
+						   struct uw_stack *out, __u64 h, __s32 *id)
 {
 	struct uw_stack *old;
 	__u32 slot;
@@ -364,18 +391,18 @@ static __always_inline enum walked_how store_stack(void *map, __u32 slots, struc
 	for (int i = 0; i < 2; i++) {
 		slot = i ? ustack_id2(h, slots) : ustack_id(h, slots);
 		*id = (__s32)slot;
-		old = bpf_map_lookup_elem(map, &slot);
+		old = set_lookup(set, m0, m1, &slot);
 		if (old) {
 			if (uw_same_stack(out, old))
 				return WALKED_COUNTED;
 			continue;
 		}
-		err = bpf_map_update_elem(map, &slot, out, BPF_NOEXIST);
+		err = set_update(set, m0, m1, &slot, out, BPF_NOEXIST);
 		if (!err)
 			return WALKED_COUNTED;
 		/* Another CPU took the slot a moment ago: its stack may be this one. */
 		if (err == -EEXIST) {
-			old = bpf_map_lookup_elem(map, &slot);
+			old = set_lookup(set, m0, m1, &slot);
 			if (old && uw_same_stack(out, old))
 				return WALKED_COUNTED;
 			continue;
@@ -388,7 +415,7 @@ static __always_inline enum walked_how store_stack(void *map, __u32 slots, struc
 }
 
 static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx, __u32 tgid,
-						 __u32 tid, __u64 now, void *ustack_map, __s32 *id,
+						 __u32 tid, __u64 now, __u32 set, __s32 *id,
 						 struct uw_stack **walked, __u32 *nr_walked,
 						 const struct uw_stack *py, __u32 nr_py)
 {
@@ -404,7 +431,7 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 		return WALKED_COUNTED;
 	}
 	/* Zero-terminated as a stack map's entries are: the frames not written stay 0. */
-	__builtin_memset(out, 0, sizeof(*out));
+	uw_clear(out);
 	w.hash = UW_HASH_SEED;
 	uw_walk_stack(&w);
 	n = w.nr;
@@ -442,14 +469,14 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 	}
 	*walked = out;
 	*nr_walked = n;
-	return store_stack(ustack_map, ustack_slots, out, w.hash, id);
+	return store_stack(set, &ustacks, &ustacks1, ustack_slots, out, w.hash, id);
 }
 
 /* A stack id, or the reason there is none; true when the sample must travel whole. */
-static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, void *map, __u64 flags,
+static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, __u32 set, __u64 flags,
 				     __s32 *id, __u32 none_counter)
 {
-	long ret = bpf_get_stackid(ctx, map, flags);
+	long ret = set ? bpf_get_stackid(ctx, &stacks1, flags) : bpf_get_stackid(ctx, &stacks, flags);
 
 	*id = (__s32)ret;
 	if (ret >= 0)
@@ -466,8 +493,12 @@ static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, void *map,
 	return false;
 }
 
-static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_map,
-				   void *counts_map, void *ustack_map, void *pystack_map)
+/*
+ * One sample, into the maps of set (active_set when it began). A global
+ * function: the verifier checks it once, for both sets, where an inlined
+ * copy per set was checked twice (a third of the program's load time).
+ */
+__noinline int sample(struct bpf_perf_event_data *ctx, __u32 set)
 {
 	struct uw_stack *walked = NULL, *py = NULL;
 	__u32 nr_walked = 0, nr_py = 0;
@@ -483,7 +514,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	/* Outside the --cgroup targets (the idle task is in the root cgroup). */
 	if (nr_cgroups && !in_cgroups()) {
 		count(FL_CNT_FILTERED);
-		return;
+		return 0;
 	}
 	/*
 	 * The idle task is pid 0 in the initial namespace and in no other: it is
@@ -493,20 +524,20 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	if (tid == 0) {
 		if (filter_pids) {
 			count(FL_CNT_FILTERED);
-			return;
+			return 0;
 		}
 		if (!keep_idle) {
 			count(FL_CNT_IDLE);
-			return;
+			return 0;
 		}
 	} else if (child_pidns && !ns_ids(pidns_dev, pidns_ino, have_ns_helper, &tgid, &tid)) {
 		/* Not one of ours, and a process flamed cannot name: nothing to show. */
 		count(filter_pids ? FL_CNT_FILTERED : FL_CNT_OTHER_NS);
-		return;
+		return 0;
 	}
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &tgid)) {
 		count(FL_CNT_FILTERED);
-		return;
+		return 0;
 	}
 
 	key.tgid = tgid;
@@ -517,7 +548,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 	key.cgroup_id = key_cgroup();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	if (want_kernel)
-		whole |= stack_id(ctx, stack_map, 0, &key.kstack, FL_CNT_KSTACK_NONE);
+		whole |= stack_id(ctx, set, 0, &key.kstack, FL_CNT_KSTACK_NONE);
 	if (want_user && want_python && tid) {
 		__u32 zero = 0;
 		struct py_scratch *sc;
@@ -528,48 +559,49 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, void *stack_
 			nr_py = (__u32)got;
 			py = (struct uw_stack *)&sc->frames;
 			count(FL_CNT_PY_WALKED);
-			whole |= store_stack(pystack_map, pystack_slots, py, sc->hash,
-					     &key.pystack) == WALKED_WHOLE;
+			whole |= store_stack(set, &pystacks, &pystacks1, pystack_slots, py,
+					     sc->hash, &key.pystack) == WALKED_WHOLE;
 		}
 	}
 	if (want_user && kdwarf) {
-		enum walked_how how = walk_user(ctx, tgid, key.tid, now, ustack_map, &key.ustack,
+		enum walked_how how = walk_user(ctx, tgid, key.tid, now, set, &key.ustack,
 						&walked, &nr_walked, py, nr_py);
 
 		if (how == WALKED_COPIED)
-			return;
+			return 0;
 		whole |= how == WALKED_WHOLE;
 	} else if (want_user)
 		whole |=
-			stack_id(ctx, stack_map, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
+			stack_id(ctx, set, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
 	if (whole) {
 		send_whole(ctx, tgid, key.tid, now, walked, nr_walked, py, nr_py);
-		return;
+		return 0;
 	}
 
-	val = bpf_map_lookup_elem(counts_map, &key);
+	val = set_lookup(set, &counts, &counts1, &key);
 	if (val) {
 		__sync_fetch_and_add(&val->count, 1);
 		/* Racing CPUs may leave a time a few ns older: it only bounds the era. */
 		if (val->last_ns < now)
 			val->last_ns = now;
-		return;
+		return 0;
 	}
-	err = bpf_map_update_elem(counts_map, &key, &first, BPF_NOEXIST);
+	err = set_update(set, &counts, &counts1, &key, &first, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* Another CPU inserted the same key first. */
-		val = bpf_map_lookup_elem(counts_map, &key);
+		val = set_lookup(set, &counts, &counts1, &key);
 		if (val) {
 			__sync_fetch_and_add(&val->count, 1);
 			if (val->last_ns < now)
 				val->last_ns = now;
 		}
-		return;
+		return 0;
 	}
 	if (err) {
 		count(FL_CNT_COUNTS_FULL);
 		send_whole(ctx, tgid, key.tid, now, walked, nr_walked, py, nr_py);
 	}
+	return 0;
 }
 
 SEC("perf_event")
@@ -586,10 +618,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	if (entered)
 		__sync_fetch_and_add(entered, 1);
-	if (*(volatile __u32 *)&active_set)
-		sample(ctx, &stacks1, &counts1, &ustacks1, &pystacks1);
-	else
-		sample(ctx, &stacks, &counts, &ustacks, &pystacks);
+	sample(ctx, *(volatile __u32 *)&active_set ? 1 : 0);
 	count(FL_CNT_DONE);
 	return 0;
 }

@@ -500,6 +500,21 @@ static size_t sampled_cpus(const struct fl_cpu_events *ev)
 							   : fl_cpu_events__nr_opened(ev);
 }
 
+/*
+ * -v: how much of the program the verifier walked (bpf_prog_info's
+ * verified_insns, 5.16+). Its time is most of flamed's start-up, in
+ * proportion to that count.
+ */
+static void log_verified(const struct bpf_program *prog)
+{
+	struct bpf_prog_info info = {0};
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0 && info.verified_insns)
+		fl_pr_debug("sampler_bpf: %s: %u instructions, %u verified\n", bpf_program__name(prog),
+			    info.xlated_prog_len / 8, info.verified_insns);
+}
+
 int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **ret)
 {
 	/* No sample_type: the program reads what it needs itself. */
@@ -661,6 +676,7 @@ int fl_sampler_bpf__new(const struct fl_sampler_opts *opts, struct fl_sampler **
 	err = profile_bpf__load(s->skel);
 	if (err)
 		goto out_free;
+	log_verified(s->skel->progs.on_sample);
 	if (kdwarf) {
 		struct fl_ktables_opts ko = {
 			.sz = sizeof(ko),

@@ -66,7 +66,7 @@ case $family in
 debian | ubuntu)
 	# libcap2-bin: setcap, to let a user record without root (README, Privileges).
 	REQUIRED=(build-essential cmake pkg-config clang llvm libbpf-dev libelf-dev libdw-dev
-		liblzma-dev libiberty-dev libcap2-bin libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
+		libdeflate-dev liblzma-dev libiberty-dev libcap2-bin libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
 		libmicrohttpd-dev libcurl4-openssl-dev libdebuginfod-dev)
 	OPTIONAL=(time)
 	if [[ $family == debian ]]; then
@@ -100,7 +100,7 @@ debian | ubuntu)
 	;;
 fedora)
 	REQUIRED=(gcc make cmake pkgconf-pkg-config clang llvm libbpf-devel elfutils-libelf-devel
-		elfutils-devel xz-devel binutils-devel bpftool libcap protobuf-c-devel protobuf-c-compiler
+		elfutils-devel libdeflate-devel xz-devel binutils-devel bpftool libcap protobuf-c-devel protobuf-c-compiler
 		zlib-devel libmicrohttpd-devel libcurl-devel elfutils-debuginfod-client-devel)
 	OPTIONAL=(time perf)
 	if [[ $want_tests -eq 1 ]]; then

@@ -9,12 +9,14 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <libdeflate.h>
 #include <limits.h>
 #include <lzma.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +56,9 @@ struct fl_debuginfo {
 	int alt_fd;
 	Elf *alt; /* the dwz file dwarf's .gnu_debugaltlink names, or NULL */
 	bool debuginfod_pending;
+	bool inflated; /* fl_debuginfo__inflate_dwarf() was called */
+	void **bufs;   /* sections it inflated: libelf's copies of dwarf and alt point here */
+	size_t nr_bufs;
 };
 
 /* What one search needs besides the object it fills. */
@@ -384,6 +389,170 @@ static void hide_unread_sections(Elf *elf)
 		sh.sh_type = SHT_NOBITS;
 		gelf_update_shdr(scn, &sh);
 	}
+}
+
+/* --- inflating DWARF ------------------------------------------------------------- */
+
+/*
+ * A compressed section's bytes as read (raw, raw_size of them: a
+ * compression header, then a zlib stream), inflated into *out (malloc()ed,
+ * the caller's), its alignment in *align. Returns the size inflated, or 0
+ * when it is not done: not zlib, a header or stream that does not hold up,
+ * more than room bytes, no memory.
+ */
+static uint64_t inflate_raw(const unsigned char *raw, uint64_t raw_size, bool is32, uint64_t room,
+			    struct libdeflate_decompressor *z, void **out, uint64_t *align)
+{
+	size_t hdr = is32 ? sizeof(Elf32_Chdr) : sizeof(Elf64_Chdr), got = 0;
+	uint64_t size;
+	uint32_t type;
+
+	if (raw_size <= hdr)
+		return 0;
+	if (is32) {
+		Elf32_Chdr c;
+
+		memcpy(&c, raw, sizeof(c));
+		type = c.ch_type;
+		size = c.ch_size;
+		*align = c.ch_addralign;
+	} else {
+		Elf64_Chdr c;
+
+		memcpy(&c, raw, sizeof(c));
+		type = c.ch_type;
+		size = c.ch_size;
+		*align = c.ch_addralign;
+	}
+	if (type != ELFCOMPRESS_ZLIB || !size || size > room || size > SIZE_MAX ||
+	    (*align & (*align - 1)))
+		return 0;
+	*out = malloc(size);
+	if (!*out)
+		return 0;
+	if (libdeflate_zlib_decompress(z, raw + hdr, raw_size - hdr, *out, size, &got) !=
+		    LIBDEFLATE_SUCCESS ||
+	    got != size) {
+		free(*out);
+		*out = NULL;
+		return 0;
+	}
+	return size;
+}
+
+/*
+ * Section scn of elf (open at fd), compressed with zlib (SHF_COMPRESSED),
+ * inflated (inflate_raw()) into a buffer di owns, which libelf's copy of
+ * the section then holds, so that libdw finds it uncompressed: the section
+ * is marked SHT_NOBITS while elf_getdata() first reads it (nothing is read
+ * from the file), given the inflated bytes, then its header is restored
+ * without SHF_COMPRESSED. Returns the bytes inflated, 0 when it is left as
+ * it was for libdw to inflate, or UINT64_MAX when the section can no longer
+ * be read (then hidden).
+ */
+static uint64_t inflate_section(struct fl_debuginfo *di, Elf *elf, int fd, Elf_Scn *scn,
+				GElf_Shdr *sh, uint64_t room, struct libdeflate_decompressor *z)
+{
+	const char *ident = elf_getident(elf, NULL);
+	uint64_t size, align = 0;
+	unsigned char *raw;
+	void **bufs, *out = NULL;
+	GElf_Shdr hidden;
+	Elf_Data *data;
+	ssize_t n;
+
+	/* The header is read as the host's words: a file of the other byte order is libdw's. */
+	if (!ident || ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
+										  : ELFDATA2MSB))
+		return 0;
+	if (!sh->sh_size || sh->sh_size > room || sh->sh_size > SIZE_MAX)
+		return 0;
+	bufs = realloc(di->bufs, (di->nr_bufs + 1) * sizeof(*bufs));
+	if (!bufs)
+		return 0;
+	di->bufs = bufs;
+	/* Mapped, not malloc()ed: its pages go back as soon as it is inflated. */
+	raw = mmap(NULL, sh->sh_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return 0;
+	n = fl_regfile__pread(fd, raw, sh->sh_size, sh->sh_offset);
+	size = n == (ssize_t)sh->sh_size ? inflate_raw(raw, sh->sh_size,
+						       gelf_getclass(elf) == ELFCLASS32, room, z,
+						       &out, &align)
+					 : 0;
+	munmap(raw, sh->sh_size);
+	if (!size)
+		return 0;
+	/* Held until fl_debuginfo__free(), whatever happens next: libelf may point at it. */
+	di->bufs[di->nr_bufs++] = out;
+	hidden = *sh;
+	hidden.sh_type = SHT_NOBITS;
+	if (!gelf_update_shdr(scn, &hidden))
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (data) {
+		data->d_buf = out;
+		data->d_size = size;
+		data->d_off = 0;
+		data->d_type = ELF_T_BYTE;
+		data->d_align = align ? align : 1;
+	}
+	sh->sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+	sh->sh_size = size;
+	sh->sh_addralign = align;
+	/* Read back as libdw will: anything but those bytes, and the section stays hidden. */
+	if (!data || !gelf_update_shdr(scn, sh) || elf_getdata(scn, NULL) != data ||
+	    data->d_buf != out) {
+		gelf_update_shdr(scn, &hidden);
+		return UINT64_MAX;
+	}
+	return size;
+}
+
+/* inflate_section() for each compressed debug section of elf, at most *room bytes in all. */
+static void inflate_sections(struct fl_debuginfo *di, Elf *elf, int fd, uint64_t *room,
+			     struct libdeflate_decompressor *z)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || fd < 0 || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+		uint64_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		n = inflate_section(di, elf, fd, scn, &sh, *room, z);
+		if (n == UINT64_MAX)
+			fl_pr_debug("debuginfo: %s: libelf did not take the inflated section %s: "
+				    "left out\n",
+				    di->path ? di->path : "(the binary)", name);
+		else
+			*room -= n;
+	}
+}
+
+void fl_debuginfo__inflate_dwarf(struct fl_debuginfo *di, uint64_t max_bytes)
+{
+	struct libdeflate_decompressor *z;
+
+	if (!di || !di->dwarf || di->inflated)
+		return;
+	di->inflated = true;
+	z = libdeflate_alloc_decompressor();
+	if (!z)
+		return;
+	inflate_sections(di, di->dwarf, di->dwarf == di->dbg ? di->dbg_fd : di->bin_fd, &max_bytes,
+			 z);
+	inflate_sections(di, di->alt, di->alt_fd, &max_bytes, z);
+	libdeflate_free_decompressor(z);
 }
 
 /* --- what reading costs ---------------------------------------------------------- */
@@ -828,6 +997,10 @@ void fl_debuginfo__free(struct fl_debuginfo *di)
 		elf_end(di->bin);
 	if (di->bin_fd >= 0)
 		close(di->bin_fd);
+	/* After elf_end(): the sections inflated by fl_debuginfo__inflate_dwarf() were its data. */
+	for (size_t i = 0; i < di->nr_bufs; i++)
+		free(di->bufs[i]);
+	free(di->bufs);
 	free(di->path);
 	free(di);
 }

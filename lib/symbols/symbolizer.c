@@ -551,6 +551,8 @@ static bool open_mapped_file(struct fl_symbolizer *s, struct module *m, const st
 			dwarf_elf = NULL;
 		}
 	}
+	if (dwarf_elf)
+		fl_debuginfo__inflate_dwarf(di, dwarf_need);
 	if (dwarf_elf && fl_srcinfo__open(dwarf_elf, fl_debuginfo__alt_elf(di), &m->src) == 0) {
 		m->di = di; /* its files stay open for the DWARF */
 		m->bytes = need + dwarf_need;

@@ -533,6 +533,192 @@ static void test_unread_sections_hidden(void **state)
 	fl_debuginfo__free(di);
 }
 
+/* --- compressed DWARF, inflated with libdeflate -------------------------------------- */
+
+/* The section of elf named name, and its header in *sh; NULL if none. */
+static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		assert_non_null(gelf_getshdr(scn, sh));
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* How many of elf's .debug_ sections are compressed (SHF_COMPRESSED), and how many there are. */
+static size_t compressed_debug(Elf *elf, size_t *all)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, n = 0;
+
+	*all = 0;
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		GElf_Shdr sh;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7) || sh.sh_type == SHT_NOBITS)
+			continue;
+		(*all)++;
+		n += (sh.sh_flags & SHF_COMPRESSED) != 0;
+	}
+	return n;
+}
+
+/*
+ * elf_pie_gz (elf_pie with objcopy --compress-debug-sections=zlib): every
+ * debug section libdw reads is inflated by fl_debuginfo__inflate_dwarf()
+ * into exactly elf_pie's bytes, libelf hands libdw those bytes, and libdw
+ * reads the units from them.
+ */
+static void test_inflate_dwarf(void **state)
+{
+	struct fl_debuginfo *gz = find("elf_pie_gz"), *plain = find("elf_pie");
+	Elf *elf = fl_debuginfo__dwarf_elf(gz), *ref = fl_debuginfo__dwarf_elf(plain);
+	uint64_t need = fl_debuginfo__dwarf_bytes(gz);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, all, compared = 0;
+	Dwarf_CU *unit = NULL;
+	Dwarf_Die cu;
+	Dwarf *dw;
+
+	(void)state;
+	assert_non_null(elf);
+	assert_true(compressed_debug(elf, &all) >= 3); /* .debug_info, _abbrev, _line at least */
+	assert_int_equal(need, fl_debuginfo__dwarf_bytes(plain));
+	fl_debuginfo__inflate_dwarf(gz, need);
+	assert_int_equal(compressed_debug(elf, &all), 0);
+	/* Counted as before: the budget saw what was inflated. */
+	assert_int_equal(fl_debuginfo__dwarf_bytes(gz), need);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, rsh;
+		Elf_Data *d, *rd;
+		Elf_Scn *rscn;
+		const char *name;
+
+		assert_non_null(gelf_getshdr(scn, &sh));
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7) || sh.sh_type == SHT_NOBITS)
+			continue;
+		rscn = section_named(ref, name, &rsh);
+		assert_non_null(rscn);
+		d = elf_getdata(scn, NULL);
+		rd = elf_getdata(rscn, NULL);
+		assert_non_null(d);
+		assert_non_null(rd);
+		assert_int_equal(sh.sh_size, rsh.sh_size);
+		assert_int_equal(d->d_size, rd->d_size);
+		assert_memory_equal(d->d_buf, rd->d_buf, rd->d_size);
+		compared++;
+	}
+	assert_int_equal(compared, all);
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	assert_non_null(dw);
+	assert_int_equal(dwarf_get_units(dw, NULL, &unit, NULL, NULL, &cu, NULL), 0);
+	assert_int_equal(dwarf_tag(&cu), DW_TAG_compile_unit);
+	dwarf_end(dw);
+	/* Once: a second call inflates nothing more. */
+	fl_debuginfo__inflate_dwarf(gz, need);
+	fl_debuginfo__free(gz);
+	fl_debuginfo__free(plain);
+}
+
+/* Past the budget given, sections stay compressed, for libdw to inflate as before. */
+static void test_inflate_dwarf_budget(void **state)
+{
+	struct fl_debuginfo *gz = find("elf_pie_gz");
+	Elf *elf = fl_debuginfo__dwarf_elf(gz);
+	size_t all, before;
+	Dwarf *dw;
+
+	(void)state;
+	before = compressed_debug(elf, &all);
+	assert_true(before >= 3);
+	fl_debuginfo__inflate_dwarf(gz, 16); /* less than any of them inflates to */
+	assert_int_equal(compressed_debug(elf, &all), before);
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	assert_non_null(dw);
+	dwarf_end(dw);
+	fl_debuginfo__free(gz);
+}
+
+/*
+ * A file whose .debug_info stream is damaged, and whose .debug_line header
+ * claims more than its stream holds: both are left as they are (libdw
+ * refuses them in its turn), the sound sections are inflated, and nothing
+ * is read out of bounds (the sanitized build checks that).
+ */
+static void test_inflate_dwarf_hostile(void **state)
+{
+	char dir[] = "/tmp/flamed-test-gz.XXXXXX", path[PATH_MAX], src[PATH_MAX];
+	static const unsigned char junk[64] = {0xff, 0x00, 0xee, 0x11};
+	struct fl_debuginfo_opts o = {.sz = sizeof(o), .debug_dirs = fixture_dirs};
+	struct fl_debuginfo *di = NULL;
+	GElf_Shdr info, line, sh;
+	char *buf;
+	size_t len, all;
+	uint64_t claim;
+	Elf *elf;
+	int in, fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/elf_pie_gz", dir);
+	fixture_path(src, sizeof(src), "elf_pie_gz");
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	assert_true(in >= 0);
+	len = (size_t)lseek(in, 0, SEEK_END);
+	buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(pread(in, buf, len, 0), (ssize_t)len);
+	close(in);
+	/* Where the two sections are, read from the intact copy. */
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_non_null(section_named(elf, ".debug_info", &info));
+	assert_non_null(section_named(elf, ".debug_line", &line));
+	elf_end(elf);
+	assert_true(info.sh_size > sizeof(Elf64_Chdr) + 2 * sizeof(junk));
+	assert_true(line.sh_size > sizeof(Elf64_Chdr));
+	/* Garbage in the middle of .debug_info's stream. */
+	memcpy(buf + info.sh_offset + info.sh_size / 2, junk, sizeof(junk));
+	/* .debug_line's header: 64 times the size its stream inflates to. */
+	memcpy(&claim, buf + line.sh_offset + offsetof(Elf64_Chdr, ch_size), sizeof(claim));
+	claim *= 64;
+	memcpy(buf + line.sh_offset + offsetof(Elf64_Chdr, ch_size), &claim, sizeof(claim));
+	assert_int_equal(pwrite(fd, buf, len, 0), (ssize_t)len);
+	free(buf);
+
+	assert_int_equal(fl_debuginfo__find(fd, path, &o, &di), 0);
+	close(fd);
+	elf = fl_debuginfo__dwarf_elf(di);
+	assert_non_null(elf);
+	fl_debuginfo__inflate_dwarf(di, fl_debuginfo__dwarf_bytes(di));
+	assert_non_null(section_named(elf, ".debug_info", &sh));
+	assert_true(sh.sh_flags & SHF_COMPRESSED);
+	assert_non_null(section_named(elf, ".debug_line", &sh));
+	assert_true(sh.sh_flags & SHF_COMPRESSED);
+	assert_int_equal(compressed_debug(elf, &all), 2);
+	assert_true(all > 2);
+	fl_debuginfo__free(di);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* --- a container's root ------------------------------------------------------------ */
 
 static void mkdirs(const char *root, const char *rel)
@@ -1410,6 +1596,9 @@ int main(void)
 		cmocka_unit_test(test_wrong_build_id),
 		cmocka_unit_test(test_unstripped),
 		cmocka_unit_test(test_unread_sections_hidden),
+		cmocka_unit_test(test_inflate_dwarf),
+		cmocka_unit_test(test_inflate_dwarf_budget),
+		cmocka_unit_test(test_inflate_dwarf_hostile),
 		cmocka_unit_test(test_root),
 		cmocka_unit_test(test_magic_link),
 		cmocka_unit_test(test_hostile_minidebuginfo),

@@ -157,6 +157,19 @@ uint64_t fl_debuginfo__symbols_bytes(const struct fl_debuginfo *di);
 uint64_t fl_debuginfo__dwarf_bytes(const struct fl_debuginfo *di);
 
 /*
+ * Inflates the compressed debug sections (SHF_COMPRESSED, zlib) of
+ * fl_debuginfo__dwarf_elf() and of the alternate DWARF, at most max_bytes
+ * of them in all (what the caller's budget allows of
+ * fl_debuginfo__dwarf_bytes()), with libdeflate, about twice as fast as the
+ * zlib that libdw would inflate them with in dwarf_begin_elf(). libelf's
+ * copies of those sections then hold the inflated bytes, which di owns:
+ * the ELF files stay valid until fl_debuginfo__free(). What is left
+ * (another compression, a section past max_bytes) libdw inflates as
+ * before. Once per di; before fl_srcinfo__open().
+ */
+void fl_debuginfo__inflate_dwarf(struct fl_debuginfo *di, uint64_t max_bytes);
+
+/*
  * Whether opts->debuginfod was fetching the binary's debug file when it was
  * searched: finding it again once the fetch has ended may find more.
  */

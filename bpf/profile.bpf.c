@@ -476,7 +476,8 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 static __always_inline bool stack_id(struct bpf_perf_event_data *ctx, __u32 set, __u64 flags,
 				     __s32 *id, __u32 none_counter)
 {
-	long ret = set ? bpf_get_stackid(ctx, &stacks1, flags) : bpf_get_stackid(ctx, &stacks, flags);
+	long ret =
+		set ? bpf_get_stackid(ctx, &stacks1, flags) : bpf_get_stackid(ctx, &stacks, flags);
 
 	*id = (__s32)ret;
 	if (ret >= 0)
@@ -564,15 +565,14 @@ __noinline int sample(struct bpf_perf_event_data *ctx, __u32 set)
 		}
 	}
 	if (want_user && kdwarf) {
-		enum walked_how how = walk_user(ctx, tgid, key.tid, now, set, &key.ustack,
-						&walked, &nr_walked, py, nr_py);
+		enum walked_how how = walk_user(ctx, tgid, key.tid, now, set, &key.ustack, &walked,
+						&nr_walked, py, nr_py);
 
 		if (how == WALKED_COPIED)
 			return 0;
 		whole |= how == WALKED_WHOLE;
 	} else if (want_user)
-		whole |=
-			stack_id(ctx, set, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
+		whole |= stack_id(ctx, set, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
 	if (whole) {
 		send_whole(ctx, tgid, key.tid, now, walked, nr_walked, py, nr_py);
 		return 0;

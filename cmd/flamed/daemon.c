@@ -532,6 +532,8 @@ static int push_open(const struct fl_config *c, struct fl_push **ret, uint64_t *
 		snprintf(err, errlen,
 			 "push: %.256s/spool is not root's alone (chown root and chmod 700 it, or remove it)",
 			 c->output_dir);
+	else if (e == -ELIBACC)
+		snprintf(err, errlen, "push: cannot load %s", fl_push__lib_error());
 	else if (e)
 		snprintf(err, errlen, "push: cannot start: %s", strerror(-e));
 out:
@@ -675,7 +677,10 @@ static int metrics_open(const struct fl_config *c, struct fl_metrics **ret, char
 	if (!c->metrics_listen[0])
 		return 0;
 	e = fl_metrics__new(&mo, ret);
-	if (e)
+	if (e == -ELIBACC)
+		snprintf(err, len, "metrics_listen = %s: cannot load %s", c->metrics_listen,
+			 fl_metrics__lib_error());
+	else if (e)
 		snprintf(err, len, "metrics_listen = %s: cannot listen: %s%s", c->metrics_listen,
 			 strerror(-e),
 			 e == -EADDRINUSE ? " (another port, or stop what uses it)" : "");

@@ -566,6 +566,11 @@ int session_open(struct session *s, const struct session_opts *o)
 						 .max_seconds = o->debuginfod_seconds};
 
 		err = fl_debuginfod__new(&dgo, &s->debuginfod);
+		if (err == -ELIBACC) {
+			msg("cannot fetch debug info from debuginfod: cannot load %s",
+			    fl_debuginfod__lib_error());
+			return err;
+		}
 		if (err && err != -ENOENT) {
 			msg("cannot start fetching debug info from debuginfod: %s", strerror(-err));
 			return err;

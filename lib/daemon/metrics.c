@@ -23,9 +23,37 @@
 #include "flamed/common/log.h"
 #include "flamed/daemon/hostport.h"
 #include "flamed/daemon/metrics.h"
+#include "common/dynlib.h"
 
 #define LISTEN_BACKLOG 16
 #define CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* libmicrohttpd, opened by the first endpoint (dynlib.h). */
+static struct fl_dynlib libmhd =
+	FL_DYNLIB_INIT("libmicrohttpd.so.12", "libmicrohttpd12 (Debian) or libmicrohttpd (Fedora)");
+
+#define MHD_FUNCS(X)                                                                               \
+	X(MHD_start_daemon)                                                                        \
+	X(MHD_stop_daemon)                                                                         \
+	X(MHD_lookup_connection_value)                                                             \
+	X(MHD_create_response_from_buffer_with_free_callback)                                      \
+	X(MHD_add_response_header)                                                                 \
+	X(MHD_queue_response)                                                                      \
+	X(MHD_destroy_response)
+#define MHD_SYM(f) FL_DYNLIB_SYM(f);
+MHD_FUNCS(MHD_SYM)
+
+static int mhd_load(void)
+{
+#define MHD_RESOLVE(f) FL_DYNLIB_RESOLVE(&libmhd, f);
+	MHD_FUNCS(MHD_RESOLVE)
+	return 0;
+}
+
+const char *fl_metrics__lib_error(void)
+{
+	return fl_dynlib__error(&libmhd);
+}
 
 struct fl_metrics {
 	struct MHD_Daemon *mhd;
@@ -286,26 +314,27 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 	enum MHD_Result ret;
 
 	/* A static string: no free callback. */
-	r = MHD_create_response_from_buffer_with_free_callback(strlen(text), (void *)text, NULL);
+	r = sym_MHD_create_response_from_buffer_with_free_callback(strlen(text), (void *)text,
+								   NULL);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	sym_MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+		sym_MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = sym_MHD_queue_response(conn, status, r);
+	sym_MHD_destroy_response(r);
 	return ret;
 }
 
 /* A request that announces a body: a GET has none to give, and none is read. */
 static bool has_body(struct MHD_Connection *conn)
 {
-	const char *len =
-		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *len = sym_MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							  MHD_HTTP_HEADER_CONTENT_LENGTH);
 
 	return (len && strcmp(len, "0")) ||
-	       MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-					   MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	       sym_MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+					       MHD_HTTP_HEADER_TRANSFER_ENCODING);
 }
 
 static enum MHD_Result serve_metrics(struct fl_metrics *m, struct MHD_Connection *conn)
@@ -329,15 +358,15 @@ static enum MHD_Result serve_metrics(struct fl_metrics *m, struct MHD_Connection
 		free(buf);
 		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	r = MHD_create_response_from_buffer_with_free_callback(len, buf, free);
+	r = sym_MHD_create_response_from_buffer_with_free_callback(len, buf, free);
 	if (!r) {
 		free(buf);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
+	sym_MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	sym_MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = sym_MHD_queue_response(conn, MHD_HTTP_OK, r);
+	sym_MHD_destroy_response(r);
 	return ret;
 }
 
@@ -448,7 +477,7 @@ static struct MHD_Daemon *start_server(struct fl_metrics *m, int fd)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	mhd = MHD_start_daemon(
+	mhd = sym_MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, m, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)FL_METRICS_MAX_CONNECTIONS,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)FL_METRICS_MAX_PER_IP,
@@ -478,6 +507,9 @@ int fl_metrics__new(const struct fl_metrics_opts *o, struct fl_metrics **ret)
 	if (!o || o->sz < offsetof(struct fl_metrics_opts, listen) + sizeof(o->listen) ||
 	    !o->listen || fl_hostport__parse(o->listen, &hp, NULL))
 		return -EINVAL;
+	err = mhd_load();
+	if (err)
+		return err;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -513,7 +545,7 @@ void fl_metrics__free(struct fl_metrics *m)
 	if (!m)
 		return;
 	if (m->mhd)
-		MHD_stop_daemon(m->mhd); /* closes the listening socket */
+		sym_MHD_stop_daemon(m->mhd); /* closes the listening socket */
 	pthread_mutex_destroy(&m->lock);
 	free(m->version);
 	free(m);

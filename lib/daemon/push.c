@@ -16,11 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The calls go through pointers (dynlib.h): curl's type-checking macros would hide them. */
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 
 #include "flamed/common/cleanup.h"
 #include "flamed/common/log.h"
 #include "flamed/daemon/push.h"
+#include "common/dynlib.h"
 #include "common/seterr.h"
 
 #define SPOOL_PREFIX "push-"
@@ -28,6 +31,23 @@
 #define TMP_PREFIX ".tmp-push-"
 #define MAX_AUTH 4096u
 #define MAX_BODY_NOTE 160u /* bytes of an error answer's body kept for last_error */
+
+/* libcurl, opened by the first pusher (dynlib.h). */
+static struct fl_dynlib libcurl =
+	FL_DYNLIB_INIT("libcurl.so.4", "libcurl4 (Debian) or libcurl (Fedora)");
+
+#define CURL_FUNCS(X)                                                                              \
+	X(curl_global_init)                                                                        \
+	X(curl_easy_init)                                                                          \
+	X(curl_easy_setopt)                                                                        \
+	X(curl_easy_perform)                                                                       \
+	X(curl_easy_getinfo)                                                                       \
+	X(curl_easy_cleanup)                                                                       \
+	X(curl_easy_strerror)                                                                      \
+	X(curl_slist_append)                                                                       \
+	X(curl_slist_free_all)
+#define CURL_SYM(f) FL_DYNLIB_SYM(f);
+CURL_FUNCS(CURL_SYM)
 
 /* ---- a growable string ---- */
 
@@ -796,7 +816,7 @@ static enum outcome send_one(struct fl_push *p, const struct fl_push_spool_name 
 	struct sbuf url = {0};
 	struct answer ans = {.len = 0};
 	curl_off_t ra = 0;
-	size_t len;
+	size_t len = 0;
 	CURLcode rc;
 	int e;
 
@@ -819,25 +839,25 @@ static enum outcome send_one(struct fl_push *p, const struct fl_push_spool_name 
 		fl_seterr(msg, msglen, "out of memory");
 		return RETRY;
 	}
-	curl_easy_setopt(p->curl, CURLOPT_URL, url.s);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &ans);
-	curl_easy_setopt(p->curl, CURLOPT_ERRORBUFFER, cerr);
-	rc = curl_easy_perform(p->curl);
-	curl_easy_setopt(p->curl, CURLOPT_ERRORBUFFER, NULL);
+	sym_curl_easy_setopt(p->curl, CURLOPT_URL, url.s);
+	sym_curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, body);
+	sym_curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	sym_curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &ans);
+	sym_curl_easy_setopt(p->curl, CURLOPT_ERRORBUFFER, cerr);
+	rc = sym_curl_easy_perform(p->curl);
+	sym_curl_easy_setopt(p->curl, CURLOPT_ERRORBUFFER, NULL);
 	free(url.s);
 	if (rc == CURLE_ABORTED_BY_CALLBACK && atomic_load(&p->stop))
 		return STOPPED;
 	if (rc != CURLE_OK) {
 		fl_seterr(msg, msglen, "cannot send to %s: %s", p->where,
-		       cerr[0] ? cerr : curl_easy_strerror(rc));
+			  cerr[0] ? cerr : sym_curl_easy_strerror(rc));
 		return RETRY;
 	}
-	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, status);
+	sym_curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, status);
 	if (*status >= 200 && *status <= 299)
 		return SENT;
-	if (curl_easy_getinfo(p->curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+	if (sym_curl_easy_getinfo(p->curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
 		*retry_after = ra > 86400 ? 86400 : (long)ra;
 	body_note(ans.body);
 	fl_seterr(msg, msglen, "HTTP %ld from %s%s%s", *status, p->where, ans.body[0] ? ": " : "",
@@ -960,11 +980,23 @@ static void *sender(void *arg)
 /* ---- life cycle ---- */
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
+static int curl_init_rc;
+
+static int curl_load(void)
+{
+#define CURL_RESOLVE(f) FL_DYNLIB_RESOLVE(&libcurl, f);
+	CURL_FUNCS(CURL_RESOLVE)
+	return sym_curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -ENOMEM;
+}
 
 static void curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	curl_init_rc = curl_load();
+}
+
+const char *fl_push__lib_error(void)
+{
+	return fl_dynlib__error(&libcurl);
 }
 
 static int setup_curl(struct fl_push *p)
@@ -972,14 +1004,14 @@ static int setup_curl(struct fl_push *p)
 	struct curl_slist *h = NULL, *t;
 	long ms = (long)(p->timeout_s * 1000);
 
-	p->curl = curl_easy_init();
+	p->curl = sym_curl_easy_init();
 	if (!p->curl)
 		return -ENOMEM;
-	t = curl_slist_append(h, "Content-Type: application/octet-stream");
+	t = sym_curl_slist_append(h, "Content-Type: application/octet-stream");
 	if (t)
 		h = t;
 	/* No "Expect: 100-continue" round trip: the body goes with the request. */
-	t = t ? curl_slist_append(h, "Expect:") : NULL;
+	t = t ? sym_curl_slist_append(h, "Expect:") : NULL;
 	if (t)
 		h = t;
 	if (t && p->auth && !p->basic) {
@@ -987,7 +1019,7 @@ static int setup_curl(struct fl_push *p)
 
 		sb_puts(&b, "Authorization: Bearer ");
 		sb_puts(&b, p->auth);
-		t = b.oom ? NULL : curl_slist_append(h, b.s);
+		t = b.oom ? NULL : sym_curl_slist_append(h, b.s);
 		if (b.s) {
 			explicit_bzero(b.s, b.len);
 			free(b.s);
@@ -996,32 +1028,32 @@ static int setup_curl(struct fl_push *p)
 			h = t;
 	}
 	if (!t) {
-		curl_slist_free_all(h);
+		sym_curl_slist_free_all(h);
 		return -ENOMEM;
 	}
 	p->headers = h;
-	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(p->curl, CURLOPT_POST, 1L);
-	curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, ms);
-	curl_easy_setopt(p->curl, CURLOPT_CONNECTTIMEOUT_MS, ms);
-	curl_easy_setopt(p->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, h);
+	sym_curl_easy_setopt(p->curl, CURLOPT_POST, 1L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, ms);
+	sym_curl_easy_setopt(p->curl, CURLOPT_CONNECTTIMEOUT_MS, ms);
+	sym_curl_easy_setopt(p->curl, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(p->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	sym_curl_easy_setopt(p->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
-	curl_easy_setopt(p->curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	sym_curl_easy_setopt(p->curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	curl_easy_setopt(p->curl, CURLOPT_SSL_VERIFYPEER, p->tls_verify ? 1L : 0L);
-	curl_easy_setopt(p->curl, CURLOPT_SSL_VERIFYHOST, p->tls_verify ? 2L : 0L);
-	curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "flamed");
-	curl_easy_setopt(p->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(p->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(p->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(p->curl, CURLOPT_XFERINFODATA, p);
+	sym_curl_easy_setopt(p->curl, CURLOPT_SSL_VERIFYPEER, p->tls_verify ? 1L : 0L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_SSL_VERIFYHOST, p->tls_verify ? 2L : 0L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "flamed");
+	sym_curl_easy_setopt(p->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, on_body);
+	sym_curl_easy_setopt(p->curl, CURLOPT_NOPROGRESS, 0L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	sym_curl_easy_setopt(p->curl, CURLOPT_XFERINFODATA, p);
 	if (p->auth && p->basic) {
-		curl_easy_setopt(p->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(p->curl, CURLOPT_USERPWD, p->auth);
+		sym_curl_easy_setopt(p->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		sym_curl_easy_setopt(p->curl, CURLOPT_USERPWD, p->auth);
 	}
 	return 0;
 }
@@ -1037,9 +1069,9 @@ void fl_push__free(struct fl_push *p)
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
 	}
-	curl_slist_free_all(p->headers);
+	sym_curl_slist_free_all(p->headers);
 	if (p->curl)
-		curl_easy_cleanup(p->curl);
+		sym_curl_easy_cleanup(p->curl);
 	if (p->auth) {
 		explicit_bzero(p->auth, strlen(p->auth));
 		free(p->auth);
@@ -1073,8 +1105,8 @@ int fl_push__new(const struct fl_push_opts *opts, struct fl_push **ret)
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_uid != geteuid())
 		return -EPERM;
 	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return -ENOMEM;
+	if (curl_init_rc)
+		return curl_init_rc;
 
 	p = calloc(1, sizeof(*p));
 	if (!p)

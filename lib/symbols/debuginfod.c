@@ -20,6 +20,34 @@
 #include "flamed/common/cleanup.h"
 #include "flamed/common/log.h"
 #include "flamed/symbols/debuginfod.h"
+#include "common/dynlib.h"
+
+/* libdebuginfod, opened by the first fetcher (dynlib.h). */
+static struct fl_dynlib libdebuginfod = FL_DYNLIB_INIT(
+	"libdebuginfod.so.1", "libdebuginfod1 (Debian) or elfutils-debuginfod-client (Fedora)");
+
+#define DEBUGINFOD_FUNCS(X)                                                                        \
+	X(debuginfod_begin)                                                                        \
+	X(debuginfod_end)                                                                          \
+	X(debuginfod_find_debuginfo)                                                               \
+	X(debuginfod_get_user_data)                                                                \
+	X(debuginfod_set_user_data)                                                                \
+	X(debuginfod_set_progressfn)                                                               \
+	X(debuginfod_set_verbose_fd)
+#define DEBUGINFOD_SYM(f) FL_DYNLIB_SYM(f);
+DEBUGINFOD_FUNCS(DEBUGINFOD_SYM)
+
+static int debuginfod_load(void)
+{
+#define DEBUGINFOD_RESOLVE(f) FL_DYNLIB_RESOLVE(&libdebuginfod, f);
+	DEBUGINFOD_FUNCS(DEBUGINFOD_RESOLVE)
+	return 0;
+}
+
+const char *fl_debuginfod__lib_error(void)
+{
+	return fl_dynlib__error(&libdebuginfod);
+}
 
 #define NIL UINT32_MAX
 #define FIRST_CAP 64u
@@ -308,7 +336,7 @@ static void skip_queued(struct fl_debuginfod *d)
  */
 static int on_progress(debuginfod_client *c, long a, long b)
 {
-	struct fl_debuginfod *d = debuginfod_get_user_data(c);
+	struct fl_debuginfod *d = sym_debuginfod_get_user_data(c);
 	enum abort_reason r = GO_ON;
 	uint64_t got = b != 0 && a > 0 ? (uint64_t)a : 0;
 	uint64_t want = b > 0 ? (uint64_t)b : 0;
@@ -451,7 +479,7 @@ static void fetch(struct fl_debuginfod *d, const uint8_t *id, size_t len, const 
 	r->path = NULL;
 	r->size = 0;
 	r->t0 = mono_now();
-	fd = debuginfod_find_debuginfo(d->client, id, (int)len, &r->path);
+	fd = sym_debuginfod_find_debuginfo(d->client, id, (int)len, &r->path);
 	r->t1 = mono_now();
 	if (fd < 0) {
 		r->err = fd;
@@ -585,7 +613,7 @@ void fl_debuginfod__free(struct fl_debuginfod *d)
 		pthread_join(d->thread, NULL);
 	}
 	if (d->client)
-		debuginfod_end(d->client);
+		sym_debuginfod_end(d->client);
 	for (i = 0; i < d->n; i++)
 		free(d->e[i].path);
 	free(d->e);
@@ -619,6 +647,9 @@ int fl_debuginfod__new(const struct fl_debuginfod_opts *opts, struct fl_debuginf
 	} else if (is_blank(getenv(DEBUGINFOD_URLS_ENV_VAR))) {
 		return -ENOENT;
 	}
+	e = debuginfod_load();
+	if (e)
+		return e;
 
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -648,16 +679,16 @@ int fl_debuginfod__new(const struct fl_debuginfod_opts *opts, struct fl_debuginf
 	}
 
 	errno = 0;
-	d->client = debuginfod_begin();
+	d->client = sym_debuginfod_begin();
 	if (!d->client) {
 		e = errno ? -errno : -ENOMEM;
 		goto out_free;
 	}
-	debuginfod_set_user_data(d->client, d);
+	sym_debuginfod_set_user_data(d->client, d);
 	/* Also replaces the stderr progress bar DEBUGINFOD_PROGRESS would turn on. */
-	debuginfod_set_progressfn(d->client, on_progress);
+	sym_debuginfod_set_progressfn(d->client, on_progress);
 	/* DEBUGINFOD_VERBOSE would make the client write to stderr: nothing is written. */
-	debuginfod_set_verbose_fd(d->client, -1);
+	sym_debuginfod_set_verbose_fd(d->client, -1);
 
 	/*
 	 * The worker (and libcurl's resolver threads, which inherit its mask)

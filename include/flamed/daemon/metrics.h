@@ -47,9 +47,13 @@ struct fl_metrics_opts {
  * HOST:PORT), -EADDRNOTAVAIL (a name that does not resolve, or an address
  * not on this machine), -EADDRINUSE, -EACCES (a port below 1024 without
  * CAP_NET_BIND_SERVICE), -ENOMEM, or another -errno of socket/bind/listen,
- * or of the server's start (-EIO when it gives none).
+ * or of the server's start (-EIO when it gives none), or -ELIBACC:
+ * libmicrohttpd, opened by the first call, cannot be loaded
+ * (fl_metrics__lib_error() says why).
  */
 int fl_metrics__new(const struct fl_metrics_opts *o, struct fl_metrics **ret);
+/* Why libmicrohttpd could not be loaded: one line, naming the file and its package; "" if it could. */
+const char *fl_metrics__lib_error(void);
 
 /* Stops the server (waits for its thread: a scrape in progress ends) and frees m. Accepts NULL. */
 void fl_metrics__free(struct fl_metrics *m);

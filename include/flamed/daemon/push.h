@@ -101,9 +101,12 @@ int fl_push__check_opts(const struct fl_push_opts *opts, char *err, size_t errle
  * starts the sender thread. Returns 0 with *ret set, -EINVAL (an option:
  * see fl_push__check_opts()), -EPERM (the spool directory is writable by
  * group or others), -ENOTDIR, -ENOMEM, or the -errno of reading the
- * directory or starting the thread.
+ * directory or starting the thread, or -ELIBACC: libcurl, opened by the
+ * first call, cannot be loaded (fl_push__lib_error() says why).
  */
 int fl_push__new(const struct fl_push_opts *opts, struct fl_push **ret);
+/* Why libcurl could not be loaded: one line, naming the file and its package; "" if it could. */
+const char *fl_push__lib_error(void);
 
 /*
  * Stops the sender thread, aborting a request in flight (at most about

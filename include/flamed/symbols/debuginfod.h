@@ -70,10 +70,13 @@ struct fl_debuginfod_opts {
  * threads. Returns 0 with *ret set; -ENOENT (and no object) when no server
  * is configured (urls NULL or blank and DEBUGINFOD_URLS unset or blank):
  * debuginfod is off; -EINVAL (opts->sz too small, ret NULL, a negative or
- * NaN max_seconds); -ENOMEM; or the -errno of setenv, debuginfod_begin()
- * or starting the thread.
+ * NaN max_seconds); -ENOMEM; -ELIBACC: libdebuginfod, opened by the first
+ * call, cannot be loaded (fl_debuginfod__lib_error() says why); or the
+ * -errno of setenv, debuginfod_begin() or starting the thread.
  */
 int fl_debuginfod__new(const struct fl_debuginfod_opts *opts, struct fl_debuginfod **ret);
+/* Why libdebuginfod could not be loaded: one line, naming the file and its package; "" if it could. */
+const char *fl_debuginfod__lib_error(void);
 
 /*
  * Stops the worker, aborting a transfer in flight (libdebuginfod calls the

@@ -735,10 +735,16 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 		    const uint64_t *ips, size_t n, size_t *nframes)
 {
 	struct fl_tracker *tr = f->opts.tracker;
-	size_t nmiss = 0;
+	size_t nmiss = 0, npy = 0;
 	int err;
 
-	err = cache_reserve(f, n);
+	/*
+	 * Room for the Python frames too: f->slot[] points into the cache,
+	 * which must not grow (a new table) while py_frame() adds them.
+	 */
+	if (!kernel)
+		npy = st->nr_pyips < FL_PY_MAX_FRAMES ? st->nr_pyips : FL_PY_MAX_FRAMES;
+	err = cache_reserve(f, n + npy);
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
@@ -792,12 +798,10 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 	 */
 	size_t nseg = 0, nevals = 0, evals_seen = 0;
 
-	if (!kernel && st->nr_pyips) {
-		size_t np = st->nr_pyips < FL_PY_MAX_FRAMES ? st->nr_pyips : FL_PY_MAX_FRAMES;
-
+	if (npy) {
 		f->seg[0] = 0;
-		for (size_t i = 0; i < np; i++)
-			if ((st->pyips[i] & FL_PY_ENTRY) || i + 1 == np)
+		for (size_t i = 0; i < npy; i++)
+			if ((st->pyips[i] & FL_PY_ENTRY) || i + 1 == npy)
 				f->seg[++nseg] = i + 1;
 		for (size_t i = 0; i < n; i++)
 			nevals += f->slot[i]->pyeval;

@@ -306,6 +306,39 @@ static void test_fingerprint_is_another_frame(void **state)
 	env_free(e);
 }
 
+/*
+ * The frame cache grows (a new table) while a stack's Python frames are
+ * being added: the native frames of that stack, looked up before, must not
+ * be read from the old table. Stacks of 100 new code objects each cross
+ * the first growth (at 2048 entries) in the middle of one.
+ */
+static void test_cache_grows_among_python_frames(void **state)
+{
+	struct env *e = env_new(false);
+	uint64_t uips[] = {EVAL, OUTER};
+	uint64_t py[100];
+	struct fl_fold_stats fs;
+	char *out, *line;
+
+	(void)state;
+	for (unsigned k = 0; k < 30; k++) {
+		for (unsigned i = 0; i < 100; i++)
+			py[i] = CODE(1000 + k * 100 + i) | (i == 99 ? FL_PY_ENTRY : 0);
+		add(e, uips, 2, py, 100);
+	}
+	fl_fold__stats(e->fold, &fs);
+	assert_int_equal(fs.frames, 30 * 2 * 101);
+	out = folded(e);
+	/* One line: the outer function, then the run's 100 unnamed frames, 60 samples. */
+	line = strstr(out, "python3;fold_py_outer;[python code]_[p];");
+	assert_non_null(line);
+	assert_ptr_equal(line, out);
+	assert_non_null(strstr(out, "[python code]_[p] 60\n"));
+	assert_int_equal(strchr(out, '\n')[1], '\0'); /* one line */
+	free(out);
+	env_free(e);
+}
+
 /* Names are the process's: any character becomes UTF-8 or U+FFFD, nothing splits a frame. */
 static void test_hostile_and_cut_names(void **state)
 {
@@ -338,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_runs_and_loop_frames_that_do_not_pair),
 		cmocka_unit_test(test_no_frames_and_no_names),
 		cmocka_unit_test(test_fingerprint_is_another_frame),
+		cmocka_unit_test(test_cache_grows_among_python_frames),
 		cmocka_unit_test(test_hostile_and_cut_names),
 	};
 

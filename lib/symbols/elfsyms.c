@@ -115,13 +115,13 @@ struct fl_elfsyms {
  */
 struct cand {
 	uint64_t addr, size;
-	uint64_t limit; /* end of its section: a zero-size symbol stops there */
 	const char *name; /* NULL: left in its file (file, stroff), neither read nor measured */
 	union {
 		uint32_t len;	/* of the name (longer ones are left out) */
 		uint32_t alias; /* name left in its file: keep_aliases()'s */
 	};
 	uint32_t stroff;  /* its offset in its string table */
+	uint32_t reach;	  /* to the end of its section: a zero-size symbol stops there */
 	uint8_t rank;	  /* binding: lower is preferred */
 	bool label;	  /* STT_NOTYPE in code: names only what no function covers */
 	uint8_t file;	  /* 0: name is the name's bytes; else it stays in ns->files[file - 1] */
@@ -463,12 +463,13 @@ static bool cand_of(const GElf_Sym *sym, bool arm, const struct sec_range *secs,
 	if (arm)
 		x->addr &= ~(uint64_t)1;
 	x->rank = (uint8_t)(bind_rank(GELF_ST_BIND(sym->st_info)) + (label ? RANK_LABEL : 0));
-	x->limit = x->addr > UINT64_MAX - ZERO_SIZE_CAP ? UINT64_MAX : x->addr + ZERO_SIZE_CAP;
+	x->reach = ZERO_SIZE_CAP;
 	if (sym->st_shndx < SHN_LORESERVE && sym->st_shndx < nr_secs) {
 		const struct sec_range *r = &secs[sym->st_shndx];
 
+		/* Sections of 4 GiB and more: their zero-size symbols reach less far. */
 		if (r->start <= x->addr && x->addr < r->end)
-			x->limit = r->end;
+			x->reach = r->end - x->addr > UINT32_MAX ? UINT32_MAX : (uint32_t)(r->end - x->addr);
 	}
 	return true;
 }
@@ -478,6 +479,94 @@ static bool name_ok(bool label, const char *name, size_t len)
 {
 	return len && !fl_elfsym__is_mapping_symbol(name) &&
 	       !(label && name[0] == '.' && name[1] == 'L');
+}
+
+/*
+ * A symbol table's entries in order. Read from the file at fd a chunk at a
+ * time where the table is a plain array of native Elf64_Sym (any x86-64 or
+ * arm64 file): libelf's elf_getdata() would copy the whole table into a
+ * new buffer, 6 MB for Rust's libLLVM, paying a page fault every 4 KiB of
+ * it, for the third of the entries that are functions. Elsewhere (an image
+ * in memory, a compressed table, another class or byte order) libelf's
+ * copy, converted, is read.
+ */
+struct symreader {
+	Elf_Data *d;	 /* libelf's copy, or NULL: read from fd */
+	int fd;
+	uint64_t off;	 /* of the table in the file */
+	size_t n;	 /* entries */
+	Elf64_Sym *buf;	 /* entries [first, first + nr) */
+	size_t first, nr;
+};
+
+/* Entries read from a file at a time: 48 KiB. */
+#define SYM_CHUNK 2048
+
+static bool symreader__native(Elf *elf, int fd, const GElf_Shdr *sh)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	unsigned char data = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+	struct stat st;
+
+	/* A table past the file's end is libelf's to refuse, as it is for others. */
+	return fd >= 0 && ident && ident[EI_CLASS] == ELFCLASS64 && ident[EI_DATA] == data &&
+	       !elf_getbase(elf) && sh->sh_type != SHT_NOBITS && !(sh->sh_flags & SHF_COMPRESSED) &&
+	       sh->sh_offset <= (uint64_t)INT64_MAX - sh->sh_size && !fstat(fd, &st) &&
+	       sh->sh_offset + sh->sh_size <= (uint64_t)st.st_size;
+}
+
+/* 0, or no symbols to read (-ENOENT) or no memory. */
+static int symreader__open(struct symreader *r, Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	size_t entsize;
+
+	*r = (struct symreader){.fd = -1};
+	if (symreader__native(elf, fd, sh)) {
+		r->fd = fd;
+		r->off = sh->sh_offset;
+		r->n = sh->sh_size / sizeof(Elf64_Sym);
+		r->buf = malloc(SYM_CHUNK * sizeof(*r->buf));
+		return r->buf ? 0 : -ENOMEM;
+	}
+	r->d = elf_getdata(scn, NULL);
+	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!r->d || !r->d->d_buf || !entsize)
+		return -ENOENT;
+	r->n = r->d->d_size / entsize;
+	if (r->n > INT_MAX)
+		r->n = INT_MAX; /* gelf_getsym() takes an int index */
+	return 0;
+}
+
+/*
+ * Entry i of the table, read in order. False when it cannot be read: one
+ * libelf will not convert (the next may be read), or past what the file
+ * still holds (its owner cut it short since its headers were read: nothing after is).
+ */
+static bool symreader__get(struct symreader *r, size_t i, GElf_Sym *sym)
+{
+	if (r->d)
+		return gelf_getsym(r->d, (int)i, sym);
+	if (i - r->first >= r->nr) {
+		size_t want = r->n - i < SYM_CHUNK ? r->n - i : SYM_CHUNK;
+		ssize_t got = fl_regfile__pread(r->fd, r->buf, want * sizeof(*r->buf),
+						r->off + (uint64_t)i * sizeof(*r->buf));
+
+		r->first = i;
+		r->nr = got > 0 ? (size_t)got / sizeof(*r->buf) : 0;
+		if (!r->nr) {
+			r->n = i;
+			return false;
+		}
+	}
+	/* GElf_Sym is Elf64_Sym. */
+	*sym = r->buf[i - r->first];
+	return true;
+}
+
+static void symreader__close(struct symreader *r)
+{
+	free(r->buf);
 }
 
 /*
@@ -493,11 +582,11 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 	bool arm = false, lazy;
 	uint8_t file = 0;
 	struct strtab st;
+	struct symreader r;
 	struct cand *c;
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
-	Elf_Data *d;
-	size_t i, n, entsize, count = 0;
+	size_t i, count = 0;
 	int err = 0;
 
 	*ret = NULL;
@@ -507,23 +596,21 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 	lazy = strtab__lazy(&st.sh, fd);
 	if (!lazy && strtab__open(elf, &sh, false, &st))
 		return 0;
-	d = elf_getdata(scn, NULL);
-	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	if (!d || !d->d_buf || !entsize)
-		return 0;
+	err = symreader__open(&r, elf, fd, scn, &sh);
+	if (err)
+		return err == -ENOENT ? 0 : err;
 	if (gelf_getehdr(elf, &eh))
 		arm = eh.e_machine == EM_ARM;
-	n = d->d_size / entsize;
-	if (n > INT_MAX)
-		n = INT_MAX; /* gelf_getsym() takes an int index */
-	c = calloc(n ? n : 1, sizeof(*c));
-	if (!c)
+	c = calloc(r.n ? r.n : 1, sizeof(*c));
+	if (!c) {
+		symreader__close(&r);
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
+	}
+	for (i = 0; i < r.n; i++) {
 		struct cand *x = &c[count];
 		GElf_Sym sym;
 
-		if (!gelf_getsym(d, (int)i, &sym) || !cand_of(&sym, arm, secs, nr_secs, x))
+		if (!symreader__get(&r, i, &sym) || !cand_of(&sym, arm, secs, nr_secs, x))
 			continue;
 		if (sym.st_name > UINT32_MAX || sym.st_name >= st.size)
 			continue;
@@ -541,6 +628,7 @@ static int collect(Elf *elf, int fd, Elf_Scn *scn, const struct sec_range *secs,
 		}
 		count++;
 	}
+	symreader__close(&r);
 	if (lazy && count) {
 		err = name_store__add_file(ns, &st, fd, &file);
 		for (i = 0; !err && i < count; i++)
@@ -595,64 +683,43 @@ struct cand_key {
 	size_t idx;
 };
 
-/*
- * Orders candidates by address with an LSD radix sort over 8-bit digits:
- * libraries like libLLVM have tens of thousands of symbols, and qsort's
- * indirect comparisons on 48-byte elements were most of the time spent
- * loading them. Digits on which every key agrees (the high bytes, mostly)
- * are skipped. Stable, so equal addresses keep their table order.
- */
-static int sort_cands(struct cand *c, size_t n)
+static int cand_key_cmp(const void *a, const void *b)
 {
-	_cleanup_free_ struct cand_key *k = malloc(n * sizeof(*k));
-	_cleanup_free_ struct cand_key *tmp = malloc(n * sizeof(*tmp));
-	struct cand_key *src, *dst, *swap;
-	uint64_t all_or = 0, all_and = UINT64_MAX;
+	const struct cand_key *x = a, *y = b;
 
-	if (!k || !tmp)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		k[i] = (struct cand_key){.addr = c[i].addr, .idx = i};
-		all_or |= c[i].addr;
-		all_and &= c[i].addr;
-	}
-	src = k;
-	dst = tmp;
-	for (unsigned shift = 0; shift < 64; shift += 8) {
-		size_t count[256] = {0}, pos = 0;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
 
-		if ((((all_or ^ all_and) >> shift) & 0xff) == 0)
-			continue; /* every key has the same digit here */
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].addr >> shift) & 0xff]++;
-		for (size_t d = 0; d < 256; d++) {
-			size_t c_d = count[d];
+/* Bits of an index below n. */
+static unsigned idx_bits(size_t n)
+{
+	unsigned b = 0;
 
-			count[d] = pos;
-			pos += c_d;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].addr >> shift) & 0xff]++] = src[i];
-		swap = src;
-		src = dst;
-		dst = swap;
-	}
-	/*
-	 * c[src[i].idx] goes to i: moved in place, a cycle of the permutation
-	 * at a time (a copy of c would take as much again). src[i].idx = i
-	 * marks a place done.
-	 */
+	while (b < 64 && n > ((size_t)1 << b))
+		b++;
+	return b;
+}
+
+/*
+ * Moves c[order[i]] to i for every i, order[] a permutation of [0, n): in
+ * place, a cycle at a time (a copy of c would take as much again). Marks
+ * each place done in order[] as it goes.
+ */
+static void permute(struct cand *c, uint64_t *order, size_t n)
+{
 	for (size_t i = 0; i < n; i++) {
 		struct cand held;
 		size_t j = i;
 
-		if (src[i].idx == i)
+		if (order[i] == i)
 			continue;
 		held = c[i];
 		for (;;) {
-			size_t from = src[j].idx;
+			size_t from = (size_t)order[j];
 
-			src[j].idx = j;
+			order[j] = j;
 			if (from == i) {
 				c[j] = held;
 				break;
@@ -661,6 +728,78 @@ static int sort_cands(struct cand *c, size_t n)
 			j = from;
 		}
 	}
+}
+
+/*
+ * Orders candidates by address, stably (equal addresses keep their table
+ * order). libraries like libLLVM have a hundred thousand symbols, and
+ * qsort's indirect comparisons on the candidates were most of the time
+ * spent loading them: an LSD radix sort over 8-bit digits of one 64-bit
+ * key each, the address less the lowest above the candidate's index,
+ * where both fit (a file's code spans far less than 2^40 bytes). Only the
+ * address's digits are sorted on, and those on which every key agrees are
+ * skipped. Keys that do not fit (a hostile file's addresses) are sorted by
+ * qsort.
+ */
+static int sort_cands(struct cand *c, size_t n)
+{
+	_cleanup_free_ uint64_t *k = NULL, *tmp = NULL;
+	uint64_t lo = UINT64_MAX, hi = 0, all_or = 0, all_and = UINT64_MAX, *src, *dst, *swap;
+	unsigned bits = idx_bits(n);
+
+	for (size_t i = 0; i < n; i++) {
+		lo = c[i].addr < lo ? c[i].addr : lo;
+		hi = c[i].addr > hi ? c[i].addr : hi;
+	}
+	k = malloc(n * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	if (bits >= 64 || (bits && (hi - lo) >> (64 - bits))) {
+		_cleanup_free_ struct cand_key *ck = malloc(n * sizeof(*ck));
+
+		if (!ck)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			ck[i] = (struct cand_key){.addr = c[i].addr, .idx = i};
+		qsort(ck, n, sizeof(*ck), cand_key_cmp);
+		for (size_t i = 0; i < n; i++)
+			k[i] = ck[i].idx;
+		permute(c, k, n);
+		return 0;
+	}
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		k[i] = (c[i].addr - lo) << bits | i;
+		all_or |= k[i];
+		all_and &= k[i];
+	}
+	src = k;
+	dst = tmp;
+	/* Stable, and the keys start in index order: equal addresses stay in it. */
+	for (unsigned shift = bits; shift < 64; shift += 8) {
+		size_t count[256] = {0}, pos = 0;
+
+		if ((((all_or ^ all_and) >> shift) & 0xff) == 0)
+			continue; /* every key has the same digit here */
+		for (size_t i = 0; i < n; i++)
+			count[(src[i] >> shift) & 0xff]++;
+		for (size_t d = 0; d < 256; d++) {
+			size_t c_d = count[d];
+
+			count[d] = pos;
+			pos += c_d;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & 0xff]++] = src[i];
+		swap = src;
+		src = dst;
+		dst = swap;
+	}
+	for (size_t i = 0; i < n; i++)
+		src[i] &= ((uint64_t)1 << bits) - 1;
+	permute(c, src, n);
 	return 0;
 }
 
@@ -763,7 +902,7 @@ static int build_syms(struct fl_elfsyms *e, struct cand *c, size_t n)
 	p = e->names;
 	for (i = 0; i < nr; i++) {
 		struct fl_elfsym *s = &e->syms[i];
-		uint64_t end = c[i].limit;
+		uint64_t end = c[i].addr > UINT64_MAX - c[i].reach ? UINT64_MAX : c[i].addr + c[i].reach;
 
 		s->addr = c[i].addr;
 		s->size = c[i].size;
@@ -1097,7 +1236,7 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 			if (err)
 				return err;
 			x = &stubs[nr_stubs++];
-			*x = (struct cand){.addr = addr, .size = ent, .limit = addr + ent, .name = name,
+			*x = (struct cand){.addr = addr, .size = ent, .reach = (uint32_t)ent, .name = name,
 					   .len = (uint32_t)(hit->len + 4),
 					   .rank = RANK_PLT};
 		}

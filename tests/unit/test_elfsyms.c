@@ -910,6 +910,147 @@ static void test_lazy_names_file_changed(void **state)
 	fl_elfsyms__free(copied);
 }
 
+/* --- A hand-made ELF file: symbol tables read from a file and from memory agree ------- */
+
+struct mini_sym {
+	const char *name;
+	uint64_t value, size;
+	unsigned char bind;
+};
+
+/*
+ * An ELF64 file of the host's byte order with a .text at 0x1000 (1 MiB)
+ * and a .symtab of the functions syms (all in .text's index), into buf
+ * (size bytes); returns its length.
+ */
+static size_t mini_elf(unsigned char *buf, size_t size, const struct mini_sym *syms, size_t n)
+{
+	static const char shstr[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+	Elf64_Shdr *sh;
+	Elf64_Sym *st;
+	size_t off = sizeof(*eh), sym_off, str_off, shstr_off, str_len = 1;
+
+	memset(buf, 0, size);
+	sym_off = off;
+	st = (Elf64_Sym *)(buf + sym_off);
+	off += (n + 1) * sizeof(Elf64_Sym);
+	str_off = off;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(syms[i].name) + 1;
+
+		assert_true(str_off + str_len + len < size);
+		memcpy(buf + str_off + str_len, syms[i].name, len);
+		st[i + 1] = (Elf64_Sym){.st_name = (Elf64_Word)str_len,
+					.st_info = (unsigned char)ELF64_ST_INFO(syms[i].bind, STT_FUNC),
+					.st_shndx = 1,
+					.st_value = syms[i].value,
+					.st_size = syms[i].size};
+		str_len += len;
+	}
+	off += str_len;
+	shstr_off = off;
+	memcpy(buf + off, shstr, sizeof(shstr));
+	off += sizeof(shstr);
+	off = (off + 7) & ~(size_t)7;
+	assert_true(off + 5 * sizeof(Elf64_Shdr) <= size);
+	sh = (Elf64_Shdr *)(buf + off);
+	sh[1] = (Elf64_Shdr){.sh_name = 1, .sh_type = SHT_NOBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			     .sh_addr = 0x1000, .sh_size = 1 << 20};
+	sh[2] = (Elf64_Shdr){.sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = sym_off,
+			     .sh_size = (n + 1) * sizeof(Elf64_Sym), .sh_link = 3, .sh_info = 1,
+			     .sh_entsize = sizeof(Elf64_Sym), .sh_addralign = 8};
+	sh[3] = (Elf64_Shdr){.sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = str_off,
+			     .sh_size = str_len, .sh_addralign = 1};
+	sh[4] = (Elf64_Shdr){.sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = shstr_off,
+			     .sh_size = sizeof(shstr), .sh_addralign = 1};
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_shoff = off;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 5;
+	eh->e_shstrndx = 4;
+	return off + 5 * sizeof(Elf64_Shdr);
+}
+
+/* The symbols of image (len bytes) read from memory and from a file holding it. */
+static void mini_open(const unsigned char *image, size_t len, struct fl_elfsyms **mem,
+		      struct fl_elfsyms **file)
+{
+	char path[] = "/tmp/flamed-test-elfsyms.XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, image, len), (ssize_t)len);
+	close(fd);
+	assert_int_equal(fl_elfsyms__from_memory(image, len, mem), 0);
+	assert_int_equal(fl_elfsyms__open(path, file), 0);
+	unlink(path);
+}
+
+static void assert_sym(const struct fl_elfsyms *e, uint64_t at, const char *name, uint64_t addr,
+		       uint64_t size)
+{
+	const struct fl_elfsym *s = fl_elfsyms__find(e, at);
+
+	if (!s)
+		fail_msg("%#" PRIx64 ": nothing, not %s", at, name);
+	assert_string_equal(s->name, name);
+	assert_int_equal(s->addr, addr);
+	assert_int_equal(s->size, size);
+}
+
+/*
+ * Symbols in no order, aliases of one address, a zero-size one, and with
+ * spread_out a function at 0xffff800000000000 too: the addresses then span
+ * more than a radix key holds beside the index, and another sort orders
+ * them. Read from memory (libelf) and from the file (a chunk at a time)
+ * alike, into the same table.
+ */
+static void test_hand_made(void **state)
+{
+	static const struct mini_sym syms[] = {
+		{"f_next", 0x2100, 0x20, STB_GLOBAL},
+		{"f_low", 0x1000, 0x10, STB_GLOBAL},
+		{"a_local", 0x3000, 8, STB_LOCAL},
+		{"f_zero", 0x2000, 0, STB_GLOBAL},
+		{"a_weak", 0x3000, 4, STB_WEAK},
+		{"a_global", 0x3000, 16, STB_GLOBAL},
+		{"f_high", 0xffff800000000000, 0x40, STB_GLOBAL},
+	};
+	static unsigned char image[4096];
+
+	(void)state;
+	for (int spread_out = 0; spread_out < 2; spread_out++) {
+		size_t n = ARRAY_SIZE(syms) - !spread_out, len = mini_elf(image, sizeof(image), syms, n);
+		struct fl_elfsyms *e[2];
+
+		mini_open(image, len, &e[0], &e[1]);
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(fl_elfsyms__count(e[k]), spread_out ? 5 : 4);
+			assert_sym(e[k], 0x1008, "f_low", 0x1000, 0x10);
+			assert_null(fl_elfsyms__find(e[k], 0x1010));
+			/* To the next symbol. */
+			assert_sym(e[k], 0x20ff, "f_zero", 0x2000, 0x100);
+			assert_sym(e[k], 0x2100, "f_next", 0x2100, 0x20);
+			/* The global name, and the largest size of the three. */
+			assert_sym(e[k], 0x300f, "a_global", 0x3000, 16);
+			if (spread_out)
+				assert_sym(e[k], 0xffff80000000003f, "f_high", 0xffff800000000000, 0x40);
+			for (size_t i = 1; i < fl_elfsyms__count(e[k]); i++)
+				assert_true(fl_elfsyms__at(e[k], i - 1)->addr < fl_elfsyms__at(e[k], i)->addr);
+		}
+		fl_elfsyms__free(e[0]);
+		fl_elfsyms__free(e[1]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -930,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_debug_info_args),
 		cmocka_unit_test(test_lazy_names),
 		cmocka_unit_test(test_lazy_names_file_changed),
+		cmocka_unit_test(test_hand_made),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -349,20 +349,20 @@ static bool name_file__same(const struct name_file *f)
 }
 
 /*
- * The name at off of the table in f, read now into a new NUL-terminated
- * buffer of *len + 1 bytes (the caller frees), or NULL: out of the table,
- * no NUL before its end or LAZY_NAME_MAX bytes, or a file changed since its
- * symbols were read (nothing is read from it any more). A few hundred bytes
- * are read first, more only for a longer name.
+ * The name at off of the string table of size bytes at base in the file
+ * at fd, read now into a new NUL-terminated buffer of *len + 1 bytes (the
+ * caller frees), or NULL: out of the table, or no NUL before its end or
+ * LAZY_NAME_MAX bytes. A few hundred bytes are read first, more only for a
+ * longer name.
  */
-static char *name_file__read(const struct name_file *f, uint64_t off, size_t *len)
+static char *pread_name(int fd, uint64_t base, uint64_t size, uint64_t off, size_t *len)
 {
 	size_t got = 0, want = 256, room;
 	char *buf = NULL, *grown, *nul;
 
-	if (off >= f->size || !name_file__same(f))
+	if (off >= size)
 		return NULL;
-	room = f->size - off < LAZY_NAME_MAX + 1 ? (size_t)(f->size - off) : LAZY_NAME_MAX + 1;
+	room = size - off < LAZY_NAME_MAX + 1 ? (size_t)(size - off) : LAZY_NAME_MAX + 1;
 	for (;;) {
 		size_t n = want < room ? want : room;
 
@@ -370,8 +370,7 @@ static char *name_file__read(const struct name_file *f, uint64_t off, size_t *le
 		if (!grown)
 			break;
 		buf = grown;
-		if (fl_regfile__pread(f->fd, buf + got, n - got, f->off + off + got) !=
-		    (ssize_t)(n - got))
+		if (fl_regfile__pread(fd, buf + got, n - got, base + off + got) != (ssize_t)(n - got))
 			break;
 		nul = memchr(buf + got, '\0', n - got);
 		if (nul) {
@@ -386,6 +385,14 @@ static char *name_file__read(const struct name_file *f, uint64_t off, size_t *le
 	}
 	free(buf);
 	return NULL;
+}
+
+/* pread_name() from f, or NULL when its file changed since its symbols were read (nothing is read from it any more). */
+static char *name_file__read(const struct name_file *f, uint64_t off, size_t *len)
+{
+	if (off >= f->size || !name_file__same(f))
+		return NULL;
+	return pread_name(f->fd, f->off, f->size, off, len);
 }
 
 /* Files[] index + 1 of the table st (its header) of the file at fd, registered in *nsp (made if NULL). */
@@ -997,17 +1004,35 @@ static int collect_elf(Elf *elf, int fd, struct name_store **ns, struct cand **c
 
 /* --- PLT stubs ------------------------------------------------------------------- */
 
-/* A GOT slot that a dynamic relocation fills with a symbol's address. */
-struct got_slot {
-	uint64_t addr;
-	const char *name;
-	size_t len;
+/* A PLT entry: the stub of ent bytes at addr jumps through the GOT slot at slot. */
+struct plt_ent {
+	uint64_t slot, addr;
+	uint32_t ent;
+	bool named;
 };
 
-static int got_slot_cmp(const void *a, const void *b)
+/* The first of ents (n of them, sorted by slot) through slot, or NULL. */
+static struct plt_ent *plt_ent_find(struct plt_ent *ents, size_t n, uint64_t slot)
 {
-	const struct got_slot *x = a, *y = b;
+	size_t lo = 0, hi = n;
 
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ents[mid].slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ents[lo].slot == slot ? &ents[lo] : NULL;
+}
+
+static int plt_ent_cmp(const void *a, const void *b)
+{
+	const struct plt_ent *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
@@ -1025,6 +1050,24 @@ static int grow_one(void **v, size_t size, size_t nr, size_t *cap)
 		return -ENOMEM;
 	*v = grown;
 	*cap = ncap;
+	return 0;
+}
+
+static int plt_names__add(struct plt_names *p, const char *name, size_t len, char **ret)
+{
+	char *s;
+
+	if (grow_one((void **)&p->v, sizeof(*p->v), p->nr, &p->cap))
+		return -ENOMEM;
+	if (len > SIZE_MAX - sizeof("@plt"))
+		return -ENOMEM;
+	s = malloc(len + sizeof("@plt"));
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, name, len);
+	memcpy(s + len, "@plt", sizeof("@plt"));
+	p->v[p->nr++] = s;
+	*ret = s;
 	return 0;
 }
 
@@ -1060,10 +1103,79 @@ static void rela_relative(Elf *elf, uint64_t *rela, uint64_t *count)
 }
 
 /*
- * Appends the GOT slots of one SHT_RELA section whose symbols are in
- * .dynsym: the JUMP_SLOT relocations of .rela.plt and the GLOB_DAT ones of
- * .rela.dyn (what .plt.got's stubs jump through). Others (RELATIVE,
- * IRELATIVE: no symbol) are not slots of a named function.
+ * The symbols of a .dynsym and their names, read one at a time where that
+ * reads less: the PLT's stubs name a few hundred of a library's tens of
+ * thousands (libLLVM's .dynsym and .dynstr: 3.5 MB). A symbol is then read
+ * from the file where libelf would copy the whole table (a native Elf64
+ * file, symreader__native()), and the names of a string table of
+ * LAZY_STRTAB_MIN or more are too. A library that calls thousands of
+ * others' functions (libclang-cpp) has its tables read whole: a pread
+ * costs about what copying 4 KiB does.
+ */
+#define PREAD_COST 4096
+
+struct dynsyms {
+	Elf_Data *d; /* libelf's copy of the table, or NULL: read from fd */
+	int fd;
+	uint64_t off, n;
+	struct strtab st; /* st.buf NULL: names read from fd */
+};
+
+/* The table symsh and its names, for nr_wanted symbols at most. */
+static int dynsyms__open(struct dynsyms *ds, Elf *elf, int fd, Elf_Scn *symscn,
+			 const GElf_Shdr *symsh, size_t nr_wanted)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	bool few, lazy;
+
+	*ds = (struct dynsyms){.fd = fd};
+	if (!entsize || strtab__open(elf, symsh, true, &ds->st))
+		return -ENOENT;
+	few = nr_wanted <= (symsh->sh_size + ds->st.sh.sh_size) / PREAD_COST;
+	lazy = few && strtab__lazy(&ds->st.sh, fd);
+	if (!lazy && strtab__open(elf, symsh, false, &ds->st))
+		return -ENOENT;
+	if (few && symreader__native(elf, fd, symsh)) {
+		ds->off = symsh->sh_offset;
+		ds->n = symsh->sh_size / sizeof(Elf64_Sym);
+		return 0;
+	}
+	ds->d = elf_getdata(symscn, NULL);
+	if (!ds->d || !ds->d->d_buf)
+		return -ENOENT;
+	ds->n = ds->d->d_size / entsize;
+	return 0;
+}
+
+/* The name of symbol idx into *name (to free with *tofree), or false: none, or an empty one. */
+static bool dynsyms__name(const struct dynsyms *ds, uint64_t idx, const char **name, size_t *len,
+			  char **tofree)
+{
+	GElf_Sym sym;
+
+	*tofree = NULL;
+	if (!idx || idx >= ds->n || idx > INT_MAX)
+		return false;
+	if (ds->d) {
+		if (!gelf_getsym(ds->d, (int)idx, &sym))
+			return false;
+	} else if (fl_regfile__pread(ds->fd, &sym, sizeof(sym), ds->off + idx * sizeof(sym)) !=
+		   (ssize_t)sizeof(sym)) {
+		return false;
+	}
+	if (ds->st.buf)
+		*name = strtab__name(&ds->st, sym.st_name, len);
+	else
+		*name = *tofree = pread_name(ds->fd, ds->st.sh.sh_offset, ds->st.size, sym.st_name, len);
+	return *name && *len;
+}
+
+/*
+ * Names the entries of ents (nr_ents, sorted by slot) whose GOT slot one
+ * SHT_RELA section fills with a .dynsym symbol: its JUMP_SLOT relocations
+ * (.rela.plt) and GLOB_DAT ones (.rela.dyn: what .plt.got's stubs jump
+ * through). Others (RELATIVE, IRELATIVE: no symbol) are not slots of a
+ * named function. Each named entry becomes a stub in *stubs.
  *
  * A big PIE or C++ library has hundreds of thousands of RELATIVE
  * relocations in .rela.dyn (libLLVM: 5 MB of them) and a few hundred others:
@@ -1071,18 +1183,20 @@ static void rela_relative(Elf *elf, uint64_t *rela, uint64_t *count)
  * DT_RELACOUNT entries that open it is indeed RELATIVE, only what follows
  * them is read. A file that lies so loses the names of its own stubs.
  */
-static int collect_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t rela,
-			 uint64_t relacount, struct got_slot **v, size_t *nr, size_t *cap)
+static int name_stubs(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t rela,
+		      uint64_t relacount, struct plt_ent *ents, size_t nr_ents,
+		      struct plt_names *names, struct cand **stubs, size_t *nr, size_t *cap)
 {
 	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
-	Elf_Data *d = NULL, *symd;
-	struct strtab st;
+	Elf_Data *d = NULL;
+	struct dynsyms ds;
 	GElf_Shdr symsh;
 	size_t n, entsize = gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT);
 	size_t i = 0;
 
 	if (!symscn || !gelf_getshdr(symscn, &symsh) || symsh.sh_type != SHT_DYNSYM ||
-	    strtab__open(elf, &symsh, false, &st) || sh->sh_size > RELA_SECTION_MAX || !entsize)
+	    sh->sh_size > RELA_SECTION_MAX || !entsize ||
+	    dynsyms__open(&ds, elf, fd, symscn, &symsh, nr_ents))
 		return 0;
 	if (relacount && sh->sh_addr == rela && relacount < sh->sh_size / entsize &&
 	    sh->sh_offset <= (uint64_t)INT64_MAX - sh->sh_size) {
@@ -1100,27 +1214,42 @@ static int collect_slots(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t r
 	}
 	if (!d)
 		d = elf_getdata(scn, NULL);
-	symd = elf_getdata(symscn, NULL);
-	if (!d || !d->d_buf || !symd || !symd->d_buf)
+	if (!d || !d->d_buf)
 		return 0;
 	n = d->d_size / entsize;
-	for (; i < n; i++) {
-		GElf_Rela r;
-		GElf_Sym sym;
+	for (; i < n && i <= INT_MAX; i++) {
+		struct plt_ent *e;
 		const char *name;
-		size_t len, type, idx;
+		char *tofree, *stub;
+		GElf_Rela r;
+		size_t len, type;
+		bool ok;
+		int err;
 
 		if (!gelf_getrela(d, (int)i, &r))
 			break;
 		type = GELF_R_TYPE(r.r_info);
-		idx = GELF_R_SYM(r.r_info);
-		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !idx ||
-		    idx > INT_MAX || !gelf_getsym(symd, (int)idx, &sym) ||
-		    !(name = strtab__name(&st, sym.st_name, &len)) || !len)
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 			continue;
-		if (grow_one((void **)v, sizeof(**v), *nr, cap))
-			return -ENOMEM;
-		(*v)[(*nr)++] = (struct got_slot){.addr = r.r_offset, .name = name, .len = len};
+		e = plt_ent_find(ents, nr_ents, r.r_offset);
+		if (!e || e->named)
+			continue;
+		ok = dynsyms__name(&ds, GELF_R_SYM(r.r_info), &name, &len, &tofree) &&
+		     len < UINT32_MAX - 8;
+		err = ok ? plt_names__add(names, name, len, &stub) : 0;
+		free(tofree);
+		if (err)
+			return err;
+		if (!ok)
+			continue;
+		for (; e < ents + nr_ents && e->slot == r.r_offset; e++) {
+			e->named = true;
+			if (grow_one((void **)stubs, sizeof(**stubs), *nr, cap))
+				return -ENOMEM;
+			(*stubs)[(*nr)++] = (struct cand){.addr = e->addr, .size = e->ent,
+							  .reach = e->ent, .name = stub,
+							  .len = (uint32_t)(len + 4), .rank = RANK_PLT};
+		}
 	}
 	return 0;
 }
@@ -1148,24 +1277,6 @@ static uint64_t plt_entry_slot(const unsigned char *p, size_t size, uint64_t add
 	return addr + k + 6 + (uint64_t)(int64_t)disp;
 }
 
-static int plt_names__add(struct plt_names *p, const char *name, size_t len, char **ret)
-{
-	char *s;
-
-	if (grow_one((void **)&p->v, sizeof(*p->v), p->nr, &p->cap))
-		return -ENOMEM;
-	if (len > SIZE_MAX - sizeof("@plt"))
-		return -ENOMEM;
-	s = malloc(len + sizeof("@plt"));
-	if (!s)
-		return -ENOMEM;
-	memcpy(s, name, len);
-	memcpy(s + len, "@plt", sizeof("@plt"));
-	p->v[p->nr++] = s;
-	*ret = s;
-	return 0;
-}
-
 /*
  * Names the PLT stubs of an x86-64 file as objdump and perf do, "puts@plt":
  * each entry of .plt, .plt.sec and .plt.got whose jump goes through a GOT
@@ -1174,11 +1285,12 @@ static int plt_names__add(struct plt_names *p, const char *name, size_t len, cha
  * binding, IBT's split PLT and .plt.got alike. Other machines: no stubs named.
  * Appends to *c as collect_elf() does.
  */
-static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_t *n, size_t *cap)
+static int collect_plt(Elf *elf, int fd, struct plt_names *names, struct cand **c, size_t *n,
+		       size_t *cap)
 {
-	_cleanup_free_ struct got_slot *slots = NULL;
+	_cleanup_free_ struct plt_ent *ents = NULL;
 	_cleanup_free_ struct cand *stubs = NULL;
-	size_t nr_slots = 0, cap_slots = 0, shstrndx, nr_stubs = 0, cap_stubs = 0;
+	size_t nr_ents = 0, cap_ents = 0, shstrndx, nr_stubs = 0, cap_stubs = 0;
 	uint64_t rela, relacount;
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
@@ -1187,20 +1299,7 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 	if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
 	    gelf_getclass(elf) != ELFCLASS64 || elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
-	rela_relative(elf, &rela, &relacount);
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA) {
-			err = collect_slots(elf, scn, &sh, rela, relacount, &slots, &nr_slots,
-					    &cap_slots);
-			if (err)
-				return err;
-		}
-	}
-	if (!nr_slots)
-		return 0;
-	qsort(slots, nr_slots, sizeof(*slots), got_slot_cmp);
+	/* The entries and their slots first: only the symbols of those are read. */
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *secname;
 		Elf_Data *d;
@@ -1219,26 +1318,28 @@ static int collect_plt(Elf *elf, struct plt_names *names, struct cand **c, size_
 			continue;
 		ent = sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize : 16;
 		for (size_t off = 0; off + ent <= d->d_size; off += ent) {
-			uint64_t addr = sh.sh_addr + off;
-			struct got_slot key = {.addr = plt_entry_slot((const unsigned char *)d->d_buf + off, ent, addr)};
-			const struct got_slot *hit;
-			struct cand *x;
-			char *name;
+			uint64_t addr = sh.sh_addr + off,
+				 slot = plt_entry_slot((const unsigned char *)d->d_buf + off, ent, addr);
 
-			if (!key.addr || addr > UINT64_MAX - ent)
+			if (!slot || addr > UINT64_MAX - ent)
 				continue;
-			hit = bsearch(&key, slots, nr_slots, sizeof(*slots), got_slot_cmp);
-			if (!hit || hit->len >= UINT32_MAX - 8)
-				continue;
-			if (grow_one((void **)&stubs, sizeof(*stubs), nr_stubs, &cap_stubs))
+			if (grow_one((void **)&ents, sizeof(*ents), nr_ents, &cap_ents))
 				return -ENOMEM;
-			err = plt_names__add(names, hit->name, hit->len, &name);
+			ents[nr_ents++] = (struct plt_ent){.slot = slot, .addr = addr, .ent = (uint32_t)ent};
+		}
+	}
+	if (!nr_ents)
+		return 0;
+	qsort(ents, nr_ents, sizeof(*ents), plt_ent_cmp);
+	rela_relative(elf, &rela, &relacount);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA) {
+			err = name_stubs(elf, fd, scn, &sh, rela, relacount, ents, nr_ents, names,
+					 &stubs, &nr_stubs, &cap_stubs);
 			if (err)
 				return err;
-			x = &stubs[nr_stubs++];
-			*x = (struct cand){.addr = addr, .size = ent, .reach = (uint32_t)ent, .name = name,
-					   .len = (uint32_t)(hit->len + 4),
-					   .rank = RANK_PLT};
 		}
 	}
 	return append_cands(c, n, cap, &stubs, nr_stubs);
@@ -1262,7 +1363,7 @@ static int read_symbols(Elf *const *elfs, const int *fds, size_t nr_elfs, struct
 			continue;
 		err = collect_elf(elfs[i], fds[i], &e->ns, &c, &n, &cap);
 		if (!err)
-			err = collect_plt(elfs[i], &names, &c, &n, &cap);
+			err = collect_plt(elfs[i], fds[i], &names, &c, &n, &cap);
 	}
 	if (!err)
 		err = build_syms(e, c, n);

@@ -831,6 +831,18 @@ static void test_lazy_names(void **state)
 		assert_int_equal(l->addr, c->addr);
 		assert_string_equal(l->name, c->name);
 	}
+	/*
+	 * The .plt.got stub through which the library calls __cxa_finalize:
+	 * named from .dynsym and a .dynstr of more than 1 MiB, each read
+	 * from the file for the one symbol, as from memory.
+	 */
+	{
+		size_t stubs = 0;
+
+		for (size_t i = 0; i < n; i++)
+			stubs += !strcmp(fl_elfsyms__at(lazy, i)->name, "__cxa_finalize@plt");
+		assert_int_equal(stubs, 1);
+	}
 	/* Two aliases that tie but for their names: the first by strcmp, read from the file. */
 	assert_string_equal(fl_elfsyms__find(lazy, nm_value(path, "bignames_alias_b"))->name,
 			    "bignames_alias_a");

@@ -65,6 +65,7 @@ struct fl_fold {
 	const struct fl_tmap *tm[FL_MAX_STACK_DEPTH]; /* user: the mapping of each */
 	uint64_t miss[FL_MAX_STACK_DEPTH];	      /* kernel addresses not cached */
 	uint32_t miss_at[FL_MAX_STACK_DEPTH];	      /* where each miss is in lookup[] */
+	size_t home[FL_MAX_STACK_DEPTH]; /* where each key[]'s probe starts */
 	/* The cache entry of each lookup[]: inserts fill empty slots and move nothing. */
 	struct fentry *slot[FL_MAX_STACK_DEPTH];
 	struct fl_sym syms[FL_MAX_STACK_DEPTH];
@@ -370,9 +371,22 @@ static bool same_key(const struct fentry *a, const struct fentry *b)
 	return a->kind == b->kind && a->k0 == b->k0 && a->k1 == b->k1 && a->k2 == b->k2;
 }
 
+static size_t cache_home(size_t cap, const struct fentry *k)
+{
+	return (fl_hash_u64_pair(k->k0, k->k1) ^ fl_hash_u64_pair(k->k2, k->kind)) & (cap - 1);
+}
+
+static struct fentry *cache_slot_from(struct fentry *tab, size_t cap, const struct fentry *k,
+				      size_t i)
+{
+	while (tab[i].kind && !same_key(&tab[i], k))
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
 static struct fentry *cache_slot(struct fentry *tab, size_t cap, const struct fentry *k)
 {
-	size_t i = (fl_hash_u64_pair(k->k0, k->k1) ^ fl_hash_u64_pair(k->k2, k->kind)) & (cap - 1);
+	size_t i = cache_home(cap, k);
 
 	while (tab[i].kind && !same_key(&tab[i], k))
 		i = (i + 1) & (cap - 1);
@@ -747,6 +761,10 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 	err = cache_reserve(f, n + npy);
 	if (err)
 		return err;
+	/*
+	 * The keys first, each one's slot fetched while the next is made: the
+	 * cache outgrows the CPU's, and its probes were waits on memory.
+	 */
 	for (size_t i = 0; i < n; i++) {
 		f->lookup[i] = i > 0 && ips[i] ? ips[i] - 1 : ips[i];
 		if (kernel) {
@@ -756,7 +774,11 @@ static int add_half(struct fl_fold *f, const struct fl_raw_stack *st, bool kerne
 				      : NULL;
 			f->key[i] = user_key(f->tm[i], st->pid, f->lookup[i]);
 		}
-		f->slot[i] = cache_slot(f->cache, f->cap_cache, &f->key[i]);
+		f->home[i] = cache_home(f->cap_cache, &f->key[i]);
+		__builtin_prefetch(&f->cache[f->home[i]]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		f->slot[i] = cache_slot_from(f->cache, f->cap_cache, &f->key[i], f->home[i]);
 		if (f->slot[i]->kind)
 			continue;
 		if (kernel) {

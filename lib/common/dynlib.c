@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Libraries opened when a job first needs them (dynlib.h). */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 
 #include "common/dynlib.h"
@@ -12,9 +13,9 @@ static void set_error(struct fl_dynlib *lib, const char *what)
 		 lib->package);
 }
 
-void *fl_dynlib__sym(struct fl_dynlib *lib, const char *name)
+int fl_dynlib__load(struct fl_dynlib *lib, const struct fl_dynlib_sym *syms, size_t n)
 {
-	void *sym = NULL;
+	int state;
 
 	pthread_mutex_lock(&lib->lock);
 	if (lib->state == 0) {
@@ -26,19 +27,21 @@ void *fl_dynlib__sym(struct fl_dynlib *lib, const char *name)
 		lib->state = lib->handle ? 1 : -1;
 		if (!lib->handle)
 			set_error(lib, dlerror());
-	}
-	if (lib->state == 1) {
-		dlerror();
-		sym = dlsym(lib->handle, name);
-		if (!sym) {
-			char what[256];
+		for (size_t i = 0; lib->state == 1 && i < n; i++) {
+			/* dlsym() returns a function's address as a void *, as POSIX has it. */
+			*syms[i].addr = dlsym(lib->handle, syms[i].name);
+			if (!*syms[i].addr) {
+				char what[256];
 
-			snprintf(what, sizeof(what), "%s has no %s", lib->soname, name);
-			set_error(lib, what);
+				snprintf(what, sizeof(what), "%s has no %s", lib->soname, syms[i].name);
+				set_error(lib, what);
+				lib->state = -1;
+			}
 		}
 	}
+	state = lib->state;
 	pthread_mutex_unlock(&lib->lock);
-	return sym;
+	return state == 1 ? 0 : -ELIBACC;
 }
 
 const char *fl_dynlib__error(const struct fl_dynlib *lib)

@@ -40,15 +40,8 @@ static struct fl_dynlib libmhd =
 	X(MHD_add_response_header)                                                                 \
 	X(MHD_queue_response)                                                                      \
 	X(MHD_destroy_response)
-#define MHD_SYM(f) FL_DYNLIB_SYM(f);
-MHD_FUNCS(MHD_SYM)
-
-static int mhd_load(void)
-{
-#define MHD_RESOLVE(f) FL_DYNLIB_RESOLVE(&libmhd, f);
-	MHD_FUNCS(MHD_RESOLVE)
-	return 0;
-}
+MHD_FUNCS(FL_DYNLIB_SYM)
+static const struct fl_dynlib_sym mhd_syms[] = {MHD_FUNCS(FL_DYNLIB_ENTRY)};
 
 const char *fl_metrics__lib_error(void)
 {
@@ -507,7 +500,7 @@ int fl_metrics__new(const struct fl_metrics_opts *o, struct fl_metrics **ret)
 	if (!o || o->sz < offsetof(struct fl_metrics_opts, listen) + sizeof(o->listen) ||
 	    !o->listen || fl_hostport__parse(o->listen, &hp, NULL))
 		return -EINVAL;
-	err = mhd_load();
+	err = fl_dynlib__load(&libmhd, mhd_syms, ARRAY_SIZE(mhd_syms));
 	if (err)
 		return err;
 	m = calloc(1, sizeof(*m));

@@ -46,8 +46,8 @@ static struct fl_dynlib libcurl =
 	X(curl_easy_strerror)                                                                      \
 	X(curl_slist_append)                                                                       \
 	X(curl_slist_free_all)
-#define CURL_SYM(f) FL_DYNLIB_SYM(f);
-CURL_FUNCS(CURL_SYM)
+CURL_FUNCS(FL_DYNLIB_SYM)
+static const struct fl_dynlib_sym curl_syms[] = {CURL_FUNCS(FL_DYNLIB_ENTRY)};
 
 /* ---- a growable string ---- */
 
@@ -982,16 +982,11 @@ static void *sender(void *arg)
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static int curl_init_rc;
 
-static int curl_load(void)
-{
-#define CURL_RESOLVE(f) FL_DYNLIB_RESOLVE(&libcurl, f);
-	CURL_FUNCS(CURL_RESOLVE)
-	return sym_curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -ENOMEM;
-}
-
 static void curl_init(void)
 {
-	curl_init_rc = curl_load();
+	curl_init_rc = fl_dynlib__load(&libcurl, curl_syms, ARRAY_SIZE(curl_syms));
+	if (!curl_init_rc && sym_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		curl_init_rc = -ENOMEM;
 }
 
 const char *fl_push__lib_error(void)

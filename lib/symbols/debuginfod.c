@@ -34,15 +34,8 @@ static struct fl_dynlib libdebuginfod = FL_DYNLIB_INIT(
 	X(debuginfod_set_user_data)                                                                \
 	X(debuginfod_set_progressfn)                                                               \
 	X(debuginfod_set_verbose_fd)
-#define DEBUGINFOD_SYM(f) FL_DYNLIB_SYM(f);
-DEBUGINFOD_FUNCS(DEBUGINFOD_SYM)
-
-static int debuginfod_load(void)
-{
-#define DEBUGINFOD_RESOLVE(f) FL_DYNLIB_RESOLVE(&libdebuginfod, f);
-	DEBUGINFOD_FUNCS(DEBUGINFOD_RESOLVE)
-	return 0;
-}
+DEBUGINFOD_FUNCS(FL_DYNLIB_SYM)
+static const struct fl_dynlib_sym debuginfod_syms[] = {DEBUGINFOD_FUNCS(FL_DYNLIB_ENTRY)};
 
 const char *fl_debuginfod__lib_error(void)
 {
@@ -647,7 +640,7 @@ int fl_debuginfod__new(const struct fl_debuginfod_opts *opts, struct fl_debuginf
 	} else if (is_blank(getenv(DEBUGINFOD_URLS_ENV_VAR))) {
 		return -ENOENT;
 	}
-	e = debuginfod_load();
+	e = fl_dynlib__load(&libdebuginfod, debuginfod_syms, ARRAY_SIZE(debuginfod_syms));
 	if (e)
 		return e;
 

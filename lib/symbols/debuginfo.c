@@ -39,8 +39,6 @@
 /* What the xz decoder may allocate (its dictionary, mostly): xz -9 needs 65 MiB. */
 #define MINI_MEMLIMIT ((uint64_t)80 << 20)
 #define CRC_CHUNK (1u << 20)
-/* The ELF data encoding of this machine's words. */
-#define HOST_ELFDATA (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB)
 
 struct fl_debuginfo {
 	enum fl_debuginfo_source source;
@@ -464,7 +462,7 @@ static uint64_t inflate_section(struct fl_debuginfo *di, Elf *elf, int fd, Elf_S
 	ssize_t n;
 
 	/* The header is read as the host's words: a file of the other byte order is libdw's. */
-	if (!ident || ident[EI_DATA] != HOST_ELFDATA)
+	if (!ident || ident[EI_DATA] != FL_HOST_ELFDATA)
 		return 0;
 	if (!sh->sh_size || sh->sh_size > room || sh->sh_size > SIZE_MAX)
 		return 0;

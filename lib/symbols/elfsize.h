@@ -18,6 +18,9 @@
 uint64_t fl_elfsize__section(Elf *elf, int fd, const char *name, const GElf_Shdr *sh);
 
 /* Sections and program headers an ELF file of another user may have, at most. */
+/* The ELF data encoding of this machine's words: ELFDATA2LSB or ELFDATA2MSB. */
+#define FL_HOST_ELFDATA (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB)
+
 #define FL_ELFSIZE_MAX_SECTIONS (1u << 16)
 #define FL_ELFSIZE_MAX_SEGMENTS (1u << 16)
 /* Bytes of section names, at most: libelf reads the table whole for the first name. */

@@ -67,8 +67,17 @@ promql() {
 }
 
 # value EXPR: the one value of EXPR; empty when there is none.
+# value QUERY: the first value Prometheus gives for QUERY. A scrape that failed
+# (the daemon slower than scrape_timeout on a busy machine) leaves the target's
+# series stale, so none, until the next one: asked again for up to 10 s.
 value() {
-	promql "$1" | head -n 1
+	local v i
+	for ((i = 0; i < 20; i++)); do
+		v=$(promql "$1" | head -n 1)
+		[[ -z $v ]] || break
+		sleep 0.5
+	done
+	echo "$v"
 }
 
 # value_is EXPR WANT: EXPR has exactly one value, numerically WANT.

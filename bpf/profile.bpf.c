@@ -303,11 +303,14 @@ const volatile bool want_copies = false;
  * Sends the sample as --call-graph dwarf would: the user registers (the
  * task's pt_regs: where an interrupt from user mode or the entry to the
  * kernel saved them) and a copy of its user stack, read in chunks up to
- * the first that cannot be read (the top of the stack). False when the
+ * the first that cannot be read (the top of the stack). When the walk w
+ * met the missing table frames up, the frames it walked to there (in
+ * walked), and that frame's registers and stack instead. False when the
  * ring is full.
  */
 static __always_inline bool send_copy(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid,
-				      __u64 now, const struct uw_stack *py, __u32 nr_py)
+				      __u64 now, const struct uw_stack *py, __u32 nr_py,
+				      const struct uw_walk *w, const struct uw_stack *walked)
 {
 	void *saved = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	struct fl_ucopy_rec *rec;
@@ -339,7 +342,19 @@ static __always_inline bool send_copy(struct bpf_perf_event_data *ctx, __u32 tgi
 		bpf_ringbuf_discard(rec, 0);
 		return false;
 	}
-	sp = rec->regs[19]; /* pt_regs: r15 ... rip (16), cs, eflags, rsp (19), ss */
+	rec->nr_walked = 0;
+	rec->walked_flags = 0;
+	/* pt_regs: r15, r14, r13, r12, rbp (4), rbx (5) ... rip (16), cs, eflags, rsp (19), ss */
+	if (w->miss_nr && w->miss_nr < FL_MAX_STACK_DEPTH &&
+	    !bpf_probe_read_kernel(rec->walked, sizeof(rec->walked), walked->ips)) {
+		rec->nr_walked = w->miss_nr;
+		rec->walked_flags = w->miss_flags;
+		rec->regs[4] = w->miss_bp;
+		rec->regs[5] = w->miss_bx;
+		rec->regs[16] = w->miss_pc;
+		rec->regs[19] = w->miss_sp;
+	}
+	sp = rec->regs[19];
 	for (int i = 0; i < FL_UCOPY_BYTES / FL_UCOPY_CHUNK; i++) {
 		if (bpf_probe_read_user(&rec->stack[i * FL_UCOPY_CHUNK], FL_UCOPY_CHUNK,
 					(const void *)(sp + i * FL_UCOPY_CHUNK)))
@@ -453,7 +468,7 @@ static __always_inline enum walked_how walk_user(struct bpf_perf_event_data *ctx
 	 * user space's to count; the walk's end only for the walks kept.
 	 */
 	if ((w.how & UW_FP_NOTABLE) && want_copies) {
-		if (send_copy(ctx, tgid, tid, now, py, nr_py)) {
+		if (send_copy(ctx, tgid, tid, now, py, nr_py, &w, out)) {
 			count(FL_CNT_UW_COPIED);
 			return WALKED_COPIED;
 		}

@@ -190,6 +190,14 @@ struct uw_walk {
 	bool vma_tried; /* bpf_find_vma() was called in this sample (it answers once) */
 	/* The mapping of the frame before (end 0: none): callers are often in the same file. */
 	struct fl_uw_map last;
+	/*
+	 * The frame whose table was missing first, when frames were walked
+	 * before it (miss_nr of them; 0: none missing, or the first frame's):
+	 * a stack copy starts there (FL_UCOPY_*, profile_abi.h).
+	 */
+	__u64 miss_pc, miss_sp, miss_bp, miss_bx;
+	__u32 miss_nr;
+	__u32 miss_flags;
 };
 
 #define UW_HASH_SEED 0x243f6a8885a308d3ULL
@@ -612,6 +620,22 @@ __noinline int uw_find_map(struct uw_map_query *q)
 	return 1;
 }
 
+/* The frame's rbx into *val, read from its save slot the first time: false if not known. */
+static __always_inline bool uw_rbx(struct uw_walk *w, __u64 *val)
+{
+	if (w->bx_at == UW_BX_LOST)
+		return false;
+	if (w->bx_at) {
+		if (!read_user_u64(w->bx_at, &w->bx)) {
+			w->bx_at = UW_BX_LOST;
+			return false;
+		}
+		w->bx_at = 0;
+	}
+	*val = w->bx;
+	return true;
+}
+
 /*
  * This frame by frame pointers, for a reason (UW_FP_*). In code without
  * CFI, a frame whose rbp is 0 is the outermost (_start and thread entries
@@ -626,6 +650,20 @@ static __always_inline long fp_for_inline(struct uw_walk *w, __u32 why)
 
 	if (!w->bp && why == UW_FP_NOCFI)
 		return uw_end(w, UW_COMPLETE);
+	/* The first table missing, frames walked before it: a copy would start here. */
+	if (why == UW_FP_NOTABLE && !(w->how & UW_FP_NOTABLE) && w->nr > 1) {
+		__u64 bx;
+
+		w->miss_nr = w->nr - 1;
+		w->miss_pc = w->pc;
+		w->miss_sp = w->sp;
+		w->miss_bp = w->bp;
+		w->miss_flags = w->exact ? FL_UCOPY_EXACT : 0;
+		if (uw_rbx(w, &bx)) {
+			w->miss_bx = bx;
+			w->miss_flags |= FL_UCOPY_RBX;
+		}
+	}
 	w->how |= why;
 	/* Code that may have saved rbx where no CFI says. */
 	w->bx_at = UW_BX_LOST;
@@ -694,22 +732,6 @@ __noinline int uw_leaf_reg(__u64 pc, int reg, __u64 *val)
 	/* The verifier loses the bound above (clang checks a copy): a mask it sees. */
 	barrier_var(i);
 	return !bpf_probe_read_kernel(val, sizeof(*val), &regs[uw_ptregs_of_dwarf[i & 15]]);
-}
-
-/* The frame's rbx into *val, read from its save slot the first time: false if not known. */
-static __always_inline bool uw_rbx(struct uw_walk *w, __u64 *val)
-{
-	if (w->bx_at == UW_BX_LOST)
-		return false;
-	if (w->bx_at) {
-		if (!read_user_u64(w->bx_at, &w->bx)) {
-			w->bx_at = UW_BX_LOST;
-			return false;
-		}
-		w->bx_at = 0;
-	}
-	*val = w->bx;
-	return true;
 }
 
 static long uw_step(__u32 i, struct uw_walk *w)

@@ -99,10 +99,20 @@ struct fl_overflow_rec {
  * dwarf's samples do, and user space unwinds it with the same CFI. The
  * registers are the kernel's struct pt_regs of x86-64, 21 words; kernel
  * frames as in fl_overflow_rec.
+ *
+ * A walk that met the file a few frames up (a library just loaded, called
+ * from deep in a program) sends the frames it walked (walked, nr_walked:
+ * leaf first), and the registers and copy are those of the frame it
+ * stopped at: the copy then holds the stack beyond them, which a copy from
+ * the leaf would miss when the frames below are big. Of those registers
+ * only rip, rsp and rbp are known, and rbx with FL_UCOPY_RBX; rip is a
+ * return address unless FL_UCOPY_EXACT.
  */
 #define FL_UCOPY_BYTES 16384
 #define FL_UCOPY_CHUNK 512
 #define FL_UCOPY_REGS 21
+#define FL_UCOPY_RBX 1u
+#define FL_UCOPY_EXACT 2u
 
 struct fl_ucopy_rec {
 	__u64 time;
@@ -117,6 +127,9 @@ struct fl_ucopy_rec {
 	__u32 stack_size; /* bytes of stack from regs' rsp up */
 	__u32 nr_py;	  /* as in fl_overflow_rec */
 	__u64 py[FL_MAX_STACK_DEPTH];
+	__u32 nr_walked;  /* 0: regs are the sampled frame's, all known */
+	__u32 walked_flags; /* FL_UCOPY_* */
+	__u64 walked[FL_MAX_STACK_DEPTH];
 	__u8 stack[FL_UCOPY_BYTES];
 };
 

@@ -206,7 +206,8 @@ static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 	struct fl_unwind_stats before, after;
 	enum fl_unwind_outcome out;
 	struct fl_raw_stack st = {0};
-	size_t n;
+	/* The frames the walker took before the missing table, leaf first; the copy is of the rest. */
+	size_t walked = rec->nr_walked < FL_MAX_STACK_DEPTH - 1 ? rec->nr_walked : 0, n;
 
 	memcpy(comm, rec->comm, FL_TASK_COMM_LEN);
 	comm[FL_TASK_COMM_LEN] = '\0';
@@ -216,10 +217,17 @@ static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 		us.regs[r] = rec->regs[ptregs_of_dwarf[r]];
 	us.stack = rec->stack;
 	us.stack_size = rec->stack_size <= FL_UCOPY_BYTES ? rec->stack_size : FL_UCOPY_BYTES;
+	if (walked) {
+		us.valid = 1u << FL_UNWIND_REG_IP | 1u << FL_UNWIND_REG_SP | 1u << FL_UNWIND_REG_BP |
+			   (rec->walked_flags & FL_UCOPY_RBX ? 1u << FL_UNWIND_REG_BX : 0);
+		us.ra = !(rec->walked_flags & FL_UCOPY_EXACT);
+		memcpy(uips, rec->walked, walked * sizeof(uips[0]));
+	}
 	fl_unwinder__stats(s->unwinder, &before);
 	s->copy_final = final;
 	s->copy_missed = false;
-	n = fl_unwinder__unwind(s->unwinder, &us, uips, FL_MAX_STACK_DEPTH - 1, &out);
+	n = walked + fl_unwinder__unwind(s->unwinder, &us, uips + walked,
+					 FL_MAX_STACK_DEPTH - 1 - walked, &out);
 	if (s->copy_missed) {
 		/* Not counted: the steps of this try are not those of the copy's unwinding. */
 		fl_unwinder__stats(s->unwinder, &after);

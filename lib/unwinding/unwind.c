@@ -608,8 +608,8 @@ static int step_at_entry(struct uw_state *st)
 
 #if defined(__x86_64__)
 /* DWARF's x86-64 register numbers (FL_UNWIND_REG_SP is rsp, 7) */
-#define DW_RBX 3
-#define DW_RBP 6
+#define DW_RBX FL_UNWIND_REG_BX
+#define DW_RBP FL_UNWIND_REG_BP
 
 /*
  * One step by a compiled row (unwind_abi.h), as the in-kernel walker takes
@@ -925,6 +925,8 @@ size_t fl_unwinder__unwind(struct fl_unwinder *u, const struct fl_unwind_sample 
 		return 0;
 	}
 	memcpy(st.regs, s->regs, sizeof(st.regs));
+	if (s->valid)
+		st.valid = s->valid;
 	st.sp0 = s->regs[FL_UNWIND_REG_SP];
 	ips[n++] = st.regs[FL_UNWIND_REG_IP];
 	if (PERF_REGS_MASK) {
@@ -935,7 +937,7 @@ size_t fl_unwinder__unwind(struct fl_unwinder *u, const struct fl_unwind_sample 
 				out = FL_UNWIND_TRUNCATED;
 				break;
 			}
-			r = step(u, &st, n == 1);
+			r = step(u, &st, n == 1 && !s->ra);
 			if (r == 0) {
 				out = FL_UNWIND_COMPLETE;
 				break;

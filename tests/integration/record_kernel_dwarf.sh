@@ -575,6 +575,29 @@ elif [[ -z ${KDW_MODE_ARGS:-} ]]; then
 	note "ld.so start-up: no clang-14 here, not checked"
 fi
 
+# --- A library loaded fresh under a deep stack: the copy starts where the walk stopped --
+# nofp_fresh_deep loads 20 new copies of a library in turn, each calling back
+# into 40 frames of 1 KiB. The first samples in each copy meet its file before
+# its table is built: the walker sends the 42 frames it took and a copy of
+# the stack from the library's frame up, which user space unwinds to main.
+# (A copy from the sampled frame would end 16 KiB up, in the big frames.)
+if [[ -z ${KDW_MODE_ARGS:-} ]]; then
+	mkdir "$T/fresh-libs"
+	FIXTURE_CLOCK=cpu run_flamed fresh record -F 999 -o "$T/fresh.folded" -- \
+		"$FIXTURES/nofp_fresh_deep" "$T/fresh-libs" 3 20
+	expect_rc 0
+	check_folded "$T/fresh.folded"
+	read -r copies cut < <(sed -nE 's/.*stack copies unwound in user space: ([0-9]+), .*, ([0-9.]+)% cut where.*/\1 \2/p' "$T/fresh.err")
+	note "fresh libraries: ${copies:-no} stack copies, ${cut:-?}% of them cut where the copy ended"
+	expect_between "${copies:-0}" 10 1000000 "stack copies of samples meeting a library's file before its table"
+	[[ $cut == 0.0 ]] || fail "fresh libraries: $cut% of the stack copies cut where the copy ended: $(grep 'stack copies' "$T/fresh.err")"
+	W_FRESH=";main;run_lib;nofp_lib_iterate;nofp_lib_outer;nofp_lib_inner;deep_cb(;big_frame)+(;nofp_burn)?$K"
+	in_big=$(count_re "$T/fresh.folded" ';big_frame(;|$)')
+	expect_between "$in_big" 500 1000000 "samples under big_frame"
+	[[ $(count_re "$T/fresh.folded" "$W_FRESH") -eq $in_big ]] ||
+		fail "fresh libraries: samples under big_frame without the whole chain: $(others_re "$T/fresh.folded" "$W_FRESH|^[^;]*;[^;]*$|;warm;")"
+fi
+
 # --- A kernel that cannot run the walker: one line, and frame pointers -------------
 # (FLAMED_PRETEND_NO_BPF_LOOP makes flamed's feature probe answer as a kernel
 # older than 5.17 would.)
@@ -590,4 +613,4 @@ if [[ -z ${KDW_MODE_ARGS:-} ]]; then
 	expect_between "$(total_count "$T/old.folded")" 100 100000 "samples recorded with frame pointers instead"
 fi
 
-pass "whole chains without frame pointers in $MODE mode: libc callback, signal frame, vDSO, PLT, frameless leaf, dlopen and exec; depth limit; code without CFI"
+pass "whole chains without frame pointers in $MODE mode: libc callback, signal frame, vDSO, PLT, frameless leaf, dlopen and exec, a fresh library under big frames; depth limit; code without CFI"

@@ -22,6 +22,8 @@
  * 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 the return address / rip).
  */
 #define FL_UNWIND_NR_REGS 17
+#define FL_UNWIND_REG_BX 3 /* x86-64 */
+#define FL_UNWIND_REG_BP 6 /* x86-64 */
 #define FL_UNWIND_REG_SP 7
 #define FL_UNWIND_REG_IP 16
 
@@ -39,6 +41,12 @@ struct fl_unwind_sample {
 	uint64_t regs[FL_UNWIND_NR_REGS];
 	const unsigned char *stack; /* user memory from regs[FL_UNWIND_REG_SP] up */
 	size_t stack_size;
+	/*
+	 * A frame a walk reached, not the sampled one: the registers known
+	 * (bit r: regs[r]; 0: all), and its pc a return address (ra).
+	 */
+	uint32_t valid;
+	bool ra;
 };
 
 enum fl_unwind_outcome {

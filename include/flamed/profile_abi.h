@@ -108,7 +108,7 @@ struct fl_overflow_rec {
  * only rip, rsp and rbp are known, and rbx with FL_UCOPY_RBX; rip is a
  * return address unless FL_UCOPY_EXACT.
  */
-#define FL_UCOPY_BYTES 16384
+#define FL_UCOPY_BYTES 32768
 #define FL_UCOPY_CHUNK 512
 #define FL_UCOPY_REGS 21
 #define FL_UCOPY_RBX 1u

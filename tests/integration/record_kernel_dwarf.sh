@@ -577,10 +577,10 @@ fi
 
 # --- A library loaded fresh under a deep stack: the copy starts where the walk stopped --
 # nofp_fresh_deep loads 20 new copies of a library in turn, each calling back
-# into 40 frames of 1 KiB. The first samples in each copy meet its file before
-# its table is built: the walker sends the 42 frames it took and a copy of
+# into 60 frames of 1 KiB. The first samples in each copy meet its file before
+# its table is built: the walker sends the 62 frames it took and a copy of
 # the stack from the library's frame up, which user space unwinds to main.
-# (A copy from the sampled frame would end 16 KiB up, in the big frames.)
+# (A copy from the sampled frame would end 32 KiB up, in the big frames.)
 if [[ -z ${KDW_MODE_ARGS:-} ]]; then
 	mkdir "$T/fresh-libs"
 	FIXTURE_CLOCK=cpu run_flamed fresh record -F 999 -o "$T/fresh.folded" -- \

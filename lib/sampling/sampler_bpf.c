@@ -206,8 +206,12 @@ static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 	struct fl_unwind_stats before, after;
 	enum fl_unwind_outcome out;
 	struct fl_raw_stack st = {0};
-	/* The frames the walker took before the missing table, leaf first; the copy is of the rest. */
-	size_t walked = rec->nr_walked < FL_MAX_STACK_DEPTH - 1 ? rec->nr_walked : 0, n;
+	/*
+	 * The frames the walker took before the missing table, leaf first (the
+	 * program sends fewer than FL_MAX_STACK_DEPTH); the copy is of the rest.
+	 */
+	size_t walked = rec->nr_walked < FL_MAX_STACK_DEPTH ? rec->nr_walked : FL_MAX_STACK_DEPTH - 1,
+	       n;
 
 	memcpy(comm, rec->comm, FL_TASK_COMM_LEN);
 	comm[FL_TASK_COMM_LEN] = '\0';

@@ -66,10 +66,9 @@ promql() {
 	grep -o '"value":\[[^]]*\]' <<<"$body" | sed 's/.*,"\(.*\)"\]$/\1/' || true
 }
 
-# value EXPR: the one value of EXPR; empty when there is none.
-# value QUERY: the first value Prometheus gives for QUERY. A scrape that failed
-# (the daemon slower than scrape_timeout on a busy machine) leaves the target's
-# series stale, so none, until the next one: asked again for up to 10 s.
+# value EXPR: the one value of EXPR; empty when there is none. A scrape that
+# failed (the daemon slower than scrape_timeout on a busy machine) leaves the
+# target's series stale, so none, until the next one: asked again for up to 10 s.
 value() {
 	local v i
 	for ((i = 0; i < 20; i++)); do

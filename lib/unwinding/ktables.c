@@ -1578,11 +1578,17 @@ int fl_ktables__row(struct fl_ktables *kt, const struct fl_tmap *m, uint64_t off
 				loc = f->wins[i].loc;
 		/* Not built: asked for now (or being built), as the walker would. */
 		if (!loc && win < f->nr_windows) {
+			/*
+			 * Read with the search, under one hold of the lock: a window
+			 * the thread finished since would be taken for none.
+			 */
+			bool building = f->jobs != 0;
+
 			pthread_mutex_unlock(&kt->lock);
 			if (!asked)
 				fl_ktables__want_window(kt, f->id, win);
 			/* Asked before and not loaded: built as no table (no CFI there, no room). */
-			if (asked && !busy(kt, f))
+			if (asked && !building)
 				return -ENOENT;
 			return now ? row_now(kt, f, win, off, row) : -EAGAIN;
 		}

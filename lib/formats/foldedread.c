@@ -130,6 +130,11 @@ static int parse_line(const char *p, size_t len, fl_folded_line_fn fn, void *ctx
 		note_bad(st, (enum fl_folded_bad)kind);
 		return 0;
 	}
+	/* A count alone ("42"): no stack, and no blank before it. */
+	if (e == p) {
+		note_bad(st, FL_FOLDED_NO_STACK);
+		return 0;
+	}
 	/*
 	 * One blank separates the count from the stack, as flamegraph.pl reads
 	 * it: the stack keeps any other blank at its end ("p;u  3" is "p;u ").
@@ -146,14 +151,12 @@ static int parse_line(const char *p, size_t len, fl_folded_line_fn fn, void *ctx
 			note_bad(st, (enum fl_folded_bad)kind);
 			return 0;
 		}
-		if (!kind) {
-			e2--;
-			if (e2 > p) {
-				l.count[0] = c2;
-				l.count[1] = c1;
-				l.nr_counts = 2;
-				e = e2;
-			}
+		/* Not when no stack would be left before it ("5 3" is stack "5"). */
+		if (!kind && e2 - p > 1) {
+			l.count[0] = c2;
+			l.count[1] = c1;
+			l.nr_counts = 2;
+			e = e2 - 1;
 		}
 	}
 	if (e == p) {

@@ -125,6 +125,30 @@ static void test_malformed(void **state)
 	assert_string_equal(fl_folded__bad_name(FL_FOLDED_CRLF), "CRLF line ending");
 }
 
+/*
+ * A count alone has no stack (it once gave one of SIZE_MAX bytes, starting
+ * before the line: found by fuzz_folded); a line of two numbers is a stack
+ * and its count, not a differential line without a stack.
+ */
+static void test_count_alone(void **state)
+{
+	struct fl_folded_stats st;
+	struct got g;
+
+	(void)state;
+	parse_str("42\n5 3\n 7 8\na 1\n", &g, &st);
+	assert_int_equal(st.lines, 4);
+	assert_int_equal(st.bad[FL_FOLDED_NO_STACK], 1);
+	assert_int_equal(st.first_bad_line[0], 1);
+	assert_int_equal(g.n, 3);
+	assert_string_equal(g.stack[0], "5");
+	assert_true(g.c0[0] == 3 && g.nc[0] == 1);
+	assert_string_equal(g.stack[1], " 7");
+	assert_true(g.c0[1] == 8 && g.nc[1] == 1);
+	assert_string_equal(g.stack[2], "a");
+	assert_int_equal(g.bytes, 1 + 2 + 1);
+}
+
 /* Counts past 2^53 are read (flamegraph.pl draws them); only one past a double's range is not. */
 static void test_huge_counts(void **state)
 {
@@ -338,6 +362,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_lines),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_count_alone),
 		cmocka_unit_test(test_dash_in_name),
 		cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_trailing_blank_kept),

@@ -141,6 +141,35 @@ static __always_inline __u64 key_cgroup(void)
 	return per_cgroup ? bpf_get_current_cgroup_id() : 0;
 }
 
+/* task_struct's bit for a task inside execve() (LSMs read it). */
+struct task_struct___exec {
+	unsigned int in_execve : 1;
+} __attribute__((preserve_access_index));
+
+/*
+ * Whether the task, sampled in the kernel, is in execve() past its point of
+ * no return: its old image's memory is gone, and the user registers saved
+ * when it entered the kernel are the old image's until the new one's start
+ * is set. It has no user stack then; walking one would read the new
+ * image's memory by the old one's rules: [unwind failed] under every exec,
+ * a tenth of a spawning loop's samples. Told by the new memory's start of
+ * code, set just before the new start (mm->start_code: 0 until then, and
+ * never 0 in an image's memory). Before that point the old image is whole,
+ * and walked as any other. (Its lock is no help: execve() holds it while it
+ * maps the new image.) A global function, checked once.
+ */
+__noinline int exec_replaced(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct___exec *t = (void *)bpf_get_current_task();
+	struct task_struct *task = (struct task_struct *)t;
+
+	if (*(volatile unsigned long *)&ctx->regs.cs & 3)
+		return false;
+	if (!bpf_core_field_exists(t->in_execve) || !BPF_CORE_READ_BITFIELD_PROBED(t, in_execve))
+		return false;
+	return BPF_CORE_READ(task, mm) && !BPF_CORE_READ(task, mm, start_code);
+}
+
 /*
  * Sends the sample whole through the overflow ring. uwalked: the user stack
  * walked by the kernel-dwarf walker (its scratch stack), else NULL.
@@ -187,7 +216,8 @@ static __always_inline void send_whole(struct bpf_perf_event_data *ctx, __u32 tg
 		} else {
 			rec->uerr = -EFAULT;
 		}
-	} else if (want_user) {
+	} else if (want_user && !exec_replaced(ctx)) {
+		/* (No stack walked: frame pointers, or none to walk.) */
 		n = bpf_get_stack(ctx, &rec->ips[FL_MAX_STACK_DEPTH],
 				  FL_MAX_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
 		if (n > 0) {
@@ -579,15 +609,19 @@ __noinline int sample(struct bpf_perf_event_data *ctx, __u32 set)
 					     sc->hash, &key.pystack) == WALKED_WHOLE;
 		}
 	}
-	if (want_user && kdwarf) {
+	if (want_user && exec_replaced(ctx)) {
+		key.ustack = -EFAULT;
+		count(FL_CNT_USTACK_NONE);
+	} else if (want_user && kdwarf) {
 		enum walked_how how = walk_user(ctx, tgid, key.tid, now, set, &key.ustack, &walked,
 						&nr_walked, py, nr_py);
 
 		if (how == WALKED_COPIED)
 			return 0;
 		whole |= how == WALKED_WHOLE;
-	} else if (want_user)
+	} else if (want_user) {
 		whole |= stack_id(ctx, set, BPF_F_USER_STACK, &key.ustack, FL_CNT_USTACK_NONE);
+	}
 	if (whole) {
 		send_whole(ctx, tgid, key.tid, now, walked, nr_walked, py, nr_py);
 		return 0;

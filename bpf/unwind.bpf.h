@@ -734,6 +734,45 @@ __noinline int uw_leaf_reg(__u64 pc, int reg, __u64 *val)
 	return !bpf_probe_read_kernel(val, sizeof(*val), &regs[uw_ptregs_of_dwarf[i & 15]]);
 }
 
+/*
+ * *out, the row at file offset off of the table at loc, when it is the
+ * sampled frame's (not_leaf 0, its pc exact) at the return of a system call
+ * whose instruction ends its function's CFI, which then covers off - 2 no
+ * more (*out is a gap's, starting there): glibc's clone and clone3 end
+ * their FDE before the syscall, since the child's frame would not be what
+ * it says. The parent is sampled there in the kernel's fork work, and
+ * returns to it. The frame is what the row before the syscall says (the
+ * instruction moves no stack): copied into *out, and 1 returned; else 0,
+ * *out kept. The child's (rax 0) is the outermost frame. A global
+ * function: the walker's step calls it for every frame without a branch of
+ * its own, which would have the verifier check the rest of the step once
+ * more.
+ */
+__noinline int uw_syscall_row(__u64 loc, __u64 pc, __u64 off, __u32 not_leaf,
+			      struct fl_uw_row *out)
+{
+	struct fl_uw_row before;
+	__u64 rax = 1;
+	__u16 insn = 0;
+
+	if (!out || not_leaf || out->cfa_type != FL_CFA_NONE || (__u64)out->pc + 2 != off ||
+	    off < 3 || bpf_probe_read_user(&insn, sizeof(insn), (const void *)(pc - 2)) ||
+	    insn != 0x050f || !uw_find_row(loc, off - 3, &before) ||
+	    before.cfa_type == FL_CFA_NONE)
+		return 0;
+	/*
+	 * The child, on its new stack, returns there too, with rax 0 (the
+	 * parent's is the child's pid, or -ENOSYS while in the call): its
+	 * first frame, outermost (clone's child calls its function and exits).
+	 */
+	if (uw_leaf_reg(pc, 0, &rax) && !rax) {
+		*out = (struct fl_uw_row){.pc = before.pc, .cfa_type = FL_CFA_OUTERMOST};
+		return 1;
+	}
+	*out = before;
+	return 1;
+}
+
 static long uw_step(__u32 i, struct uw_walk *w)
 {
 	__u32 zero = 0, n = w->nr;
@@ -792,6 +831,8 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	/* No table for good, or no row for off: code without CFI. */
 	if (*loc == FL_UW_LOC_NONE || !uw_find_row(*loc, off, &row))
 		return fp_for(w, UW_FP_NOCFI);
+	/* A system call ending its function's CFI (uw_syscall_row()): called always, no branch here. */
+	uw_syscall_row(*loc, w->pc, off, n | !w->exact, &row);
 
 	switch (r->cfa_type) {
 	case FL_CFA_RSP:
@@ -840,12 +881,19 @@ static long uw_step(__u32 i, struct uw_walk *w)
 	}
 
 	bp = w->bp;
-	if (!read_user_u64(cfa + r->ra_off, &ra) ||
-	    (r->rbp_type == FL_RBP_AT_CFA && !read_user_u64(cfa + r->rbp_off, &bp)) ||
-	    (r->rbp_type == FL_RBP_AT_RBP && !read_user_u64(w->bp + r->rbp_off, &bp)))
+	if (r->ra_off < FL_RA_REG + 16) {
+		/*
+		 * In a register (__vfork's rdi): the sampled frame's, which
+		 * pushed nothing (its CFA may be rsp). Past it, unknown.
+		 */
+		if (n || cfa < w->sp || !uw_leaf_reg(w->pc, r->ra_off - FL_RA_REG, &ra))
+			return uw_end(w, UW_STOPPED);
+	} else if (!read_user_u64(cfa + r->ra_off, &ra) || cfa <= w->sp) {
+		/* Callers' frames are above: a CFA at or below the stack pointer is a wrong turn. */
 		return uw_end(w, UW_STOPPED);
-	/* Callers' frames are above: a CFA at or below the stack pointer is a wrong turn. */
-	if (cfa <= w->sp)
+	}
+	if ((r->rbp_type == FL_RBP_AT_CFA && !read_user_u64(cfa + r->rbp_off, &bp)) ||
+	    (r->rbp_type == FL_RBP_AT_RBP && !read_user_u64(w->bp + r->rbp_off, &bp)))
 		return uw_end(w, UW_STOPPED);
 	/* The caller's rbx: where this frame saved it, if it did (read if ever needed). */
 	if (r->rbx_off == FL_RBX_UNKNOWN)

@@ -83,11 +83,26 @@ enum fl_rbp_type {
 #define FL_RBX_SAME 0	 /* unchanged: not saved (callee-saved, so not changed either) */
 #define FL_RBX_UNKNOWN 1 /* a rule the walkers do not follow: not known past this frame */
 
+/*
+ * ra_off of a row whose return address is in a register, not on the stack:
+ * FL_RA_REG + N for DWARF register N (0-15). glibc's __vfork pops it into
+ * rdi around its system call (the child, sharing the stack, may overwrite
+ * the slot), and both parent and child are sampled there, the parent in
+ * the kernel's fork work, the child on its way back. Known in the sampled
+ * frame only (from the task's saved registers); the CFA may then equal
+ * rsp, since nothing of the frame is on the stack. No offset from the CFA
+ * is this low.
+ */
+#define FL_RA_REG (-32768)
+#define FL_RA_REG_OF(off)                                                                          \
+	((off) >= FL_RA_REG && (off) < FL_RA_REG + 16 ? (int)(off) - FL_RA_REG : -1)
+
 struct fl_uw_row {
 	__u32 pc;      /* file offset where this rule starts */
 	__u8 cfa_type; /* enum fl_cfa_type */
 	__u8 rbp_type; /* enum fl_rbp_type (SIGNAL: unused) */
-	__s16 ra_off;  /* return address at cfa + ra_off (x86-64: -8); SIGNAL: rsp + ra_off */
+	/* return address at cfa + ra_off (x86-64: -8), or FL_RA_REG + N; SIGNAL: rsp + ra_off */
+	__s16 ra_off;
 	__s32 cfa_off;
 	__s16 rbp_off;
 	__s16 rbx_off; /* FL_RBX_SAME, FL_RBX_UNKNOWN, or the caller's rbx at cfa + rbx_off */

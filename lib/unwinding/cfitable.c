@@ -373,7 +373,11 @@ static bool rules_row(const struct ct_rules *r, struct fl_uw_row *row, enum fl_c
 		*why = FL_CFITABLE_WHY_SIGNAL;
 		return signal_row(r, row, why);
 	}
-	if (!is_at_cfa(r->ra.ops, r->ra.n, &off) || !fits_s16(off))
+	/* In a register (glibc's __vfork: rdi), or saved at CFA + N. */
+	if (r->ra.n == 1 && r->ra.ops[0].atom == DW_OP_regx && r->ra.ops[0].number < 16 &&
+	    r->ra.ops[0].number != REG_RSP)
+		off = FL_RA_REG + (int64_t)r->ra.ops[0].number;
+	else if (!is_at_cfa(r->ra.ops, r->ra.n, &off) || !fits_s16(off) || FL_RA_REG_OF(off) >= 0)
 		return false;
 	*why = FL_CFITABLE_WHY_CFA;
 	if (!cfa->ok || !cfa->n)

@@ -622,6 +622,7 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 	uint64_t sp = st->regs[FL_UNWIND_REG_SP], bp = st->regs[DW_RBP];
 	uint64_t pc = st->regs[FL_UNWIND_REG_IP], cfa, ra, nbp = bp, nbx = st->regs[DW_RBX];
 	bool bp_ok = st->valid & bp_bit, bx_ok = st->valid & bx_bit;
+	int ra_reg;
 
 	if (!(st->valid & (1u << FL_UNWIND_REG_SP)))
 		return -2;
@@ -662,8 +663,15 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 	}
 	if (r->rbp_type == FL_RBP_AT_RBP && !bp_ok)
 		return -2;
-	if (!read_word(st, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
+	ra_reg = FL_RA_REG_OF(r->ra_off);
+	if (ra_reg >= 0) {
+		/* In a register (__vfork's rdi): known in the sampled frame, where nothing else is pushed. */
+		if (!(st->valid & (1u << ra_reg)) || cfa < sp)
+			return -1;
+		ra = st->regs[ra_reg];
+	} else if (!read_word(st, cfa + (uint64_t)(int64_t)r->ra_off, &ra)) {
 		return -1;
+	}
 	/*
 	 * A saved rbp that cannot be read leaves it unknown, as libdw does: at
 	 * a "pop %rbp; ret" the CFI still says rbp is saved at cfa - 16, now
@@ -679,8 +687,11 @@ static int step_row(struct uw_state *st, const struct fl_uw_row *r)
 		bx_ok = false;
 	else if (r->rbx_off != FL_RBX_SAME)
 		bx_ok = read_word(st, cfa + (uint64_t)(int64_t)r->rbx_off, &nbx);
-	/* The stack must grow towards callers, or we would loop. */
-	if (cfa <= sp)
+	/*
+	 * The stack must grow towards callers, or we would loop; with the
+	 * return address in a register it may stay, but the pc must move.
+	 */
+	if (cfa < sp || (cfa == sp && (ra_reg < 0 || ra == pc)))
 		return -1;
 	st->regs[FL_UNWIND_REG_IP] = ra;
 	st->regs[FL_UNWIND_REG_SP] = cfa;
@@ -798,7 +809,7 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 	Dwarf_Frame *frame;
 	Dwarf_Op ops_mem[3], *ops;
 	size_t nops;
-	bool is_value, no_cfi = false;
+	bool is_value, no_cfi = false, ra_in_reg = false;
 	int ra, ret = -1;
 
 	tm = u->opts.find_map(u->opts.ctx, st->s->pid, lookup, st->s->time);
@@ -886,6 +897,8 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 			}
 			continue;
 		}
+		if (r == ra && nops == 1 && ops[0].atom == DW_OP_regx)
+			ra_in_reg = true;
 		if (!eval(st, ops, nops, cfa, true, &v, &is_value))
 			continue; /* unknown in the caller; fatal only if used */
 		if (!is_value && !read_word(st, v, &v))
@@ -903,8 +916,15 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 	}
 	next[FL_UNWIND_REG_IP] = next[ra];
 	next_valid |= 1u << FL_UNWIND_REG_IP;
-	if (cfa <= st->regs[FL_UNWIND_REG_SP] && st->valid & (1u << FL_UNWIND_REG_SP))
-		goto out; /* the stack must grow towards callers, or we would loop */
+	/*
+	 * The stack must grow towards callers, or we would loop; with the
+	 * return address in a register (__vfork's) it may stay, but the pc
+	 * must move.
+	 */
+	if (st->valid & (1u << FL_UNWIND_REG_SP) &&
+	    (cfa < st->regs[FL_UNWIND_REG_SP] ||
+	     (cfa == st->regs[FL_UNWIND_REG_SP] && (!ra_in_reg || next[ra] == pc))))
+		goto out;
 	memcpy(st->regs, next, sizeof(next));
 	st->valid = next_valid;
 	ret = st->regs[FL_UNWIND_REG_IP] ? 1 : 0;

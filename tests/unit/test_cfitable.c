@@ -1189,6 +1189,8 @@ static void test_synth_rules(void **state)
 		DW_CFA_advance_loc | 8, DW_CFA_def_cfa_expression, 3, DW_OP_breg11, 8, DW_OP_deref,
 		/* 0x1410: cfa = rbx + 2^31: past cfa_off's 32 bits */
 		DW_CFA_advance_loc | 8, DW_CFA_def_cfa, 3, 0x80, 0x80, 0x80, 0x80, 0x08};
+	/* The return address saved at CFA - 32768: an offset that would read as FL_RA_REG + 0. */
+	static const uint8_t far_ra[] = {DW_CFA_offset | 16, 0x80, 0x20};
 	struct fl_cfitable t;
 	struct synth s;
 	size_t cie, cie_s;
@@ -1203,6 +1205,7 @@ static void test_synth_rules(void **state)
 	/* A signal frame with ordinary rules: its next pc would not be exact. */
 	synth_fde(&s, false, cie_s, 0x1300, 0x10, NULL, 0);
 	synth_fde(&s, false, cie, 0x1400, 0x20, regs, sizeof(regs));
+	synth_fde(&s, false, cie, 0x1480, 0x10, far_ra, sizeof(far_ra));
 	assert_int_equal(synth_table(&s, &t), 0);
 
 	assert_null(fl_cfitable__find(&t, 0xfff));
@@ -1214,7 +1217,8 @@ static void test_synth_rules(void **state)
 	expect_row(&t, 0x1024, FL_CFA_REG + 10, 0, FL_RBP_AT_RBP, 0, -8);
 	expect_row(&t, 0x102c, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
 	expect_row(&t, 0x1034, FL_CFA_RSP, 16, FL_RBP_AT_CFA, -8, -8);
-	expect_row(&t, 0x1038, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	/* In a register: a row all the same (__vfork's), taken in the sampled frame only. */
+	expect_row(&t, 0x1038, FL_CFA_RSP, 16, FL_RBP_AT_CFA, -8, FL_RA_REG + 2);
 	expect_row(&t, 0x103c, FL_CFA_OUTERMOST, 0, 0, 0, 0);
 	expect_row(&t, 0x103f, FL_CFA_OUTERMOST, 0, 0, 0, 0);
 	expect_type(&t, 0x1040, FL_CFA_NONE); /* the gap to the next FDE */
@@ -1232,9 +1236,11 @@ static void test_synth_rules(void **state)
 	expect_row(&t, 0x1408, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
 	expect_row(&t, 0x141f, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
 	expect_type(&t, 0x1420, FL_CFA_NONE);
-	assert_int_equal(t.rows[t.nr - 1].pc, 0x1420);
+	expect_row(&t, 0x1480, FL_CFA_UNSUPPORTED, 0, 0, 0, 0);
+	expect_type(&t, 0x1490, FL_CFA_NONE);
+	assert_int_equal(t.rows[t.nr - 1].pc, 0x1490);
 
-	assert_int_equal(t.counts.fdes, 5);
+	assert_int_equal(t.counts.fdes, 6);
 	assert_int_equal(t.counts.rows[FL_CFITABLE_ROWS_REG], 2);
 	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_CFA], 2);
 	assert_int_equal(t.counts.unsupported[FL_CFITABLE_WHY_RBP], 1);
@@ -1994,8 +2000,10 @@ struct walk_stats {
  *    (pc & 15) >= rbp_off (the frame's pc, not the lookup's); DEREF_RBP:
  *    cfa = *(rbp + cfa_off); UNSUPPORTED: frame pointers, cfa = rbp + 16
  *    with rbp saved at cfa - 16; then the return address is
- *    *(cfa + ra_off), rbp is *(cfa + rbp_off) (AT_CFA), *(rbp + rbp_off)
- *    (AT_RBP) or unchanged (SAME), and rsp is the cfa;
+ *    *(cfa + ra_off) (FL_RA_REG + N: register N, in the sampled frame
+ *    only, where the cfa may equal rsp), rbp is *(cfa + rbp_off)
+ *    (AT_CFA), *(rbp + rbp_off) (AT_RBP) or unchanged (SAME), and rsp is
+ *    the cfa;
  *  - REG + rbx: cfa = rbx + cfa_off, where rbx is known: the sampled one,
  *    kept where a row says SAME, read from cfa + rbx_off where it says
  *    so, unknown after UNKNOWN, after frame pointers and where it cannot
@@ -2088,9 +2096,15 @@ static size_t table_walk(struct capture *c, struct tables *ts, size_t k, uint64_
 		default: /* NONE, OUTERMOST */
 			return n;
 		}
-		if (cfa <= rsp ||
-		    !stack_word(stack, size, sp0, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
+		if (type != FL_CFA_UNSUPPORTED && FL_RA_REG_OF(r->ra_off) >= 0) {
+			/* In a register: the sampled one's, where the cfa may be rsp. */
+			if (n != 1 || cfa < rsp)
+				return n;
+			ra = c->samples[k].regs[FL_RA_REG_OF(r->ra_off)];
+		} else if (cfa <= rsp ||
+			   !stack_word(stack, size, sp0, cfa + (uint64_t)(int64_t)r->ra_off, &ra)) {
 			return n;
+		}
 		if (type == FL_CFA_UNSUPPORTED)
 			rbx_known = false;
 		else if (r->rbx_off == FL_RBX_UNKNOWN)

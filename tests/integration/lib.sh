@@ -277,6 +277,16 @@ count_matching() {
 	} END { printf "%.0f\n", n }' "$1"
 }
 
+# count_re FILE ERE: the sum of the counts of the lines whose stack matches
+# ERE. (Passed in the environment: awk -v would take its backslashes for
+# escape sequences.)
+count_re() {
+	RE=$2 awk '{
+		s = $0; sub(/ [0-9]+$/, "", s)
+		if (s ~ ENVIRON["RE"]) n += $NF
+	} END { printf "%.0f\n", n }' "$1"
+}
+
 # root_frames FILE: the first frame (the comm, perhaps with -PID or
 # -PID/TID) of every line, one per line.
 root_frames() {

@@ -65,16 +65,6 @@ readonly W_PLT=";main;nofp_plt_1;nofp_plt_2;nofp_plt_loop(;nofp_plt_step|;[^;]*@
 # nofp_dlopen's two phases, then the program it execs.
 readonly W_DLOPEN=";main;(nofp_lib_iterate;nofp_lib_outer;nofp_lib_inner;nofp_cb|nofp_after|nofp_1;nofp_2;nofp_3;nofp_4;nofp_5;nofp_6;nofp_7;nofp_8);nofp_burn$K"
 
-# count_re FILE ERE: the sum of the counts of the lines whose stack matches
-# ERE. (Passed in the environment: awk -v would take its backslashes for
-# escape sequences.)
-count_re() {
-	RE=$2 awk '{
-		s = $0; sub(/ [0-9]+$/, "", s)
-		if (s ~ ENVIRON["RE"]) n += $NF
-	} END { printf "%.0f\n", n }' "$1"
-}
-
 # others_re FILE ERE: the five lines with the most samples whose stack does
 # not match ERE, their frames cut to 200 bytes (what a failure shows).
 others_re() {

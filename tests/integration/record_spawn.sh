@@ -20,16 +20,7 @@ need_bpf
 # Kernel frames after the leaf: any number of them.
 readonly K='(;[^;]*_\[k\])*$'
 
-# count_re FILE ERE: the sum of the counts of the lines whose stack (without
-# its count) matches ERE.
-count_re() {
-	RE=$2 awk '{
-		s = $0; sub(/ [0-9]+$/, "", s)
-		if (s ~ ENVIRON["RE"]) n += $NF
-	} END { printf "%.0f\n", n }' "$1"
-}
-
-# both_re FILE ERE1 ERE2: the same, for the lines matching both.
+# both_re FILE ERE1 ERE2: count_re's sum, for the lines matching both.
 both_re() {
 	RE1=$2 RE2=$3 awk '{
 		s = $0; sub(/ [0-9]+$/, "", s)

@@ -705,6 +705,57 @@ static int add_fde(struct ct *c, Dwarf_CFI *cfi, bool debug, uint64_t lo, uint64
 	return interp_fde(c, ins, lo, hi, seg);
 }
 
+/*
+ * The first byte of each code section in [lo, hi) (file offsets) that no
+ * FDE read covers, as an FDE of its own with one rule: a function's entry,
+ * where nothing is pushed yet and the return address is at rsp. crti.o's
+ * _init and _fini, the first bytes of .init and .fini, have no CFI, and a
+ * process starting or ending is often sampled there, in the page fault that
+ * brings that code in (the walker cannot read the instruction then). The
+ * user-space unwinder took such a pc for an entry already; the rows now say
+ * so for the walker too. Not counted among the FDEs read.
+ */
+static int add_code_starts(struct ct *c, uint64_t lo, uint64_t hi)
+{
+	static const struct fl_uw_row entry = {.cfa_type = FL_CFA_RSP,
+					       .rbp_type = FL_RBP_SAME,
+					       .ra_off = -8,
+					       .cfa_off = 8,
+					       .rbx_off = FL_RBX_SAME};
+	size_t read = c->nr_fdes;
+	int err;
+
+	for (size_t i = 0; i < c->f->nr_code_starts; i++) {
+		const struct fl_cfi_seg *seg = exec_seg(c->f, c->f->code_starts[i]);
+		uint64_t off;
+		bool covered = false;
+
+		if (!seg || seg->offset > UINT32_MAX - 1 ||
+		    c->f->code_starts[i] - seg->vaddr > UINT32_MAX - 1 - seg->offset)
+			continue;
+		off = c->f->code_starts[i] - seg->vaddr + seg->offset;
+		if (off < lo || off >= hi)
+			continue;
+		for (size_t j = 0; j < read && !covered; j++)
+			covered = c->fdes[j].lo <= off && off < c->fdes[j].hi;
+		if (covered)
+			continue;
+		err = grow((void **)&c->fdes, &c->cap_fdes, c->nr_fdes + 1, sizeof(*c->fdes),
+			   MAX_FDES);
+		if (err)
+			return err;
+		/* Last in order: an FDE read that covered it would win (there is none). */
+		c->fdes[c->nr_fdes++] = (struct ct_fde){.lo = (uint32_t)off,
+							.hi = (uint32_t)off + 1,
+							.seq = UINT32_MAX,
+							.first = (uint32_t)c->nr_spans};
+		err = add_span(c, (uint32_t)off, (uint32_t)off + 1, &entry);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* --- reading FDEs -------------------------------------------------------------------- */
 
 /*
@@ -1143,6 +1194,8 @@ static int compile(struct fl_cfi_file *f, bool libdw, struct fl_cfitable *out)
 	dbg = fl_cfi_file__debug_frame(f);
 	if (!err && dbg && (data = debug_frame_data(f)))
 		err = read_section(&c, dbg, data, 0, false);
+	if (!err && c.nr_fdes)
+		err = add_code_starts(&c, 0, UINT64_MAX);
 	if (!err)
 		err = c.nr_fdes ? build(&c, &t) : -ENOENT;
 	if (!err) {
@@ -1583,8 +1636,9 @@ int fl_cfitable_src__index(struct fl_cfitable_src *s)
 static int released(struct fl_cfitable_src *s, int fd, const GElf_Shdr *eh)
 {
 	const char *ident = elf_getident(s->f.elf, NULL);
+	uint64_t starts[FL_CFI_MAX_CODE_SECTIONS];
 	struct fl_cfi_seg *segs;
-	size_t nr_segs;
+	size_t nr_segs, nr_starts;
 	int dup;
 
 	if (!ident)
@@ -1597,13 +1651,17 @@ static int released(struct fl_cfitable_src *s, int fd, const GElf_Shdr *eh)
 	s->eh_size = eh->sh_size;
 	s->eh_addr = eh->sh_addr;
 	s->fd = dup;
-	/* Only the segments stay: fde_span() needs them. */
+	/* Only the segments and the code sections' starts stay (fde_span(), add_code_starts()). */
 	segs = s->f.segs;
 	nr_segs = s->f.nr_segs;
+	memcpy(starts, s->f.code_starts, sizeof(starts));
+	nr_starts = s->f.nr_code_starts;
 	s->f.segs = NULL;
 	fl_cfi_file__fini(&s->f);
 	s->f.segs = segs;
 	s->f.nr_segs = nr_segs;
+	memcpy(s->f.code_starts, starts, sizeof(starts));
+	s->f.nr_code_starts = nr_starts;
 	s->bytes = index_bytes(s) + nr_segs * sizeof(*segs);
 	return 0;
 }
@@ -2017,6 +2075,8 @@ int fl_cfitable_src__range(struct fl_cfitable_src *s, uint64_t lo, uint64_t hi,
 		if (!err && c.nr_fdes > before)
 			c.fdes[before].seq = pick[i].seq;
 	}
+	if (!err && c.nr_fdes)
+		err = add_code_starts(&c, lo, hi);
 	if (!err)
 		err = c.nr_fdes ? build(&c, &t) : -ENOENT;
 	if (!err)

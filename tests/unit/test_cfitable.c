@@ -1144,6 +1144,38 @@ static int synth_one_fde(struct synth *s, uint64_t lo, uint64_t len, const uint8
 	return synth_table(s, t);
 }
 
+/*
+ * A code section's first byte that no FDE covers (crti.o's _init) gets the
+ * rule of a function's entry, one byte long; one an FDE covers keeps the
+ * FDE's. (test_ranges_real checks ranges against whole tables of real
+ * files, which have them.)
+ */
+static void test_synth_code_start(void **state)
+{
+	static const uint8_t cfa16[] = {DW_CFA_def_cfa_offset, 16};
+	struct fl_cfitable t;
+	struct synth s;
+
+	(void)state;
+	/* .text starts at TEXT: the FDE at TEXT + 0x10 leaves its first bytes without CFI. */
+	assert_int_equal(synth_one_fde(&s, TEXT + 0x10, 0x20, cfa16, sizeof(cfa16), &t), 0);
+	expect_row(&t, TEXT, FL_CFA_RSP, 8, FL_RBP_SAME, 0, -8);
+	expect_type(&t, TEXT + 1, FL_CFA_NONE);
+	expect_type(&t, TEXT + 0xf, FL_CFA_NONE);
+	expect_row(&t, TEXT + 0x10, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	/* Not an FDE read. */
+	assert_int_equal(t.counts.fdes, 1);
+	fl_cfitable__fini(&t);
+	synth_free(&s);
+
+	/* An FDE at TEXT: its rule there, not the entry's. */
+	assert_int_equal(synth_one_fde(&s, TEXT, 0x20, cfa16, sizeof(cfa16), &t), 0);
+	expect_row(&t, TEXT, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	expect_row(&t, TEXT + 1, FL_CFA_RSP, 16, FL_RBP_SAME, 0, -8);
+	fl_cfitable__fini(&t);
+	synth_free(&s);
+}
+
 /* Every rule shape the walker evaluates, and some it does not. */
 static void test_synth_rules(void **state)
 {
@@ -2265,6 +2297,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_synth_rules),
+		cmocka_unit_test(test_synth_code_start),
 		cmocka_unit_test(test_synth_rbx),
 		cmocka_unit_test(test_synth_merge),
 		cmocka_unit_test(test_synth_restore_state),

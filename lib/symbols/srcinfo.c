@@ -126,6 +126,51 @@ static Dwarf *none_dwarf(struct fl_srcinfo *si)
 	return fl_elfimage__dwarf(&si->none);
 }
 
+/*
+ * libdw (0.188) takes a string of .debug_str or .debug_line_str to end
+ * within its section and reads it with strlen(): in a section whose last
+ * byte is not NUL (a hostile file's), the last string is read past the
+ * section's end, out of the buffer libelf allocated. Such a section is
+ * hidden (SHT_NOBITS in libelf's copy of the headers; the file is not
+ * written): the names it holds are not given, the rest of the DWARF is.
+ * Checked as libdw will read it, inflated (libdw would inflate it anyway).
+ */
+static void hide_unterminated_strings(Elf *elf)
+{
+	static const char *const names[] = {".debug_str", ".debug_line_str", ".zdebug_str",
+					    ".zdebug_line_str"};
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		bool ok = true, known = false;
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		for (size_t i = 0; name && i < ARRAY_SIZE(names); i++)
+			known |= !strcmp(name, names[i]);
+		if (!known)
+			continue;
+		if (sh.sh_flags & SHF_COMPRESSED)
+			ok = elf_compress(scn, 0, 0) >= 0;
+		else if (name[1] == 'z')
+			ok = elf_compress_gnu(scn, 0, 0) >= 0;
+		d = ok ? elf_getdata(scn, NULL) : NULL;
+		if (d && (!d->d_size || (d->d_buf && ((const char *)d->d_buf)[d->d_size - 1] == '\0')))
+			continue;
+		if (gelf_getshdr(scn, &sh)) {
+			sh.sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, &sh);
+		}
+	}
+}
+
 int fl_srcinfo__open(Elf *elf, Elf *alt, struct fl_srcinfo **ret)
 {
 	_cleanup_(fl_srcinfo__freep) struct fl_srcinfo *si = NULL;
@@ -136,6 +181,7 @@ int fl_srcinfo__open(Elf *elf, Elf *alt, struct fl_srcinfo **ret)
 	si = calloc(1, sizeof(*si));
 	if (!si)
 		return -ENOMEM;
+	hide_unterminated_strings(elf);
 	si->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!si->dw)
 		return -ENOENT;
@@ -145,6 +191,7 @@ int fl_srcinfo__open(Elf *elf, Elf *alt, struct fl_srcinfo **ret)
 	if (!none)
 		return -ENOMEM; /* libdw would be free to look for files itself */
 	if (alt) {
+		hide_unterminated_strings(alt);
 		si->alt_dw = dwarf_begin_elf(alt, DWARF_C_READ, NULL);
 		if (si->alt_dw && has_split_units(si->alt_dw)) {
 			dwarf_end(si->alt_dw);

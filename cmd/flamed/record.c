@@ -1049,8 +1049,8 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		uint64_t n = ss->unwind_complete + ss->unwind_truncated + ss->unwind_failed;
 
 		msg("DWARF unwinding of %llu user stacks: %.1f%% complete, %.1f%% cut where the "
-		    "%u-byte stack copy ended%s, %.1f%% failed (no CFI, unmapped or unreadable "
-		    "code)",
+		    "%u-byte stack copy ended%s, %.1f%% failed (unmapped or unreadable code, a "
+		    "rule or frame pointer that leads nowhere)",
 		    (unsigned long long)n,
 		    n ? 100.0 * (double)ss->unwind_complete / (double)n : 0.0,
 		    n ? 100.0 * (double)ss->unwind_truncated / (double)n : 0.0, a->stack_size,

@@ -221,6 +221,7 @@ static bool unwind_copy(struct fl_sampler_bpf *s, const struct fl_ucopy_rec *rec
 		us.regs[r] = rec->regs[ptregs_of_dwarf[r]];
 	us.stack = rec->stack;
 	us.stack_size = rec->stack_size <= FL_UCOPY_BYTES ? rec->stack_size : FL_UCOPY_BYTES;
+	us.in_kernel = rec->nr_kernel > 0;
 	if (walked) {
 		us.valid = 1u << FL_UNWIND_REG_IP | 1u << FL_UNWIND_REG_SP | 1u << FL_UNWIND_REG_BP |
 			   (rec->walked_flags & FL_UCOPY_RBX ? 1u << FL_UNWIND_REG_BX : 0);
@@ -324,22 +325,8 @@ static int unwind_row(void *ctx, const struct fl_tmap *m, uint64_t off, struct f
 	struct fl_sampler_bpf *s = ctx;
 	int err;
 
-	/*
-	 * Anonymous code (a JIT's) has no CFI: a frame-pointer step, as the
-	 * walker takes there (the CFA at rbp + 16, the return address and the
-	 * caller's rbp below it).
-	 */
-	if (fl_tmap__is_anon(m)) {
-		*row = (struct fl_uw_row){.cfa_type = FL_CFA_RBP,
-					  .rbp_type = FL_RBP_AT_CFA,
-					  .ra_off = -8,
-					  .cfa_off = 16,
-					  .rbp_off = -16,
-					  .rbx_off = FL_RBX_UNKNOWN};
-		return 0;
-	}
+	/* (Anonymous code, a JIT's, never comes here: the unwinder steps it by frame pointers.) */
 	err = fl_ktables__row(s->kt, m, off, s->copy_final, row);
-
 	if (!err)
 		return 0;
 	/*

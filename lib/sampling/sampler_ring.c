@@ -525,7 +525,11 @@ static int dwarf_user_stack(struct ring_sampler *r, const struct perf_event_head
 	const unsigned char *p = (const unsigned char *)hdr, *end = p + hdr->size;
 	size_t nregs = (size_t)__builtin_popcountll(fl_unwind__perf_regs_mask());
 	uint64_t abi, size, dyn, perf_regs[64];
-	struct fl_unwind_sample s = {.pid = pid, .time = time};
+	struct fl_unwind_sample s = {
+		.pid = pid,
+		.time = time,
+		.in_kernel = (hdr->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL,
+	};
 	enum fl_unwind_outcome out;
 	size_t n;
 
@@ -558,6 +562,13 @@ static int dwarf_user_stack(struct ring_sampler *r, const struct perf_event_head
 	if (r->opts.left_at_exec &&
 	    r->opts.left_at_exec(r->opts.era_ctx, pid, s.regs[FL_UNWIND_REG_IP], time))
 		return 0; /* inside execve(): no user stack */
+	/*
+	 * Not a byte of the stack readable where the task entered the kernel:
+	 * its memory is not the one its registers point into any more, as in
+	 * execve() past its point of no return, before the exec's record.
+	 */
+	if (s.in_kernel && size && !s.stack_size)
+		return 0;
 	n = fl_unwinder__unwind(r->opts.unwinder, &s, r->uips, FL_MAX_STACK_DEPTH - 1, &out);
 	if (out == FL_UNWIND_TRUNCATED)
 		r->uips[n++] = FL_UIP_TRUNCATED;

@@ -328,6 +328,14 @@ static int files_grow(struct fl_unwinder *u)
 	return files_rehash(u, u->cap_files ? u->cap_files * 2 : 64);
 }
 
+/* Code that is not a file's: anonymous memory (a JIT's), [vsyscall] and the like (not [vdso]). */
+static bool no_file(const struct fl_tmap *tm)
+{
+	if (tm->path[0] == '[')
+		return strcmp(tm->path, "[vdso]") != 0;
+	return fl_tmap__is_anon(tm) || !tm->ino;
+}
+
 /*
  * The file mapped at tm, opened once; want_cfi: with its CFI read (else
  * its headers may do: the step has no CFI to look up).
@@ -340,8 +348,8 @@ static struct uw_file *file_get(struct fl_unwinder *u, const struct fl_tmap *tm,
 
 	if (!strcmp(tm->path, "[vdso]"))
 		return vdso_file(u);
-	if (!tm->path[0] || tm->path[0] == '[' || !tm->ino)
-		return NULL; /* anonymous memory (JIT), [vsyscall]... */
+	if (no_file(tm))
+		return NULL;
 	if ((u->nr_files + 1) * 2 > u->cap_files && files_grow(u))
 		return NULL;
 	j = file_hash(tm->dev_major, tm->dev_minor, tm->ino) & (u->cap_files - 1);
@@ -795,13 +803,116 @@ static void file_hdr_fails(struct fl_unwinder *u, struct uw_file *f, const struc
 /* The size of the program-entry code (_start, RTLD_START) that may lack CFI. */
 #define ENTRY_CODE 0x80
 
+#if defined(__x86_64__)
+/* The frame-pointer rule: the CFA at rbp + 16, the return address and the caller's rbp below it. */
+static const struct fl_uw_row fp_row = {
+	.cfa_type = FL_CFA_RBP,
+	.rbp_type = FL_RBP_AT_CFA,
+	.cfa_off = 16,
+	.ra_off = -8,
+	.rbp_off = -16,
+	.rbx_off = FL_RBX_UNKNOWN,
+};
+#endif
+
 /*
- * One step: from the registers of a frame to its caller's. Returns 1 when
+ * A frame in code without CFI (a JIT's, [vsyscall], a gap in a file's CFI)
+ * by frame pointers, as the in-kernel walker steps it: rbp points at the
+ * saved rbp, the return address above it. There, an rbp of 0 is the
+ * outermost frame (_start and thread entries clear it). Returns as step()
+ * does.
+ */
+static int step_fp(struct uw_state *st)
+{
+#if defined(__x86_64__)
+	uint64_t bp = st->regs[DW_RBP];
+	int ret;
+
+	if (!(st->valid & (1u << DW_RBP)) || (bp & 7))
+		return -1;
+	if (!bp)
+		return 0;
+	ret = step_row(st, &fp_row);
+	return ret == -2 ? -1 : ret;
+#else
+	(void)st;
+	return -1;
+#endif
+}
+
+/*
+ * Whether CFI covers file offset off of the file mapped at tm: 1, 0, or -1
+ * when that is not known (a table not built yet, a file unreadable).
+ */
+static int has_cfi(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid, uint64_t off)
+{
+	Dwarf_Frame *frame;
+	struct uw_file *f;
+	uint64_t vaddr;
+#if defined(__x86_64__)
+	struct fl_uw_row row;
+	int rr;
+
+	if (u->row_fn) {
+		rr = u->row_fn(u->row_ctx, tm, off, &row);
+		if (rr < 0 || rr == 2)
+			return rr < 0 ? -1 : 0;
+		if (!rr)
+			return 1;
+	}
+#endif
+	f = file_get(u, tm, pid, true);
+	if (!f || f->bad || !fl_cfi_file__vaddr(&f->cfi, off, &vaddr))
+		return -1;
+#if defined(__x86_64__)
+	if (f->src) {
+		rr = file_row(u, f, off, &row);
+		return !rr ? 1 : rr == -ENODATA ? 0 : -1;
+	}
+#endif
+	frame = fl_cfi_file__frame(&f->cfi, vaddr);
+	free(frame);
+	return frame != NULL;
+}
+
+static int step_at(struct fl_unwinder *u, struct uw_state *st, uint64_t lookup, bool exact_pc,
+		   bool at_syscall);
+
+/*
+ * A step at lookup, in a file or code that has no CFI there. glibc's clone
+ * and clone3 end their CFI before the syscall instruction (the child's
+ * frame is not what it says), and the parent, sampled in the kernel's fork
+ * work, returns just past it: where the sampled frame's exact pc, entered
+ * the kernel from, is 2 bytes past the end of CFI, its frame is what the
+ * rule before the syscall says (the instruction moves no stack). The
+ * child returns there too, on its new stack and with rax 0: its first
+ * frame (clone's child calls its function and exits). Elsewhere, frame
+ * pointers.
+ */
+static int step_no_cfi(struct fl_unwinder *u, struct uw_state *st, const struct fl_tmap *tm,
+		       uint64_t lookup, bool exact_pc, bool at_syscall)
+{
+	uint64_t off = lookup - tm->start + tm->pgoff, rax;
+
+	if (at_syscall && exact_pc && st->s->in_kernel && off >= 3 && !no_file(tm) &&
+	    has_cfi(u, tm, st->s->pid, off - 2) == 0 && has_cfi(u, tm, st->s->pid, off - 3) == 1) {
+		if (reg_of(st, 0, &rax) && !rax)
+			return 0;
+		return step_at(u, st, lookup - 3, exact_pc, false);
+	}
+	return step_fp(st);
+}
+
+/*
+ * One step: from the registers of a frame to its caller's, by the rule at
+ * lookup (the pc, or the call before a return address); at_syscall: the
+ * rule may be the one before a system call's instruction. Returns 1 when
  * there is a caller, 0 at the outermost frame, -1 when the step fails.
  */
-static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
+static int step_at(struct fl_unwinder *u, struct uw_state *st, uint64_t lookup, bool exact_pc,
+		   bool at_syscall)
 {
-	uint64_t pc = st->regs[FL_UNWIND_REG_IP], lookup = exact_pc ? pc : pc - 1, vaddr, cfa;
+	uint64_t pc = st->regs[FL_UNWIND_REG_IP], vaddr, cfa;
 	uint64_t next[FL_UNWIND_NR_REGS];
 	uint32_t next_valid = 0;
 	const struct fl_tmap *tm;
@@ -817,6 +928,8 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 		fl_pr_debug("unwind: pid %d: no mapping at 0x%" PRIx64 "\n", st->s->pid, lookup);
 		return -1;
 	}
+	if (no_file(tm))
+		return step_fp(st);
 #if defined(__x86_64__)
 	if (u->row_fn) {
 		struct fl_uw_row row;
@@ -876,7 +989,7 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 			return step_at_entry(st);
 		fl_pr_debug("unwind: pid %d: no CFI for %s:0x%" PRIx64 "\n", st->s->pid, tm->path,
 			    vaddr);
-		return -1;
+		return step_no_cfi(u, st, tm, lookup, exact_pc, at_syscall);
 	}
 	ra = dwarf_frame_info(frame, NULL, NULL, NULL);
 	if (ra < 0 || ra >= FL_UNWIND_NR_REGS)
@@ -931,6 +1044,13 @@ static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
 out:
 	free(frame);
 	return ret;
+}
+
+static int step(struct fl_unwinder *u, struct uw_state *st, bool exact_pc)
+{
+	uint64_t pc = st->regs[FL_UNWIND_REG_IP];
+
+	return step_at(u, st, exact_pc ? pc : pc - 1, exact_pc, true);
 }
 
 size_t fl_unwinder__unwind(struct fl_unwinder *u, const struct fl_unwind_sample *s, uint64_t *ips,

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # JIT code is named from the perf map its process writes (/tmp/perf-PID.map),
 # and its frames are marked _[j]: (a) the jit_spin fixture's generated loop,
-# under the C functions that call it; (b) two JavaScript functions of a
+# under the C functions that call it, in the default mode and with
+# --call-graph dwarf (whose unwinder steps code without CFI by frame
+# pointers, as the in-kernel walker does); (b) two JavaScript functions of a
 # script run by `node --perf-basic-prof`, when node is installed.
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -39,6 +41,14 @@ else
 	# The generated code keeps a frame pointer: the unwind goes on through it.
 	expect_between "$(percent "$chain" "$all")" 90 100 \
 		"the share of samples in main;jit_call;jit_spin_hot_[j] (%)"
+	FIXTURE_CLOCK=cpu run_flamed jit-dwarf record -F 999 --call-graph dwarf -o "$T/jit-dwarf.folded" -- "$FIXTURES/jit_spin" 2
+	expect_rc 0
+	check_folded "$T/jit-dwarf.folded"
+	all=$(total_count "$T/jit-dwarf.folded")
+	chain=$(count_matching "$T/jit-dwarf.folded" ';main;jit_call;jit_spin_hot_[j]')
+	note "--call-graph dwarf: $chain of $all samples under main;jit_call;jit_spin_hot_[j]"
+	expect_between "$(percent "$chain" "$all")" 90 100 \
+		"the share of samples in main;jit_call;jit_spin_hot_[j] with --call-graph dwarf (%)"
 	# A map with junk before the real line: the junk is skipped and counted,
 	# the rest named. (2 s: flamed reads its mapping records, and so learns of
 	# the JIT, once a second; a JIT that lives less may be gone with its map.)

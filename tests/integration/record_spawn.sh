@@ -6,10 +6,11 @@
 #    system call. Its samples (the parent in the kernel's fork work, the
 #    child on its way back) go on to main, here and with --call-graph dwarf.
 #  - posix_spawn: glibc's clone3 ends its CFI before the syscall
-#    instruction. The parent's samples there go on to main.
+#    instruction. The parent's samples there go on to main, here and with
+#    --call-graph dwarf.
 #  - fork and exec: past execve()'s point of no return the old image is
 #    gone; those samples have no user stack, never [unwind failed] or a
-#    frame made up from the old registers.
+#    frame made up from the old registers (with --call-graph dwarf too).
 # Each was [unwind failed] (or [unknown]) before: under every exec and
 # vfork of a build's profile.
 # shellcheck source-path=SCRIPTDIR
@@ -65,17 +66,29 @@ expect_whole "vfork, --call-graph dwarf" "$(count_re "$FOLDED" ";__vfork$K")" \
 record spawn
 expect_whole "posix_spawn's clone3" "$(count_re "$FOLDED" ";[^;]+;clone3$K")" \
 	"$(count_re "$FOLDED" ";main;nofp_spawn_posix;posix_spawn;([^;]+;)*clone3$K")" 20 90
+record spawn --call-graph dwarf
+expect_whole "posix_spawn's clone3, --call-graph dwarf" "$(count_re "$FOLDED" ";[^;]+;clone3$K")" \
+	"$(count_re "$FOLDED" ";main;nofp_spawn_posix;posix_spawn;([^;]+;)*clone3$K")" 20 90
 
 # --- fork and exec -------------------------------------------------------------
 # The samples in execve()'s loading of the new image: before the point of no
 # return the old image's stack (to main), after it none.
+# expect_exec WHAT: the samples of $FOLDED loading the new image.
+expect_exec() {
+	local all bad none
+	all=$(count_re "$FOLDED" ";load_elf_binary_\\[k\\]")
+	bad=$(both_re "$FOLDED" ";load_elf_binary_\\[k\\]" "\\[unwind failed\\]|\\[unknown\\]|\\[stack copy ended\\]")
+	none=$(count_re "$FOLDED" "^[^;]*(;[^;]*_\\[k\\])*;load_elf_binary_\\[k\\]")
+	note "$1: $all samples loading the new image, $none of them without a user stack, $bad [unwind failed], [unknown] or [stack copy ended]"
+	[[ $all -ge 30 ]] || fail "$1: only $all samples in load_elf_binary (expected >= 30)"
+	[[ $none -ge 1 ]] || fail "$1: no sample past the point of no return (without a user stack)"
+	expect_between "$(percent "$bad" "$all")" 0 3 "$1: the share of [unwind failed], [unknown] or [stack copy ended] (%)"
+}
 record exec
-all=$(count_re "$FOLDED" ";load_elf_binary_\\[k\\]")
-bad=$(both_re "$FOLDED" ";load_elf_binary_\\[k\\]" "\\[unwind failed\\]|\\[unknown\\]")
-none=$(count_re "$FOLDED" "^[^;]*(;[^;]*_\\[k\\])*;load_elf_binary_\\[k\\]")
-note "exec: $all samples loading the new image, $none of them without a user stack, $bad [unwind failed] or [unknown]"
-[[ $all -ge 30 ]] || fail "exec: only $all samples in load_elf_binary (expected >= 30)"
-[[ $none -ge 1 ]] || fail "exec: no sample past the point of no return (without a user stack)"
-expect_between "$(percent "$bad" "$all")" 0 3 "exec: the share of [unwind failed] or [unknown] (%)"
+expect_exec exec
+# The stack copy of a sample past the point of no return is of the new
+# memory, where the old stack pointer points at nothing.
+record exec --call-graph dwarf
+expect_exec "exec, --call-graph dwarf"
 
 pass "vfork, posix_spawn and exec unwound"

@@ -356,12 +356,30 @@ static void test_recorded_sample(void **state)
 }
 
 /*
+ * r's sample as if nofp_burn had just called the function at file offset
+ * off, which pushed nothing yet: the return address (returned) on top of
+ * the stack, the pc at off, rbp set to bp.
+ */
+static uint64_t sample_called(struct recorded *r, uint64_t off, uint64_t bp)
+{
+	uint64_t ra = r->s.regs[FL_UNWIND_REG_IP] + 1;
+
+	memcpy(r->stack, &ra, 8);
+	r->s.stack = r->stack;
+	r->s.stack_size += 8;
+	r->s.regs[FL_UNWIND_REG_SP] -= 8;
+	r->s.regs[FL_UNWIND_REG_IP] = off - r->pgoff + r->start;
+	r->s.regs[FL_UNWIND_REG_BP] = bp;
+	return ra;
+}
+
+/*
  * r's sample as if nofp_burn had just called _fini: the leaf is .fini's
  * first byte, the return address (returned) on top of the stack.
  */
 static uint64_t sample_at_fini(struct recorded *r)
 {
-	uint64_t ra, fini = 0;
+	uint64_t fini = 0;
 	size_t nsec;
 	Elf *elf;
 	int fd;
@@ -385,14 +403,7 @@ static uint64_t sample_at_fini(struct recorded *r)
 	close(fd);
 	assert_true(fini != 0);
 
-	/* A call: the return address (just past nofp_burn's pc) pushed, the pc at _fini. */
-	ra = r->s.regs[FL_UNWIND_REG_IP] + 1;
-	memcpy(r->stack, &ra, 8);
-	r->s.stack = r->stack;
-	r->s.stack_size += 8;
-	r->s.regs[FL_UNWIND_REG_SP] -= 8;
-	r->s.regs[FL_UNWIND_REG_IP] = fini - r->pgoff + r->start; /* text segment: vaddr == offset */
-	return ra;
+	return sample_called(r, fini, r->s.regs[FL_UNWIND_REG_BP]); /* text segment: vaddr == offset */
 }
 
 /*
@@ -446,9 +457,14 @@ static void test_no_cfi_reads_headers_only(void **state)
 	recorded_load(&r, &budget);
 	ra = sample_at_fini(&r);
 	fl_unwinder__set_rows(r.u, rows_none, &says);
-	/* _fini's first byte stepped from the headers; then no CFI for nofp_burn either. */
+	/*
+	 * _fini's first byte stepped from the headers; then no CFI for
+	 * nofp_burn either, which frame pointers step: its rbp is 0, the
+	 * outermost frame as far as they tell.
+	 */
+	assert_int_equal(r.s.regs[FL_UNWIND_REG_BP], 0);
 	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 2);
-	assert_int_equal(out, FL_UNWIND_FAILED);
+	assert_int_equal(out, FL_UNWIND_COMPLETE);
 	assert_int_equal(ips[1], ra);
 	fl_unwinder__stats(r.u, &st);
 	assert_int_equal(st.files, 1);
@@ -471,6 +487,7 @@ struct reg_rows {
 	struct fl_cfitable t;
 	uint64_t reg_at;
 };
+
 
 #define REG_CFA_OFF 536632 /* LLVM's stack-probe loop in a 524 KiB frame */
 
@@ -506,6 +523,157 @@ static void expect_recorded_chain(const struct recorded *r, const uint64_t *ips)
 {
 	for (size_t i = 0; i < 10; i++)
 		assert_string_equal(recorded_name(r, ips, i, i == 0), recorded_chain[i]);
+}
+
+/* An anonymous mapping (a JIT's code) beside the fixture's, in r's unwinder. */
+#define ANON_CODE 0x7f0000000000ULL
+
+static void recorded_add_anon(struct recorded *r)
+{
+	r->exec->paths[1][0] = '\0';
+	r->exec->maps[1] = (struct fl_tmap){
+		.start = ANON_CODE, .end = ANON_CODE + 0x10000, .path = r->exec->paths[1]};
+	r->exec->n = 2;
+}
+
+/*
+ * Code without CFI in anonymous memory (a JIT's) is stepped by frame
+ * pointers, as the in-kernel walker steps it: here a JIT function called
+ * by nofp_burn, its frame made (rbp pushed and pointing at it), on to the
+ * whole chain. With rbp 0 there (no frame pointers) the stack ends there,
+ * whole as far as they tell: _start and thread entries clear rbp.
+ */
+static void test_anon_code_by_frame_pointers(void **state)
+{
+	enum fl_unwind_outcome out;
+	struct recorded r;
+	uint64_t ips[64], ra, bp;
+
+	(void)state;
+	recorded_load(&r, NULL);
+	recorded_add_anon(&r);
+	/* The call (ra pushed), then push %rbp and mov %rsp, %rbp: 16 bytes below the copy. */
+	bp = r.s.regs[FL_UNWIND_REG_BP];
+	ra = r.s.regs[FL_UNWIND_REG_IP] + 1;
+	r.stack = realloc(r.stack, r.s.stack_size + 24);
+	assert_non_null(r.stack);
+	memmove(r.stack + 16, r.stack + 8, r.s.stack_size);
+	memcpy(r.stack, &bp, 8);
+	memcpy(r.stack + 8, &ra, 8);
+	r.s.stack = r.stack;
+	r.s.stack_size += 16;
+	r.s.regs[FL_UNWIND_REG_SP] -= 16;
+	r.s.regs[FL_UNWIND_REG_BP] = r.s.regs[FL_UNWIND_REG_SP];
+	r.s.regs[FL_UNWIND_REG_IP] = ANON_CODE + 0x40;
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 12);
+	assert_int_equal(out, FL_UNWIND_FAILED); /* main's caller, in libc, is not mapped */
+	assert_int_equal(ips[0], ANON_CODE + 0x40);
+	assert_int_equal(ips[1], ra);
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(recorded_name(&r, ips, i + 1, false), recorded_chain[i]);
+
+	r.s.regs[FL_UNWIND_REG_BP] = 0;
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 1);
+	assert_int_equal(out, FL_UNWIND_COMPLETE);
+	/* A misaligned rbp is no frame pointer. */
+	r.s.regs[FL_UNWIND_REG_BP] = r.s.regs[FL_UNWIND_REG_SP] + 4;
+	assert_int_equal(fl_unwinder__unwind(r.u, &r.s, ips, 64, &out), 1);
+	assert_int_equal(out, FL_UNWIND_FAILED);
+	recorded_free(&r);
+}
+
+/*
+ * The file offset of a gap in the fixture's CFI at least 3 bytes long,
+ * after a row "CFA = rsp + 8" (a function's ret): where glibc's clone3
+ * ends its CFI, just before its syscall instruction. (Not after a code
+ * section's first byte, which the compiled tables alone give a row of one
+ * byte: the entry's rule.)
+ */
+static uint64_t fixture_cfi_gap(const struct recorded *r)
+{
+	struct fl_cfitable t = {0};
+	uint64_t gap = 0;
+	int fd = open(r->exec->paths[0], O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fl_cfitable__from_fd(fd, &t), 0);
+	close(fd);
+	for (size_t i = 0; i + 2 < t.nr && !gap; i++)
+		if (t.rows[i].cfa_type == FL_CFA_RSP && t.rows[i].cfa_off == 8 &&
+		    t.rows[i].ra_off == -8 && t.rows[i + 1].pc > t.rows[i].pc + 1 &&
+		    t.rows[i + 1].cfa_type == FL_CFA_NONE &&
+		    t.rows[i + 2].pc >= t.rows[i + 1].pc + 3)
+			gap = t.rows[i + 1].pc;
+	fl_cfitable__fini(&t);
+	assert_true(gap != 0);
+	return gap;
+}
+
+/* The recorded sample at a gap's pc + 2, nofp_burn its caller: the leaf and the chain, as n says. */
+static void expect_syscall_gap(struct recorded *r, uint64_t gap, bool in_kernel, uint64_t rax,
+			       size_t n, enum fl_unwind_outcome want)
+{
+	enum fl_unwind_outcome out;
+	uint64_t ips[64], ra;
+
+	ra = sample_called(r, gap + 2, 0);
+	r->s.in_kernel = in_kernel;
+	r->s.regs[0] = rax;
+	assert_int_equal(fl_unwinder__unwind(r->u, &r->s, ips, 64, &out), n);
+	assert_int_equal(out, want);
+	if (n > 1) {
+		assert_int_equal(ips[1], ra);
+		for (size_t i = 0; i < 10; i++)
+			assert_string_equal(recorded_name(r, ips, i + 1, false), recorded_chain[i]);
+	}
+}
+
+static int rows_of_fixture(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
+{
+	(void)m;
+	return fixture_row(ctx, off, row);
+}
+
+/*
+ * glibc's clone and clone3 end their CFI before the syscall instruction;
+ * the parent, sampled in the kernel's fork work, returns just past it, 2
+ * bytes into the gap. Its frame is the rule's before the syscall (the
+ * file's CFI, or the compiled rows). The child (rax 0) is its own first
+ * frame. A sample not taken in the kernel has no syscall there: rbp 0,
+ * frame pointers, the end.
+ */
+static void test_syscall_after_cfi(void **state)
+{
+	struct reg_rows rr = {0};
+	struct recorded r;
+	uint64_t gap;
+
+	(void)state;
+	for (int rows = 0; rows < 2; rows++) {
+		if (rows)
+			recorded_with_rows(&r, &rr, rows_of_fixture);
+		else
+			recorded_load(&r, NULL);
+		gap = fixture_cfi_gap(&r);
+		expect_syscall_gap(&r, gap, true, 1234, 12, FL_UNWIND_FAILED);
+		recorded_free(&r);
+
+		if (rows)
+			recorded_with_rows(&r, &rr, rows_of_fixture);
+		else
+			recorded_load(&r, NULL);
+		expect_syscall_gap(&r, gap, true, 0, 1, FL_UNWIND_COMPLETE);
+		recorded_free(&r);
+
+		if (rows)
+			recorded_with_rows(&r, &rr, rows_of_fixture);
+		else
+			recorded_load(&r, NULL);
+		expect_syscall_gap(&r, gap, false, 1234, 1, FL_UNWIND_COMPLETE);
+		if (rows)
+			fl_cfitable__fini(&rr.t);
+		recorded_free(&r);
+	}
 }
 
 static int rows_with_reg(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)
@@ -726,6 +894,8 @@ int main(void)
 		cmocka_unit_test(test_through_library),	 cmocka_unit_test(test_leaf_at_code_start),
 		cmocka_unit_test(test_debug_frame_only), cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_no_cfi_reads_headers_only),
+		cmocka_unit_test(test_anon_code_by_frame_pointers),
+		cmocka_unit_test(test_syscall_after_cfi),
 		cmocka_unit_test(test_reg_rule_without_cfi),
 		cmocka_unit_test(test_signal_frames),
 		cmocka_unit_test(test_rbx_cfa),	 cmocka_unit_test(test_hdr_budget),

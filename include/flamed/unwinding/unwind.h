@@ -16,7 +16,9 @@
  * files (.eh_frame, else .debug_frame) through libdw's CFI interface, and
  * evaluates the rules itself: CFI is read once per ELF file (cached by
  * device and inode) and shared by every process that maps the file; per
- * sample nothing is built or torn down.
+ * sample nothing is built or torn down. Code without CFI (a JIT's in
+ * anonymous memory, a gap in a file's) is stepped by frame pointers, as the
+ * in-kernel walker steps it.
  *
  * Registers are in DWARF numbering (x86-64: 0 rax, 1 rdx, 2 rcx, 3 rbx,
  * 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15, 16 the return address / rip).
@@ -47,12 +49,18 @@ struct fl_unwind_sample {
 	 */
 	uint32_t valid;
 	bool ra;
+	/*
+	 * Taken in the kernel: the registers are those the task entered it
+	 * with, its pc just past a system call's instruction (or at the one
+	 * that trapped).
+	 */
+	bool in_kernel;
 };
 
 enum fl_unwind_outcome {
 	FL_UNWIND_COMPLETE,  /* reached the outermost frame (undefined return address) */
 	FL_UNWIND_TRUNCATED, /* the stack copy ended first */
-	FL_UNWIND_FAILED,    /* no CFI for a pc, an unmapped pc, an unreadable file, a bad rule */
+	FL_UNWIND_FAILED,    /* an unmapped pc, an unreadable file, a bad rule or frame pointer */
 	FL_UNWIND_OUTCOME__MAX,
 };
 

@@ -870,9 +870,10 @@ static int has_cfi(struct fl_unwinder *u, const struct fl_tmap *tm, uint32_t pid
 		return !rr ? 1 : rr == -ENODATA ? 0 : -1;
 	}
 #endif
+	/* (A code section's first byte has the entry's rule in the compiled tables.) */
 	frame = fl_cfi_file__frame(&f->cfi, vaddr);
 	free(frame);
-	return frame != NULL;
+	return frame || fl_cfi_file__is_code_start(&f->cfi, vaddr);
 }
 
 static int step_at(struct fl_unwinder *u, struct uw_state *st, uint64_t lookup, bool exact_pc,
@@ -983,9 +984,11 @@ static int step_at(struct fl_unwinder *u, struct uw_state *st, uint64_t lookup, 
 		/*
 		 * _init and _fini (crti.o's, the first bytes of .init and .fini) have
 		 * no CFI; a process starting or ending is often sampled on their
-		 * first instruction, in the page fault that brings it in.
+		 * first instruction, in the page fault that brings it in. (The
+		 * compiled tables give the byte that rule for any pc, a return
+		 * address's too, and so does this.)
 		 */
-		if (exact_pc && fl_cfi_file__is_code_start(&f->cfi, vaddr))
+		if (fl_cfi_file__is_code_start(&f->cfi, vaddr))
 			return step_at_entry(st);
 		fl_pr_debug("unwind: pid %d: no CFI for %s:0x%" PRIx64 "\n", st->s->pid, tm->path,
 			    vaddr);

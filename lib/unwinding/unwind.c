@@ -895,7 +895,7 @@ static int step_no_cfi(struct fl_unwinder *u, struct uw_state *st, const struct 
 {
 	uint64_t off = lookup - tm->start + tm->pgoff, rax;
 
-	if (at_syscall && exact_pc && st->s->in_kernel && off >= 3 && !no_file(tm) &&
+	if (at_syscall && exact_pc && st->s->in_kernel && off >= 3 &&
 	    has_cfi(u, tm, st->s->pid, off - 2) == 0 && has_cfi(u, tm, st->s->pid, off - 3) == 1) {
 		if (reg_of(st, 0, &rax) && !rax)
 			return 0;

@@ -648,32 +648,31 @@ static void test_syscall_after_cfi(void **state)
 	struct recorded r;
 	uint64_t gap;
 
+	static const struct {
+		bool in_kernel;
+		uint64_t rax;
+		size_t n;
+		enum fl_unwind_outcome want;
+	} cases[] = {
+		{true, 1234, 12, FL_UNWIND_FAILED}, /* main's caller, in libc, is not mapped */
+		{true, 0, 1, FL_UNWIND_COMPLETE},
+		{false, 1234, 1, FL_UNWIND_COMPLETE},
+	};
+
 	(void)state;
-	for (int rows = 0; rows < 2; rows++) {
-		if (rows)
-			recorded_with_rows(&r, &rr, rows_of_fixture);
-		else
-			recorded_load(&r, NULL);
-		gap = fixture_cfi_gap(&r);
-		expect_syscall_gap(&r, gap, true, 1234, 12, FL_UNWIND_FAILED);
-		recorded_free(&r);
-
-		if (rows)
-			recorded_with_rows(&r, &rr, rows_of_fixture);
-		else
-			recorded_load(&r, NULL);
-		expect_syscall_gap(&r, gap, true, 0, 1, FL_UNWIND_COMPLETE);
-		recorded_free(&r);
-
-		if (rows)
-			recorded_with_rows(&r, &rr, rows_of_fixture);
-		else
-			recorded_load(&r, NULL);
-		expect_syscall_gap(&r, gap, false, 1234, 1, FL_UNWIND_COMPLETE);
-		if (rows)
-			fl_cfitable__fini(&rr.t);
-		recorded_free(&r);
-	}
+	for (int rows = 0; rows < 2; rows++)
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			if (rows)
+				recorded_with_rows(&r, &rr, rows_of_fixture);
+			else
+				recorded_load(&r, NULL);
+			gap = fixture_cfi_gap(&r);
+			expect_syscall_gap(&r, gap, cases[i].in_kernel, cases[i].rax, cases[i].n,
+					   cases[i].want);
+			if (rows)
+				fl_cfitable__fini(&rr.t);
+			recorded_free(&r);
+		}
 }
 
 static int rows_with_reg(void *ctx, const struct fl_tmap *m, uint64_t off, struct fl_uw_row *row)

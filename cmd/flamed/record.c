@@ -1047,15 +1047,24 @@ static void print_summary(const struct recording *r, const struct fl_profile *p,
 		    (unsigned long long)ss->truncated, FL_MAX_STACK_DEPTH);
 	if (a->dwarf) {
 		uint64_t n = ss->unwind_complete + ss->unwind_truncated + ss->unwind_failed;
+		struct fl_unwind_stats us;
+		char fp[160] = "";
+
+		fl_unwinder__stats(r->ses.unwinder, &us);
+		if (us.fp_steps)
+			snprintf(fp, sizeof(fp),
+				 "; %llu frames stepped by frame pointers, in code without CFI "
+				 "(JIT, gaps in a file's CFI)",
+				 (unsigned long long)us.fp_steps);
 
 		msg("DWARF unwinding of %llu user stacks: %.1f%% complete, %.1f%% cut where the "
 		    "%u-byte stack copy ended%s, %.1f%% failed (unmapped or unreadable code, a "
-		    "rule or frame pointer that leads nowhere)",
+		    "rule or frame pointer that leads nowhere)%s",
 		    (unsigned long long)n,
 		    n ? 100.0 * (double)ss->unwind_complete / (double)n : 0.0,
 		    n ? 100.0 * (double)ss->unwind_truncated / (double)n : 0.0, a->stack_size,
 		    ss->unwind_truncated ? " (a bigger --call-graph dwarf,SIZE copies more)" : "",
-		    n ? 100.0 * (double)ss->unwind_failed / (double)n : 0.0);
+		    n ? 100.0 * (double)ss->unwind_failed / (double)n : 0.0, fp);
 		report_cfi_budget(r);
 	}
 	if (fl_sampler__kdwarf(r->ses.sampler))

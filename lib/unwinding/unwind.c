@@ -822,7 +822,7 @@ static const struct fl_uw_row fp_row = {
  * outermost frame (_start and thread entries clear it). Returns as step()
  * does.
  */
-static int step_fp(struct uw_state *st)
+static int step_fp(struct fl_unwinder *u, struct uw_state *st)
 {
 #if defined(__x86_64__)
 	uint64_t bp = st->regs[DW_RBP];
@@ -833,8 +833,12 @@ static int step_fp(struct uw_state *st)
 	if (!bp)
 		return 0;
 	ret = step_row(st, &fp_row);
-	return ret == -2 ? -1 : ret;
+	if (ret < 0)
+		return -1;
+	u->stats.fp_steps++;
+	return ret;
 #else
+	(void)u;
 	(void)st;
 	return -1;
 #endif
@@ -901,7 +905,7 @@ static int step_no_cfi(struct fl_unwinder *u, struct uw_state *st, const struct 
 			return 0;
 		return step_at(u, st, lookup - 3, exact_pc, false);
 	}
-	return step_fp(st);
+	return step_fp(u, st);
 }
 
 /*
@@ -930,7 +934,7 @@ static int step_at(struct fl_unwinder *u, struct uw_state *st, uint64_t lookup, 
 		return -1;
 	}
 	if (no_file(tm))
-		return step_fp(st);
+		return step_fp(u, st);
 #if defined(__x86_64__)
 	if (u->row_fn) {
 		struct fl_uw_row row;

@@ -49,6 +49,10 @@ else
 	note "--call-graph dwarf: $chain of $all samples under main;jit_call;jit_spin_hot_[j]"
 	expect_between "$(percent "$chain" "$all")" 90 100 \
 		"the share of samples in main;jit_call;jit_spin_hot_[j] with --call-graph dwarf (%)"
+	# Each of them took a frame-pointer step out of the JIT's code, and the summary says so.
+	fp=$(sed -nE 's/.* ([0-9]+) frames stepped by frame pointers, in code without CFI.*/\1/p' "$LAST_ERR")
+	[[ ${fp:-0} -ge $chain ]] ||
+		fail "--call-graph dwarf: ${fp:-no} frames stepped by frame pointers for $chain JIT samples: $(grep 'DWARF unwinding' "$LAST_ERR")"
 	# A map with junk before the real line: the junk is skipped and counted,
 	# the rest named. (2 s: flamed reads its mapping records, and so learns of
 	# the JIT, once a second; a JIT that lives less may be gone with its map.)

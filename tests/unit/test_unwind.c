@@ -545,6 +545,7 @@ static void recorded_add_anon(struct recorded *r)
  */
 static void test_anon_code_by_frame_pointers(void **state)
 {
+	struct fl_unwind_stats st;
 	enum fl_unwind_outcome out;
 	struct recorded r;
 	uint64_t ips[64], ra, bp;
@@ -569,6 +570,8 @@ static void test_anon_code_by_frame_pointers(void **state)
 	assert_int_equal(out, FL_UNWIND_FAILED); /* main's caller, in libc, is not mapped */
 	assert_int_equal(ips[0], ANON_CODE + 0x40);
 	assert_int_equal(ips[1], ra);
+	fl_unwinder__stats(r.u, &st);
+	assert_int_equal(st.fp_steps, 1);
 	for (size_t i = 0; i < 10; i++)
 		assert_string_equal(recorded_name(&r, ips, i + 1, false), recorded_chain[i]);
 

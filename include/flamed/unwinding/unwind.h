@@ -115,6 +115,7 @@ struct fl_unwind_stats {
 	uint64_t files_over_budget, bytes_over_budget;
 	uint64_t bytes; /* charged to the budget now */
 	uint64_t row_steps; /* frames stepped by a compiled row (fl_unwinder__set_rows(), or a window's) */
+	uint64_t fp_steps;  /* frames stepped by frame pointers: code without CFI (a JIT's, a gap) */
 	/*
 	 * Files indexed by .eh_frame_hdr (fl_unwind_opts.hdr_min_code), their
 	 * windows compiled, and those files whose CFI was read whole after all.

@@ -514,9 +514,13 @@ static bool symreader__native(Elf *elf, int fd, const GElf_Shdr *sh)
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	struct stat st;
 
-	/* A table past the file's end is libelf's to refuse, as it is for others. */
+	/*
+	 * A table past the file's end is libelf's to refuse, as it is for
+	 * others. (A size above INT64_MAX would wrap the sum's check.)
+	 */
 	return fd >= 0 && ident && ident[EI_CLASS] == ELFCLASS64 && ident[EI_DATA] == FL_HOST_ELFDATA &&
 	       !elf_getbase(elf) && sh->sh_type != SHT_NOBITS && !(sh->sh_flags & SHF_COMPRESSED) &&
+	       sh->sh_size <= (uint64_t)INT64_MAX &&
 	       sh->sh_offset <= (uint64_t)INT64_MAX - sh->sh_size && !fstat(fd, &st) &&
 	       sh->sh_offset + sh->sh_size <= (uint64_t)st.st_size;
 }
